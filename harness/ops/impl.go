@@ -1,0 +1,94 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Impl is an implementation as the runner sees it, whether it lives in this
+// process (Local) or in a plugin process. Handles bound by Apply persist until
+// the next Reset. Exec is the batched form the runner uses: for each script it
+// resets with cfg, applies every operation and takes a snapshot, all in one
+// call.
+type Impl interface {
+	Info(ctx context.Context) (Info, error)
+	Reset(ctx context.Context, cfg Config) error
+	Apply(ctx context.Context, ops []Op) ([]Result, error)
+	Snapshot(ctx context.Context) (Snapshot, error)
+	Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error)
+	Close() error
+}
+
+// Local serves a Model in this process behind the Impl interface. It is what
+// the plugin server wraps, and what tests and benchmarks use directly.
+type Local struct {
+	mu      sync.Mutex
+	info    Info
+	model   Model
+	handles Handles
+}
+
+// NewLocal wraps m.
+func NewLocal(info Info, m Model) *Local {
+	return &Local{info: info, model: m, handles: Handles{}}
+}
+
+// Info implements Impl.
+func (l *Local) Info(context.Context) (Info, error) { return l.info, nil }
+
+// Reset implements Impl.
+func (l *Local) Reset(_ context.Context, cfg Config) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handles = Handles{}
+	return l.model.Reset(cfg)
+}
+
+// Apply implements Impl.
+func (l *Local) Apply(ctx context.Context, batch []Op) ([]Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Result, 0, len(batch))
+	for i, op := range batch {
+		if i%256 == 0 && ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		r, err := l.model.Apply(l.handles.Resolve(op))
+		if err != nil {
+			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
+		}
+		l.handles.Record(op, r)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Snapshot implements Impl.
+func (l *Local) Snapshot(context.Context) (Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.model.Snapshot()
+}
+
+// Exec implements Impl.
+func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Outcome, 0, len(scripts))
+	for i, s := range scripts {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		o, err := Run(l.model, cfg, s)
+		if err != nil {
+			return out, fmt.Errorf("script %d of %d: %w", i+1, len(scripts), err)
+		}
+		out = append(out, o)
+	}
+	l.handles = Handles{}
+	return out, nil
+}
+
+// Close implements Impl.
+func (l *Local) Close() error { return l.model.Close() }

@@ -1,0 +1,135 @@
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Config is what Reset hands an implementation: options such as
+// "alloc=legacy". Unknown options must be refused, not ignored.
+type Config struct {
+	Options map[string]string
+}
+
+// String writes the options in a stable order, "k=v,k=v".
+func (c Config) String() string {
+	keys := make([]string, 0, len(c.Options))
+	for k := range c.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + c.Options[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseImplName splits "naive:alloc=legacy,x=y" into the name and its options.
+func ParseImplName(spec string) (string, Config, error) {
+	name, opts, _ := strings.Cut(spec, ":")
+	cfg := Config{Options: map[string]string{}}
+	if name == "" {
+		return "", cfg, fmt.Errorf("implementation %q: empty name", spec)
+	}
+	if opts == "" {
+		return name, cfg, nil
+	}
+	for _, kv := range strings.Split(opts, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return "", cfg, fmt.Errorf("implementation %q: option %q is not key=value", spec, kv)
+		}
+		cfg.Options[k] = v
+	}
+	return name, cfg, nil
+}
+
+// Info describes an implementation.
+type Info struct {
+	Name       string
+	Version    string
+	Subsystems []string
+	ExactIDs   bool // predicts the kernel's ids exactly (not just up to renaming)
+	Blocking   bool // supports tasks that block
+	Counters   bool // counts its own work for the complexity engine
+}
+
+// Model is one implementation driven operation by operation. Handles are
+// already resolved when Apply is called: op.Obj.Handle is 0 and op.Obj.ID is
+// the id to use. Apply returns an error only when the implementation itself
+// fails (never for an errno the operation legitimately returns).
+type Model interface {
+	Reset(cfg Config) error
+	Apply(op Op) (Result, error)
+	Snapshot() (Snapshot, error)
+	Close() error
+}
+
+// Handles maps the handles of a script to the ids one implementation gave them.
+type Handles map[int]int64
+
+// Resolve returns op with its object reference turned into a literal id. A
+// handle that was never bound (its get failed) resolves to -1, which every
+// implementation rejects with EINVAL.
+func (h Handles) Resolve(op Op) Op {
+	if op.Obj.Handle > 0 {
+		id, ok := h[op.Obj.Handle]
+		if !ok {
+			id = -1
+		}
+		op.Obj = Ref{ID: id}
+	}
+	return op
+}
+
+// Record binds op's handle to the id a successful get returned.
+func (h Handles) Record(op Op, r Result) {
+	if op.Kind == KindGet && op.Bind > 0 && r.Err == OK {
+		h[op.Bind] = r.ID
+	}
+}
+
+// Outcome is what one script did on one implementation.
+type Outcome struct {
+	Results  []Result
+	Snapshot Snapshot
+}
+
+// Run resets m with cfg, applies every operation (resolving handles) and takes
+// the final snapshot.
+func Run(m Model, cfg Config, script []Op) (Outcome, error) {
+	if err := m.Reset(cfg); err != nil {
+		return Outcome{}, fmt.Errorf("reset: %w", err)
+	}
+	out := Outcome{Results: make([]Result, 0, len(script))}
+	h := Handles{}
+	for i, op := range script {
+		r, err := m.Apply(h.Resolve(op))
+		if err != nil {
+			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
+		}
+		h.Record(op, r)
+		out.Results = append(out.Results, r)
+	}
+	snap, err := m.Snapshot()
+	if err != nil {
+		return out, fmt.Errorf("snapshot: %w", err)
+	}
+	out.Snapshot = snap
+	return out, nil
+}
+
+// FormatSnapshot writes a snapshot for humans, one object a line.
+func FormatSnapshot(s Snapshot) string {
+	var b strings.Builder
+	for _, t := range IPCTypes {
+		ts := s.IDs[t]
+		fmt.Fprintf(&b, "%s: limit=%d next_id=%d objects=%d\n", t, ts.Limit, ts.NextID, len(ts.Objects))
+		for _, o := range ts.Objects {
+			fmt.Fprintf(&b, "  id=%d key=%s mode=%04o owner=%d size=%d\n", o.ID, formatKey(o.Key), o.Mode, o.Owner, o.Size)
+		}
+	}
+	return b.String()
+}

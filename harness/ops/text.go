@@ -1,0 +1,389 @@
+package ops
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Step is one line of a script: an operation and, optionally, the result it
+// must have on every implementation.
+type Step struct {
+	Op   Op
+	Want *Result
+}
+
+// Script is a sequence of operations on one subsystem. Its canonical text form
+// (Format) is what the corpus, reports and replay use; Parse reads it back and
+// Parse(Format(s)) == s.
+type Script struct {
+	Subsystem string
+	Steps     []Step
+}
+
+// Ops returns the operations of the script without expectations.
+func (s *Script) Ops() []Op {
+	out := make([]Op, len(s.Steps))
+	for i, st := range s.Steps {
+		out[i] = st.Op
+	}
+	return out
+}
+
+// FormatOp writes the canonical text of one operation.
+func FormatOp(op Op) string {
+	var b strings.Builder
+	if op.Kind == KindGet && op.Bind > 0 {
+		fmt.Fprintf(&b, "h%d = ", op.Bind)
+	}
+	b.WriteString(op.Kind.String())
+	b.WriteByte(' ')
+	b.WriteString(op.Type.String())
+	switch op.Kind {
+	case KindGet:
+		fmt.Fprintf(&b, " key=%s", formatKey(op.Key))
+		if op.Creat {
+			b.WriteString(" creat")
+		}
+		if op.Excl {
+			b.WriteString(" excl")
+		}
+		fmt.Fprintf(&b, " mode=%04o", op.Mode)
+		if op.Size != 0 {
+			fmt.Fprintf(&b, " size=%d", op.Size)
+		}
+	case KindRmid, KindStat:
+		b.WriteByte(' ')
+		b.WriteString(formatRef(op.Obj))
+	case KindNextID, KindLimit:
+		fmt.Fprintf(&b, " %d", op.Value)
+	}
+	if op.As != 0 {
+		fmt.Fprintf(&b, " as=%d", op.As)
+	}
+	return b.String()
+}
+
+func formatKey(k int32) string { return fmt.Sprintf("0x%x", uint32(k)) }
+
+func formatRef(r Ref) string {
+	if r.Handle > 0 {
+		return fmt.Sprintf("h%d", r.Handle)
+	}
+	return fmt.Sprintf("id=%d", r.ID)
+}
+
+// FormatResult writes the canonical text of the result of an operation of kind k.
+func FormatResult(k Kind, r Result) string {
+	if r.Err != OK {
+		return r.Err.String()
+	}
+	switch k {
+	case KindGet:
+		return fmt.Sprintf("id=%d", r.ID)
+	case KindStat:
+		return fmt.Sprintf("key=%s mode=%04o owner=%d size=%d", formatKey(r.Obj.Key), r.Obj.Mode, r.Obj.Owner, r.Obj.Size)
+	case KindList:
+		parts := make([]string, len(r.List))
+		for i, e := range r.List {
+			parts[i] = fmt.Sprintf("%d:%s", e.ID, formatKey(e.Key))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return "ok"
+}
+
+// FormatStep writes one script line.
+func FormatStep(s Step) string {
+	line := FormatOp(s.Op)
+	if s.Want != nil {
+		line += " -> " + FormatResult(s.Op.Kind, *s.Want)
+	}
+	return line
+}
+
+// Format writes the canonical text of a whole script.
+func Format(s *Script) string {
+	var b strings.Builder
+	if s.Subsystem != "" {
+		fmt.Fprintf(&b, "subsystem %s\n", s.Subsystem)
+	}
+	for _, st := range s.Steps {
+		b.WriteString(FormatStep(st))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ParseError locates a problem in script text.
+type ParseError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	name := e.File
+	if name == "" {
+		name = "<script>"
+	}
+	return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Parse reads a script. name is used in error messages only. Blank lines and
+// lines starting with '#' are ignored.
+func Parse(name string, r io.Reader) (*Script, error) {
+	s := &Script{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	bound := map[int]int{}
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "subsystem "); ok {
+			if s.Subsystem != "" || len(s.Steps) > 0 {
+				return nil, &ParseError{name, n, fmt.Errorf("'subsystem' must come once, before the first operation")}
+			}
+			s.Subsystem = strings.TrimSpace(rest)
+			continue
+		}
+		st, err := ParseStep(line)
+		if err != nil {
+			return nil, &ParseError{name, n, err}
+		}
+		if st.Op.Bind > 0 {
+			if prev, dup := bound[st.Op.Bind]; dup {
+				return nil, &ParseError{name, n, fmt.Errorf("handle h%d is already bound on line %d", st.Op.Bind, prev)}
+			}
+			bound[st.Op.Bind] = n
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// ParseString parses a script held in a string.
+func ParseString(text string) (*Script, error) {
+	return Parse("", strings.NewReader(text))
+}
+
+// ParseStep reads one script line: an operation and an optional "-> result".
+func ParseStep(line string) (Step, error) {
+	opText, resText, hasRes := strings.Cut(line, "->")
+	op, err := ParseOp(strings.TrimSpace(opText))
+	if err != nil {
+		return Step{}, err
+	}
+	st := Step{Op: op}
+	if hasRes {
+		r, err := ParseResult(op.Kind, strings.TrimSpace(resText))
+		if err != nil {
+			return Step{}, err
+		}
+		st.Want = &r
+	}
+	return st, nil
+}
+
+// ParseOp reads the canonical text of one operation.
+func ParseOp(text string) (Op, error) {
+	var op Op
+	f := strings.Fields(text)
+	if len(f) >= 2 && f[1] == "=" {
+		h, err := parseHandle(f[0])
+		if err != nil {
+			return op, err
+		}
+		op.Bind = h
+		f = f[2:]
+	}
+	if len(f) < 2 {
+		return op, fmt.Errorf("want '<op> <type> ...', got %q", text)
+	}
+	var kindOK bool
+	for k, n := range kindNames {
+		if n == f[0] {
+			op.Kind, kindOK = k, true
+		}
+	}
+	if !kindOK {
+		return op, fmt.Errorf("unknown operation %q", f[0])
+	}
+	if op.Bind > 0 && op.Kind != KindGet {
+		return op, fmt.Errorf("only 'get' binds a handle")
+	}
+	t, err := ParseIPCType(f[1])
+	if err != nil {
+		return op, err
+	}
+	op.Type = t
+	args := f[2:]
+	switch op.Kind {
+	case KindRmid, KindStat:
+		if len(args) == 0 {
+			return op, fmt.Errorf("%s needs an object (hN or id=N)", op.Kind)
+		}
+		if op.Obj, err = parseRef(args[0]); err != nil {
+			return op, err
+		}
+		args = args[1:]
+	case KindNextID, KindLimit:
+		if len(args) == 0 {
+			return op, fmt.Errorf("%s needs a value", op.Kind)
+		}
+		if op.Value, err = strconv.ParseInt(args[0], 10, 64); err != nil {
+			return op, fmt.Errorf("%s value %q: %w", op.Kind, args[0], err)
+		}
+		args = args[1:]
+	}
+	sawKey, sawMode := false, false
+	for _, a := range args {
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case op.Kind == KindGet && a == "creat":
+			op.Creat = true
+		case op.Kind == KindGet && a == "excl":
+			op.Excl = true
+		case op.Kind == KindGet && name == "key" && hasVal:
+			k, err := parseKey(val)
+			if err != nil {
+				return op, err
+			}
+			op.Key, sawKey = k, true
+		case op.Kind == KindGet && name == "mode" && hasVal:
+			m, err := strconv.ParseUint(val, 8, 16)
+			if err != nil || m > 0777 {
+				return op, fmt.Errorf("mode %q: want octal 0..0777", val)
+			}
+			op.Mode, sawMode = uint16(m), true
+		case op.Kind == KindGet && name == "size" && hasVal:
+			if op.Size, err = strconv.ParseInt(val, 10, 64); err != nil {
+				return op, fmt.Errorf("size %q: %w", val, err)
+			}
+		case name == "as" && hasVal && op.Kind != KindNextID && op.Kind != KindLimit && op.Kind != KindList:
+			u, err := strconv.ParseUint(val, 10, 32)
+			if err != nil {
+				return op, fmt.Errorf("as %q: %w", val, err)
+			}
+			op.As = uint32(u)
+		default:
+			return op, fmt.Errorf("unexpected argument %q for %s", a, op.Kind)
+		}
+	}
+	if op.Kind == KindGet && (!sawKey || !sawMode) {
+		return op, fmt.Errorf("get needs key= and mode=")
+	}
+	return op, nil
+}
+
+func parseHandle(s string) (int, error) {
+	if !strings.HasPrefix(s, "h") {
+		return 0, fmt.Errorf("handle %q: want hN", s)
+	}
+	h, err := strconv.Atoi(s[1:])
+	if err != nil || h <= 0 {
+		return 0, fmt.Errorf("handle %q: want hN with N > 0", s)
+	}
+	return h, nil
+}
+
+func parseRef(s string) (Ref, error) {
+	if v, ok := strings.CutPrefix(s, "id="); ok {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Ref{}, fmt.Errorf("id %q: %w", v, err)
+		}
+		return Ref{ID: id}, nil
+	}
+	h, err := parseHandle(s)
+	return Ref{Handle: h}, err
+}
+
+func parseKey(s string) (int32, error) {
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	if err != nil || !strings.HasPrefix(s, "0x") {
+		return 0, fmt.Errorf("key %q: want 0x followed by up to 8 hex digits", s)
+	}
+	return int32(uint32(v)), nil
+}
+
+// ParseResult reads the canonical text of a result of an operation of kind k.
+func ParseResult(k Kind, text string) (Result, error) {
+	var r Result
+	if strings.HasPrefix(text, "E") || strings.HasPrefix(text, "errno") {
+		e, err := ParseErrno(text)
+		if err != nil {
+			return r, err
+		}
+		if e == OK {
+			return r, fmt.Errorf("error result %q is not an error", text)
+		}
+		r.Err = e
+		return r, nil
+	}
+	switch k {
+	case KindGet:
+		v, ok := strings.CutPrefix(text, "id=")
+		id, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
+			return r, fmt.Errorf("get result %q: want id=N or an error name", text)
+		}
+		r.ID = id
+	case KindStat:
+		for _, a := range strings.Fields(text) {
+			name, val, _ := strings.Cut(a, "=")
+			var err error
+			switch name {
+			case "key":
+				r.Obj.Key, err = parseKey(val)
+			case "mode":
+				var m uint64
+				m, err = strconv.ParseUint(val, 8, 16)
+				r.Obj.Mode = uint16(m)
+			case "owner":
+				var u uint64
+				u, err = strconv.ParseUint(val, 10, 32)
+				r.Obj.Owner = uint32(u)
+			case "size":
+				r.Obj.Size, err = strconv.ParseInt(val, 10, 64)
+			default:
+				err = fmt.Errorf("unknown field")
+			}
+			if err != nil {
+				return r, fmt.Errorf("stat result field %q: %v", a, err)
+			}
+		}
+	case KindList:
+		inner, ok := strings.CutPrefix(text, "[")
+		inner, ok2 := strings.CutSuffix(inner, "]")
+		if !ok || !ok2 {
+			return r, fmt.Errorf("list result %q: want [id:key ...]", text)
+		}
+		for _, e := range strings.Fields(inner) {
+			ids, keys, ok := strings.Cut(e, ":")
+			id, err := strconv.ParseInt(ids, 10, 64)
+			if !ok || err != nil {
+				return r, fmt.Errorf("list entry %q: want id:key", e)
+			}
+			key, err := parseKey(keys)
+			if err != nil {
+				return r, err
+			}
+			r.List = append(r.List, Entry{ID: id, Key: key})
+		}
+	default:
+		if text != "ok" {
+			return r, fmt.Errorf("%s result %q: want ok or an error name", k, text)
+		}
+	}
+	return r, nil
+}
