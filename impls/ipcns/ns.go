@@ -1,0 +1,318 @@
+package ipcns
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Policy is an id allocation policy.
+type Policy uint8
+
+// The allocation policies.
+const (
+	// Cyclic is Linux >= 5.2: idr_alloc_cyclic over min(max(in_use*3/2, 64), ipc_mni)
+	// slots, seq bumped when the new idx is not above the last one.
+	Cyclic Policy = iota
+	// Legacy is Linux < 5.2: the lowest free idx, seq bumped on every allocation.
+	Legacy
+)
+
+// ids is the allocator state of one type (struct ipc_ids).
+type ids struct {
+	table   Table
+	seq     int
+	lastIdx int
+	cursor  int // idr_next: where the next cyclic search starts
+	nextID  int64
+	limit   int64
+}
+
+// Namespace is one IPC namespace: three id spaces and their sysctls. It
+// implements ops.Model given a table constructor.
+type Namespace struct {
+	newTable func() Table
+	policy   Policy
+	types    [len(ops.IPCTypes)]*ids
+	usedSems int64
+}
+
+// New returns an empty namespace whose tables come from newTable.
+func New(newTable func() Table, policy Policy) *Namespace {
+	ns := &Namespace{newTable: newTable, policy: policy}
+	ns.clear()
+	return ns
+}
+
+func (ns *Namespace) clear() {
+	for _, t := range ops.IPCTypes {
+		ns.types[t] = &ids{table: ns.newTable(), lastIdx: -1, nextID: -1, limit: ops.DefaultLimit(t)}
+	}
+	ns.usedSems = 0
+}
+
+// SetPolicy changes the allocation policy; it takes effect from the next Reset.
+func (ns *Namespace) SetPolicy(p Policy) { ns.policy = p }
+
+// Reset implements ops.Model: a fresh namespace. Options are the caller's
+// business (see the naive and optimized packages), so any here is refused.
+func (ns *Namespace) Reset(cfg ops.Config) error {
+	if len(cfg.Options) > 0 {
+		return fmt.Errorf("unknown options %s", cfg)
+	}
+	ns.clear()
+	return nil
+}
+
+// Close implements ops.Model.
+func (ns *Namespace) Close() error { return nil }
+
+// Table returns the table of one type (for cost counters and tests).
+func (ns *Namespace) Table(t ops.IPCType) Table { return ns.types[t].table }
+
+// Apply implements ops.Model.
+func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
+	if int(op.Type) >= len(ns.types) {
+		return ops.Result{}, fmt.Errorf("unknown IPC type %d", op.Type)
+	}
+	switch op.Kind {
+	case ops.KindGet:
+		return ns.get(op), nil
+	case ops.KindRmid:
+		return ops.Result{Err: ns.rmid(op)}, nil
+	case ops.KindStat:
+		return ns.stat(op), nil
+	case ops.KindNextID:
+		return ops.Result{Err: ns.setNextID(op)}, nil
+	case ops.KindLimit:
+		return ops.Result{Err: ns.setLimit(op)}, nil
+	case ops.KindList:
+		return ns.list(op.Type), nil
+	}
+	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
+}
+
+// get is ipcget(): ipcget_public for a key, ipcget_new for IPC_PRIVATE.
+func (ns *Namespace) get(op ops.Op) ops.Result {
+	if op.Type == ops.Sem && (op.Size < 0 || op.Size > ops.DefaultSemmsl) {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	if op.Key == ops.IPCPrivate {
+		return ns.create(op)
+	}
+	s := ns.types[op.Type]
+	o := s.table.FindKey(op.Key)
+	if o == nil {
+		if !op.Creat {
+			return ops.Result{Err: ops.ENOENT}
+		}
+		return ns.create(op)
+	}
+	if op.Creat && op.Excl {
+		return ops.Result{Err: ops.EEXIST}
+	}
+	if e := moreChecks(op, o); e != ops.OK {
+		return ops.Result{Err: e}
+	}
+	if !permitted(o, op.As, op.Mode) {
+		return ops.Result{Err: ops.EACCES}
+	}
+	return ops.Result{ID: o.ID()}
+}
+
+// moreChecks is the type's check on an existing object (shm_more_checks,
+// sem_more_checks).
+func moreChecks(op ops.Op, o *Obj) ops.Errno {
+	switch op.Type {
+	case ops.Shm:
+		if o.Size < op.Size {
+			return ops.EINVAL
+		}
+	case ops.Sem:
+		if op.Size > o.Size {
+			return ops.EINVAL
+		}
+	}
+	return ops.OK
+}
+
+// shmMax is the default shmmax (ULONG_MAX - 2^24).
+const shmMax = math.MaxUint64 - 1<<24
+
+// create is newque/newary/newseg: the type's own checks, then ipc_addid.
+func (ns *Namespace) create(op ops.Op) ops.Result {
+	switch op.Type {
+	case ops.Sem:
+		if op.Size == 0 {
+			return ops.Result{Err: ops.EINVAL}
+		}
+		if ns.usedSems+op.Size > ops.DefaultSemmns {
+			return ops.Result{Err: ops.ENOSPC}
+		}
+	case ops.Shm:
+		if size := uint64(op.Size); size < 1 || size > shmMax {
+			return ops.Result{Err: ops.EINVAL}
+		}
+	}
+	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, Size: op.Size}
+	if op.Type == ops.Msg {
+		o.Size = 0
+	}
+	if e := ns.types[op.Type].addid(o, ns.policy); e != ops.OK {
+		return ops.Result{Err: e}
+	}
+	if op.Type == ops.Sem {
+		ns.usedSems += op.Size
+	}
+	return ops.Result{ID: o.ID()}
+}
+
+// addid is ipc_addid: the limit, then the restore path or the policy's search.
+func (s *ids) addid(o *Obj, policy Policy) ops.Errno {
+	limit := min(s.limit, ops.IPCMNI)
+	if int64(s.table.Len()) >= limit {
+		return ops.ENOSPC
+	}
+	if next := s.nextID; next >= 0 {
+		s.nextID = -1
+		idx := s.table.FindFree(ops.IDIdx(next), ops.IPCMNI)
+		if idx < 0 {
+			return ops.ENOSPC
+		}
+		o.Idx, o.Seq = idx, ops.IDSeq(next)
+		s.table.Insert(o)
+		return ops.OK
+	}
+	switch policy {
+	case Legacy:
+		o.Idx = s.table.FindFree(0, ops.IPCMNI)
+		o.Seq = s.seq
+		s.seq++
+		if s.seq > ops.SeqMax {
+			s.seq = 0
+		}
+	default:
+		window := min(max(s.table.Len()*3/2, ops.MinCycle), ops.IPCMNI)
+		idx := s.table.FindFree(s.cursor, window)
+		if idx < 0 && s.cursor > 0 {
+			idx = s.table.FindFree(0, window)
+		}
+		if idx < 0 {
+			return ops.ENOSPC // cannot happen: fewer than window objects live
+		}
+		s.cursor = idx + 1
+		if idx <= s.lastIdx {
+			s.seq++
+			if s.seq >= ops.SeqMax {
+				s.seq = 0
+			}
+		}
+		s.lastIdx = idx
+		o.Idx, o.Seq = idx, s.seq
+	}
+	s.table.Insert(o)
+	return ops.OK
+}
+
+// lookup is ipc_obtain_object_check: EINVAL for a negative id, a free idx or a stale seq.
+func (s *ids) lookup(id64 int64) *Obj {
+	id := int64(int32(id64)) // the syscalls take an int
+	if id < 0 {
+		return nil
+	}
+	o := s.table.Get(ops.IDIdx(id))
+	if o == nil || o.Seq != ops.IDSeq(id) {
+		return nil
+	}
+	return o
+}
+
+func (ns *Namespace) rmid(op ops.Op) ops.Errno {
+	s := ns.types[op.Type]
+	o := s.lookup(op.Obj.ID)
+	if o == nil {
+		return ops.EINVAL
+	}
+	if op.As != 0 && op.As != o.Owner {
+		return ops.EPERM
+	}
+	s.table.Remove(o.Idx)
+	if op.Type == ops.Sem {
+		ns.usedSems -= o.Size
+	}
+	return ops.OK
+}
+
+func (ns *Namespace) stat(op ops.Op) ops.Result {
+	o := ns.types[op.Type].lookup(op.Obj.ID)
+	if o == nil {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	if !permitted(o, op.As, 0444) {
+		return ops.Result{Err: ops.EACCES}
+	}
+	return ops.Result{Obj: ops.Object{Key: o.Key, Mode: o.Mode, Owner: o.Owner, Size: o.Size}}
+}
+
+// permitted is ipcperms(): the caller as (uid = gid = as, no supplementary
+// groups; 0 is root, which has CAP_IPC_OWNER) asks for the rwx bits in flag.
+func permitted(o *Obj, as uint32, flag uint16) bool {
+	if as == 0 {
+		return true
+	}
+	req := ((flag >> 6) | (flag >> 3) | flag) & 7
+	granted := o.Mode & 7
+	if as == o.Owner {
+		granted = o.Mode >> 6
+	}
+	return req&^granted&7 == 0
+}
+
+func (ns *Namespace) setNextID(op ops.Op) ops.Errno {
+	if op.Value < 0 || op.Value > math.MaxInt32 {
+		return ops.EINVAL
+	}
+	ns.types[op.Type].nextID = op.Value
+	return ops.OK
+}
+
+// setLimit writes msgmni or shmmni (0..32768, else EINVAL) or the semmni field
+// of kernel.sem (above 32768 gives ERANGE and keeps the old value).
+func (ns *Namespace) setLimit(op ops.Op) ops.Errno {
+	if op.Value < math.MinInt32 || op.Value > math.MaxInt32 {
+		return ops.EINVAL
+	}
+	if op.Type == ops.Sem {
+		if op.Value > ops.IPCMNI {
+			return ops.ERANGE
+		}
+	} else if op.Value < 0 || op.Value > ops.IPCMNI {
+		return ops.EINVAL
+	}
+	ns.types[op.Type].limit = op.Value
+	return ops.OK
+}
+
+func (ns *Namespace) list(t ops.IPCType) ops.Result {
+	objs := ns.types[t].table.Listing()
+	var r ops.Result
+	for _, o := range objs {
+		r.List = append(r.List, ops.Entry{ID: o.ID(), Key: o.Key})
+	}
+	return r
+}
+
+// Snapshot implements ops.Model.
+func (ns *Namespace) Snapshot() (ops.Snapshot, error) {
+	var snap ops.Snapshot
+	for _, t := range ops.IPCTypes {
+		s := ns.types[t]
+		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit}
+		for _, o := range s.table.Listing() {
+			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.Owner, Size: o.Size})
+		}
+		snap.IDs[t] = ts
+	}
+	return snap, nil
+}

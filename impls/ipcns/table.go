@@ -1,0 +1,46 @@
+// Package ipcns holds the semantics of one IPC namespace that every model
+// shares: the *get() key handling of ipc/util.c (ipcget), permission checks,
+// the limit and *_next_id sysctls, and the two id allocation policies (cyclic
+// since 5.2, lowest-free before). What differs between models, the data
+// structure holding the objects and the /proc/sysvipc walk, sits behind the
+// Table interface; the naive and optimized packages each provide one.
+package ipcns
+
+import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+
+// Obj is one live IPC object.
+type Obj struct {
+	Idx   int
+	Seq   int
+	Key   int32
+	Mode  uint16
+	Owner uint32
+	Size  int64 // shm segment size, sem nsems
+}
+
+// ID returns the user-visible id.
+func (o *Obj) ID() int64 { return ops.MakeID(o.Seq, o.Idx) }
+
+// Table is the idx -> object store of one IPC type: the kernel's idr plus its
+// key rhashtable. Implementations count their own work in Counters.
+type Table interface {
+	// Get returns the object at idx, or nil.
+	Get(idx int) *Obj
+	// FindFree returns the lowest free idx in [from, to), or -1.
+	FindFree(from, to int) int
+	// Insert stores o at o.Idx, which must be free.
+	Insert(o *Obj)
+	// Remove frees idx, which must be occupied.
+	Remove(idx int)
+	// FindKey returns the live object with key (never IPC_PRIVATE), or nil.
+	FindKey(key int32) *Obj
+	// MaxIdx returns the highest occupied idx, or -1.
+	MaxIdx() int
+	// Len returns the number of live objects.
+	Len() int
+	// Listing returns the objects in /proc/sysvipc order (ascending idx),
+	// found the way this implementation's seq_file walk finds them.
+	Listing() []*Obj
+	// Counters returns the work done so far (probes, nodes visited).
+	Counters() map[string]int64
+}

@@ -1,0 +1,159 @@
+// Package naive is the reference model of the SysV IPC id space, written with
+// the simplest structures and the pre-patch algorithms: a slice of slots
+// scanned linearly, a linear key search (before 4.14), a linear rescan for
+// max_idx on removal (4.14) and the /proc/sysvipc walk of Linux <= 5.14,
+// which recounts live ids from 0 for every record (quadratic over a read).
+//
+// Options: alloc=cyclic (default, Linux >= 5.2) or alloc=legacy (lowest free
+// idx, seq bumped on every allocation, Linux < 5.2).
+package naive
+
+import (
+	"fmt"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+)
+
+// Info describes the naive model.
+func Info() ops.Info {
+	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids"}, ExactIDs: true, Counters: true}
+}
+
+// Model is the naive model.
+type Model struct {
+	*ipcns.Namespace
+}
+
+// New returns a naive model with the cyclic allocator.
+func New() (ops.Model, error) {
+	return &Model{ipcns.New(func() ipcns.Table { return &Slots{} }, ipcns.Cyclic)}, nil
+}
+
+// Reset implements ops.Model and takes the alloc option.
+func (m *Model) Reset(cfg ops.Config) error {
+	policy := ipcns.Cyclic
+	for k, v := range cfg.Options {
+		switch {
+		case k == "alloc" && v == "legacy":
+			policy = ipcns.Legacy
+		case k == "alloc" && v == "cyclic":
+		default:
+			return fmt.Errorf("naive: unknown option %s=%s (have alloc=cyclic|legacy)", k, v)
+		}
+	}
+	m.SetPolicy(policy)
+	return m.Namespace.Reset(ops.Config{})
+}
+
+// Slots is the naive table: slot i holds the object with idx i.
+type Slots struct {
+	slots  []*ipcns.Obj
+	n      int
+	maxIdx int
+	probes int64
+}
+
+// Get implements ipcns.Table.
+func (s *Slots) Get(idx int) *ipcns.Obj {
+	s.probes++
+	if idx < 0 || idx >= len(s.slots) {
+		return nil
+	}
+	return s.slots[idx]
+}
+
+// FindFree implements ipcns.Table by probing every slot from the start.
+func (s *Slots) FindFree(from, to int) int {
+	for i := from; i < to; i++ {
+		if s.Get(i) == nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// Insert implements ipcns.Table.
+func (s *Slots) Insert(o *ipcns.Obj) {
+	for len(s.slots) <= o.Idx {
+		s.slots = append(s.slots, nil)
+	}
+	s.slots[o.Idx] = o
+	s.n++
+	if s.n == 1 || o.Idx > s.maxIdx {
+		s.maxIdx = o.Idx
+	}
+}
+
+// Remove implements ipcns.Table; removing the highest idx rescans downwards.
+func (s *Slots) Remove(idx int) {
+	s.slots[idx] = nil
+	s.n--
+	if idx == s.maxIdx {
+		s.maxIdx = -1
+		for i := idx - 1; i >= 0; i-- {
+			if s.Get(i) != nil {
+				s.maxIdx = i
+				break
+			}
+		}
+	}
+}
+
+// FindKey implements ipcns.Table by scanning every slot.
+func (s *Slots) FindKey(key int32) *ipcns.Obj {
+	for i := range s.slots {
+		if o := s.Get(i); o != nil && o.Key == key {
+			return o
+		}
+	}
+	return nil
+}
+
+// MaxIdx implements ipcns.Table.
+func (s *Slots) MaxIdx() int {
+	if s.n == 0 {
+		return -1
+	}
+	return s.maxIdx
+}
+
+// Len implements ipcns.Table.
+func (s *Slots) Len() int { return s.n }
+
+// Listing implements ipcns.Table the way sysvipc_find_ipc() did before 5.15:
+// every record first counts the live ids below its position from slot 0,
+// then scans forward to the next live slot, up to ipc_mni.
+func (s *Slots) Listing() []*ipcns.Obj {
+	var out []*ipcns.Obj
+	pos := 0
+	for {
+		o, next := s.findIPC(pos)
+		if o == nil {
+			return out
+		}
+		out = append(out, o)
+		pos = next
+	}
+}
+
+func (s *Slots) findIPC(pos int) (*ipcns.Obj, int) {
+	total := 0
+	for id := 0; id < pos && total < s.n; id++ {
+		if s.Get(id) != nil {
+			total++
+		}
+	}
+	if total >= s.n {
+		return nil, pos + 1
+	}
+	for ; pos < ops.IPCMNI; pos++ {
+		if o := s.Get(pos); o != nil {
+			return o, pos + 1
+		}
+	}
+	return nil, pos + 1
+}
+
+// Counters implements ipcns.Table.
+func (s *Slots) Counters() map[string]int64 { return map[string]int64{"probes": s.probes} }

@@ -1,0 +1,36 @@
+// Package optimized is the model of the SysV IPC id space as Linux has it
+// after the patches: a 64-way radix tree like the kernel's idr, cyclic
+// allocation (5.2), a hashed key table (4.14), max_idx kept on removal and
+// the /proc/sysvipc walk that stops at max_idx (5.15) and finds records with
+// idr_get_next (6.1).
+package optimized
+
+import (
+	"fmt"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+)
+
+// Info describes the optimized model.
+func Info() ops.Info {
+	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids"}, ExactIDs: true, Counters: true}
+}
+
+// Model is the optimized model.
+type Model struct {
+	*ipcns.Namespace
+}
+
+// New returns an optimized model.
+func New() (ops.Model, error) {
+	return &Model{ipcns.New(func() ipcns.Table { return NewIDR() }, ipcns.Cyclic)}, nil
+}
+
+// Reset implements ops.Model; the optimized model takes no options.
+func (m *Model) Reset(cfg ops.Config) error {
+	if len(cfg.Options) > 0 {
+		return fmt.Errorf("optimized: unknown options %s (it takes none)", cfg)
+	}
+	return m.Namespace.Reset(cfg)
+}
