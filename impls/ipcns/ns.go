@@ -278,13 +278,13 @@ func (ns *Namespace) setNextID(op ops.Op) ops.Errno {
 }
 
 // setLimit writes msgmni or shmmni (0..32768, else EINVAL) or the semmni field
-// of kernel.sem (above 32768 gives ERANGE and keeps the old value).
+// of kernel.sem (outside 0..32768 gives ERANGE and keeps the old value).
 func (ns *Namespace) setLimit(op ops.Op) ops.Errno {
 	if op.Value < math.MinInt32 || op.Value > math.MaxInt32 {
 		return ops.EINVAL
 	}
 	if op.Type == ops.Sem {
-		if op.Value > ops.IPCMNI {
+		if op.Value < 0 || op.Value > ops.IPCMNI {
 			return ops.ERANGE
 		}
 	} else if op.Value < 0 || op.Value > ops.IPCMNI {

@@ -1,0 +1,290 @@
+// Package runner runs the same scripts on two implementations in lockstep
+// batches, compares every result and the final state under an equivalence,
+// shrinks the first divergence to a minimal script and stores it in the
+// corpus. A plugin that crashes, hangs or answers garbage is a finding too:
+// the script that triggered it is stored and the run goes on with a fresh
+// plugin.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/shrink"
+)
+
+// Side is one implementation under comparison.
+type Side struct {
+	Name   string // as the user wrote it, e.g. "naive:alloc=legacy"
+	Impl   ops.Impl
+	Config ops.Config // handed to every Reset
+}
+
+// Restarter is an Impl that can be replaced by a fresh instance after it
+// failed (a plugin that crashed or hung).
+type Restarter interface {
+	Restart(ctx context.Context) error
+}
+
+// Options configure a run.
+type Options struct {
+	A, B      Side
+	Subsystem string
+	Relation  equiv.Relation
+	// Generate returns the script for one seed. It must be deterministic.
+	Generate func(seed uint64) []ops.Op
+	Seed     uint64
+	Checks   int           // scripts to run; 0 with Duration means "until the time is up"
+	Duration time.Duration // stop after this long (0: no limit)
+	Batch    int           // scripts per Exec call (default 64)
+	Corpus   string        // directory for findings ("" stores nothing)
+	Command  string        // the command line, recorded in findings
+	Progress io.Writer     // progress lines (nil: none)
+	Report   io.Writer     // divergence reports for humans (nil: none)
+}
+
+// Result summarizes a run.
+type Result struct {
+	A           string   `json:"a"`
+	B           string   `json:"b"`
+	Subsystem   string   `json:"subsystem"`
+	Checks      int      `json:"checks"`
+	Ops         int      `json:"ops"`
+	Divergences int      `json:"divergences"`
+	Failures    int      `json:"plugin_failures"`
+	Seconds     float64  `json:"seconds"`
+	OpsPerSec   float64  `json:"ops_per_sec"`
+	Scripts     []string `json:"scripts"`
+}
+
+// Run compares A and B until Checks scripts have run, the time is up, a
+// divergence is found or ctx ends.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Batch <= 0 {
+		o.Batch = 64
+	}
+	res := &Result{A: o.A.Name, B: o.B.Name, Subsystem: o.Subsystem, Scripts: []string{}}
+	start := time.Now()
+	var deadline time.Time
+	if o.Duration > 0 {
+		deadline = start.Add(o.Duration)
+	}
+	lastProgress := start
+	defer func() {
+		res.Seconds = time.Since(start).Seconds()
+		if res.Seconds > 0 {
+			res.OpsPerSec = float64(res.Ops) / res.Seconds
+		}
+	}()
+	for next := 0; ; {
+		if o.Checks > 0 && next >= o.Checks {
+			break
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		n := o.Batch
+		if o.Checks > 0 {
+			n = min(n, o.Checks-next)
+		}
+		seeds := make([]uint64, n)
+		scripts := make([][]ops.Op, n)
+		for i := range scripts {
+			seeds[i] = o.Seed + uint64(next+i)
+			scripts[i] = o.Generate(seeds[i])
+		}
+		outA, outB, errA, errB := execBoth(ctx, o.A, o.B, scripts)
+		if errA != nil || errB != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			if err := pluginFailure(ctx, o, res, scripts, seeds, errA, errB); err != nil {
+				return res, err
+			}
+			next += n
+			res.Checks += n
+			continue
+		}
+		for i, s := range scripts {
+			res.Checks++
+			res.Ops += len(s)
+			if d := equiv.Compare(o.Relation, s, outA[i], outB[i]); d != nil {
+				res.Divergences++
+				if err := divergence(ctx, o, res, s, seeds[i]); err != nil {
+					return res, err
+				}
+				return res, nil
+			}
+		}
+		next += n
+		if o.Progress != nil && time.Since(lastProgress) >= 2*time.Second {
+			lastProgress = time.Now()
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(o.Progress, "ipcfuzz: %d checks, %d ops, %.0f checks/s, %.0f ops/s, %d divergences, %d plugin failures\n",
+				res.Checks, res.Ops, float64(res.Checks)/el, float64(res.Ops)/el, res.Divergences, res.Failures)
+		}
+	}
+	return res, nil
+}
+
+// execBoth runs the scripts on both sides at once.
+func execBoth(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB []ops.Outcome, errA, errB error) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		outB, errB = b.Impl.Exec(ctx, b.Config, scripts)
+		if errB == nil && len(outB) != len(scripts) {
+			errB = fmt.Errorf("%s returned %d outcomes for %d scripts", b.Name, len(outB), len(scripts))
+		}
+	}()
+	outA, errA = a.Impl.Exec(ctx, a.Config, scripts)
+	if errA == nil && len(outA) != len(scripts) {
+		errA = fmt.Errorf("%s returned %d outcomes for %d scripts", a.Name, len(outA), len(scripts))
+	}
+	wg.Wait()
+	return outA, outB, errA, errB
+}
+
+// Oracle returns a shrink oracle: a candidate fails when A and B disagree on it.
+func Oracle(a, b Side, rel equiv.Relation) shrink.Oracle {
+	return func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
+		outA, outB, errA, errB := execBoth(ctx, a, b, cands)
+		if err := errors.Join(errA, errB); err != nil {
+			return nil, err
+		}
+		fails := make([]bool, len(cands))
+		for i, c := range cands {
+			fails[i] = equiv.Compare(rel, c, outA[i], outB[i]) != nil
+		}
+		return fails, nil
+	}
+}
+
+// divergence shrinks a diverging script, reports it and stores it.
+func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, seed uint64) error {
+	min, err := shrink.Minimize(ctx, script, Oracle(o.A, o.B, o.Relation))
+	if err != nil {
+		min = script // keep the unshrunk script rather than lose the finding
+	}
+	outs, errA, errB := execOne(ctx, o, min)
+	if errA != nil || errB != nil {
+		return fmt.Errorf("re-running the shrunk divergence: %w", errors.Join(errA, errB))
+	}
+	d := equiv.Compare(o.Relation, min, outs[0], outs[1])
+	if d == nil {
+		return fmt.Errorf("divergence at seed %d did not reproduce after shrinking (a nondeterministic implementation?)", seed)
+	}
+	sc := &ops.Script{Subsystem: o.Subsystem, Steps: steps(min)}
+	f := corpus.Finding{
+		Kind:    "divergence",
+		Command: o.Command,
+		Notes: []string{
+			fmt.Sprintf("seed %d, relation %s, shrunk from %d to %d ops", seed, o.Relation, len(script), len(min)),
+			d.Error(),
+		},
+		A: corpus.Side{Name: o.A.Name, Results: outs[0].Results},
+		B: corpus.Side{Name: o.B.Name, Results: outs[1].Results},
+	}
+	if d.Step < 0 {
+		f.Notes = append(f.Notes, "final state of A:")
+		f.Notes = append(f.Notes, strings.Split(strings.TrimSpace(ops.FormatSnapshot(outs[0].Snapshot)), "\n")...)
+		f.Notes = append(f.Notes, "final state of B:")
+		f.Notes = append(f.Notes, strings.Split(strings.TrimSpace(ops.FormatSnapshot(outs[1].Snapshot)), "\n")...)
+	}
+	return record(o, res, sc, f)
+}
+
+func record(o Options, res *Result, sc *ops.Script, f corpus.Finding) error {
+	if o.Corpus != "" {
+		path, err := corpus.Write(o.Corpus, sc, f)
+		if err != nil {
+			return err
+		}
+		res.Scripts = append(res.Scripts, path)
+	}
+	if o.Report != nil {
+		fmt.Fprint(o.Report, corpus.Render(sc, f))
+		if len(res.Scripts) > 0 {
+			fmt.Fprintf(o.Report, "# written to %s\n", res.Scripts[len(res.Scripts)-1])
+		}
+	}
+	return nil
+}
+
+func execOne(ctx context.Context, o Options, script []ops.Op) ([2]ops.Outcome, error, error) {
+	outA, outB, errA, errB := execBoth(ctx, o.A, o.B, [][]ops.Op{script})
+	var outs [2]ops.Outcome
+	if errA == nil {
+		outs[0] = outA[0]
+	}
+	if errB == nil {
+		outs[1] = outB[0]
+	}
+	return outs, errA, errB
+}
+
+func steps(script []ops.Op) []ops.Step {
+	out := make([]ops.Step, len(script))
+	for i, op := range script {
+		out[i] = ops.Step{Op: op}
+	}
+	return out
+}
+
+// pluginFailure handles a batch on which a side failed (crashed, hung,
+// answered garbage): it restarts the failed sides, looks for the script that
+// triggers the failure on its own, and records it.
+func pluginFailure(ctx context.Context, o Options, res *Result, scripts [][]ops.Op, seeds []uint64, errA, errB error) error {
+	res.Failures++
+	failed := []struct {
+		side Side
+		err  error
+	}{{o.A, errA}, {o.B, errB}}
+	for _, f := range failed {
+		if f.err == nil {
+			continue
+		}
+		r, ok := f.side.Impl.(Restarter)
+		if !ok {
+			return fmt.Errorf("%s failed: %w", f.side.Name, f.err)
+		}
+		if err := r.Restart(ctx); err != nil {
+			return fmt.Errorf("%s failed (%v) and could not be restarted: %w", f.side.Name, f.err, err)
+		}
+		culprit := -1
+		for i, s := range scripts {
+			if _, execErr := f.side.Impl.Exec(ctx, f.side.Config, [][]ops.Op{s}); execErr != nil {
+				culprit = i
+				if err := r.Restart(ctx); err != nil {
+					return fmt.Errorf("%s failed again (%v) and could not be restarted: %w", f.side.Name, execErr, err)
+				}
+				break
+			}
+		}
+		notes := []string{fmt.Sprintf("%s: %v", f.side.Name, f.err)}
+		var sc *ops.Script
+		if culprit >= 0 {
+			notes = append(notes, fmt.Sprintf("seed %d reproduces it on its own", seeds[culprit]))
+			sc = &ops.Script{Subsystem: o.Subsystem, Steps: steps(scripts[culprit])}
+		} else {
+			notes = append(notes, fmt.Sprintf("no single script of seeds %d..%d reproduces it (killed from outside, or it needs the whole batch); the first is kept", seeds[0], seeds[len(seeds)-1]))
+			sc = &ops.Script{Subsystem: o.Subsystem, Steps: steps(scripts[0])}
+		}
+		if err := record(o, res, sc, corpus.Finding{Kind: "plugin failure", Command: o.Command, Notes: notes}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

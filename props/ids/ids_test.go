@@ -1,0 +1,271 @@
+package ids
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/commands"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/impls/naive"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+)
+
+func newNaive(t testing.TB) ops.Impl {
+	m, err := naive.New()
+	require.NoError(t, err)
+	return ops.NewLocal(naive.Info(), m)
+}
+
+func newOptimized(t testing.TB) ops.Impl {
+	m, err := optimized.New()
+	require.NoError(t, err)
+	return ops.NewLocal(optimized.Info(), m)
+}
+
+// newKernel returns the live kernel in a private IPC namespace, or skips
+// naming what is missing.
+func newKernel(t testing.TB) ops.Impl {
+	m, err := kernel.New()
+	if err != nil {
+		t.Skipf("the live kernel side needs a private IPC namespace: %v", err)
+	}
+	impl := ops.NewLocal(kernel.Info(), m)
+	t.Cleanup(func() { _ = impl.Close() })
+	return impl
+}
+
+var legacy = ops.Config{Options: map[string]string{"alloc": "legacy"}}
+
+func TestTextRoundTrip(t *testing.T) {
+	m, err := naive.New()
+	require.NoError(t, err)
+	rapid.Check(t, func(t *rapid.T) {
+		script := Draw(RapidSource{t}, equiv.Exact)
+		out, err := ops.Run(m, ops.Config{}, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &ops.Script{Subsystem: "ids"}
+		for i, op := range script {
+			st := ops.Step{Op: op}
+			if rapid.Bool().Draw(t, "with result") {
+				r := out.Results[i]
+				st.Want = &r
+			}
+			sc.Steps = append(sc.Steps, st)
+		}
+		text := ops.Format(sc)
+		back, err := ops.ParseString(text)
+		if err != nil {
+			t.Fatalf("parse(format(x)): %v\n%s", err, text)
+		}
+		if again := ops.Format(back); again != text {
+			t.Fatalf("format(parse(format(x))) differs:\n%s\nvs\n%s", text, again)
+		}
+		require.Equal(t, sc, back)
+	})
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	for _, bad := range []string{
+		"subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg\n",
+		"rmid msg\n",
+		"h1 = get msg key=0x1 mode=0600\nh1 = get msg key=0x2 mode=0600\n",
+		"get msg key=12 mode=0600\n",
+		"stat msg h1 -> key=0x1 mode=0600 owner=0 size=0 colour=red\n",
+		"list sem -> [1:0x2 x]\n",
+	} {
+		_, err := ops.Parse("bad.ops", strings.NewReader(bad))
+		require.Error(t, err, bad)
+		require.Regexp(t, `^bad\.ops:\d+: `, err.Error())
+		require.NotContains(t, err.Error(), "\n")
+	}
+}
+
+func TestMachineNaiveOptimized(t *testing.T) {
+	rapid.Check(t, Machine(Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}))
+}
+
+func TestMachineLegacyRenamed(t *testing.T) {
+	rapid.Check(t, Machine(Pair{A: newNaive(t), CfgA: legacy, B: newOptimized(t), Relation: equiv.IDsRenamed}))
+}
+
+func TestMachineOptimizedKernel(t *testing.T) {
+	rapid.Check(t, Machine(Pair{A: newOptimized(t), B: newKernel(t), Relation: equiv.Exact}))
+}
+
+// The legacy allocator numbers ids differently; an exact comparison must find
+// that and shrink it to a few operations.
+func TestRunnerFindsAndShrinksLegacy(t *testing.T) {
+	dir := t.TempDir()
+	res, err := runner.Run(context.Background(), runner.Options{
+		A:         runner.Side{Name: "naive:alloc=legacy", Impl: newNaive(t), Config: legacy},
+		B:         runner.Side{Name: "optimized", Impl: newOptimized(t)},
+		Subsystem: "ids", Relation: equiv.Exact, Generate: RapidScripts(equiv.Exact), Seed: 1, Checks: 200, Corpus: dir,
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Divergences)
+	require.Len(t, res.Scripts, 1)
+	sc, err := corpus.Read(res.Scripts[0])
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(sc.Steps), 4, ops.Format(sc))
+	text, err := os.ReadFile(res.Scripts[0])
+	require.NoError(t, err)
+	require.Contains(t, string(text), "A: naive:alloc=legacy")
+}
+
+func TestRunnerSameSeedSameScripts(t *testing.T) {
+	r1, r2 := RapidScripts(equiv.Exact), RapidScripts(equiv.Exact)
+	g1, g2 := GopterScripts(equiv.Exact), GopterScripts(equiv.Exact)
+	for seed := uint64(0); seed < 20; seed++ {
+		require.Equal(t, r1(seed), r2(seed))
+		require.Equal(t, g1(seed), g2(seed))
+	}
+	require.NotEqual(t, r1(1), r1(2))
+}
+
+// commandsFor builds gopter commands whose system under test is a pair of
+// implementations; each command applies one operation to both.
+func commandsFor(p Pair) *commands.ProtoCommands {
+	type sut struct {
+		script   []ops.Op
+		out      [2]ops.Outcome
+		diverged *equiv.Divergence
+	}
+	ctx := context.Background()
+	return &commands.ProtoCommands{
+		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
+			if err := p.A.Reset(ctx, p.CfgA); err != nil {
+				panic(err)
+			}
+			if err := p.B.Reset(ctx, p.CfgB); err != nil {
+				panic(err)
+			}
+			return &sut{}
+		},
+		InitialStateGen: func(*gopter.GenParameters) *gopter.GenResult {
+			return gopter.NewGenResult(NewShadow(p.Relation), gopter.NoShrinker)
+		},
+		GenCommandFunc: func(st commands.State) gopter.Gen {
+			return OpGen(st.(*Shadow)).Map(func(d Drawn) commands.Command {
+				return &commands.ProtoCommand{
+					Name: ops.FormatOp(d.Op),
+					RunFunc: func(s commands.SystemUnderTest) commands.Result {
+						u := s.(*sut)
+						ra, errA := p.A.Apply(ctx, []ops.Op{d.Op})
+						rb, errB := p.B.Apply(ctx, []ops.Op{d.Op})
+						if errA != nil || errB != nil {
+							panic(errA.Error() + " / " + errB.Error())
+						}
+						u.script = append(u.script, d.Op)
+						u.out[0].Results = append(u.out[0].Results, ra...)
+						u.out[1].Results = append(u.out[1].Results, rb...)
+						u.out[0].Snapshot, _ = p.A.Snapshot(ctx)
+						u.out[1].Snapshot, _ = p.B.Snapshot(ctx)
+						u.diverged = equiv.Compare(p.Relation, u.script, u.out[0], u.out[1])
+						return u.diverged
+					},
+					NextStateFunc: func(commands.State) commands.State { return d.After },
+					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
+						if d, _ := r.(*equiv.Divergence); d != nil {
+							return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
+						}
+						return &gopter.PropResult{Status: gopter.PropTrue}
+					},
+				}
+			})
+		},
+	}
+}
+
+func TestGopterCommands(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.Rng.Seed(1)
+	props := gopter.NewProperties(params)
+	props.Property("naive = optimized", commands.Prop(commandsFor(Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact})))
+	props.Property("legacy = optimized up to renaming", commands.Prop(commandsFor(Pair{A: newNaive(t), CfgA: legacy, B: newOptimized(t), Relation: equiv.IDsRenamed})))
+	props.TestingRun(t)
+}
+
+func TestGopterCommandsKernel(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.Rng.Seed(1)
+	props := gopter.NewProperties(params)
+	props.Property("optimized = kernel", commands.Prop(commandsFor(Pair{A: newOptimized(t), B: newKernel(t), Relation: equiv.Exact})))
+	props.TestingRun(t)
+}
+
+// FuzzIDs runs fuzzer-chosen scripts on the naive and optimized models and
+// on the live kernel (when a private IPC namespace can be had) and compares
+// naive with optimized and optimized with the kernel exactly.
+func FuzzIDs(f *testing.F) {
+	n, o := newNaive(f), newOptimized(f)
+	var k ops.Impl
+	if m, err := kernel.New(); err == nil {
+		k = ops.NewLocal(kernel.Info(), m)
+		f.Cleanup(func() { _ = k.Close() })
+	}
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+		script := Draw(RapidSource{t}, equiv.Exact)
+		ctx := context.Background()
+		outs, err := n.Exec(ctx, ops.Config{}, [][]ops.Op{script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outO, err := o.Exec(ctx, ops.Config{}, [][]ops.Op{script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := equiv.Compare(equiv.Exact, script, outs[0], outO[0]); d != nil {
+			t.Fatalf("naive vs optimized: %v", d)
+		}
+		if k == nil {
+			return
+		}
+		outK, err := k.Exec(ctx, ops.Config{}, [][]ops.Op{script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := equiv.Compare(equiv.Exact, script, outO[0], outK[0]); d != nil {
+			t.Fatalf("optimized vs kernel: %v", d)
+		}
+	}))
+}
+
+// TestCorpusReplay replays every committed script: the implementations must
+// agree with each other and with every expectation the script states.
+func TestCorpusReplay(t *testing.T) {
+	files, err := corpus.Files(filepath.Join("..", "..", "corpus"))
+	require.NoError(t, err)
+	pairs := map[string]Pair{"naive-optimized": {A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}}
+	if m, err := kernel.New(); err == nil {
+		k := ops.NewLocal(kernel.Info(), m)
+		t.Cleanup(func() { _ = k.Close() })
+		pairs["optimized-kernel"] = Pair{A: newOptimized(t), B: k, Relation: equiv.Exact}
+	} else {
+		t.Logf("replaying on the models only: the live kernel needs a private IPC namespace: %v", err)
+	}
+	for _, file := range files {
+		sc, err := corpus.Read(file)
+		require.NoError(t, err)
+		if sc.Subsystem != "ids" {
+			continue
+		}
+		for name, p := range pairs {
+			t.Run(filepath.Base(file)+"/"+name, func(t *testing.T) {
+				require.NoError(t, runner.Replay(context.Background(), sc, p.A, p.CfgA, p.B, p.CfgB, p.Relation))
+			})
+		}
+	}
+}
