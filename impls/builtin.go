@@ -8,6 +8,9 @@ import (
 	"sort"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/impls/naive"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 )
 
 // Builtin is one built-in implementation.
@@ -17,7 +20,11 @@ type Builtin struct {
 }
 
 func builtins() map[string]Builtin {
-	return map[string]Builtin{}
+	return map[string]Builtin{
+		"naive":     {Info: naive.Info(), New: naive.New},
+		"optimized": {Info: optimized.Info(), New: optimized.New},
+		"kernel":    {Info: kernel.Info(), New: kernel.New},
+	}
 }
 
 // Names lists the built-in implementations in a stable order.

@@ -19,15 +19,15 @@ type ReplayError struct {
 
 func (e *ReplayError) Error() string { return e.Problem }
 
-// Replay runs one script on a and b and checks that they agree under rel and
+// Replay runs one script on a and b (each reset with its Config) and checks that they agree under rel and
 // that each matches every expected result the script states.
-func Replay(ctx context.Context, sc *ops.Script, a ops.Impl, cfgA ops.Config, b ops.Impl, cfgB ops.Config, rel equiv.Relation) error {
+func Replay(ctx context.Context, sc *ops.Script, a, b Side, rel equiv.Relation) error {
 	script := sc.Ops()
-	outA, outB, errA, errB := execBoth(ctx, Side{Name: "A", Impl: a, Config: cfgA}, Side{Name: "B", Impl: b, Config: cfgB}, [][]ops.Op{script})
+	outA, outB, errA, errB := execBoth(ctx, a, b, [][]ops.Op{script})
 	if err := errors.Join(errA, errB); err != nil {
 		return err
 	}
-	table := corpus.SideBySide(script, corpus.Side{Name: "A", Results: outA[0].Results}, corpus.Side{Name: "B", Results: outB[0].Results}, "  ")
+	table := corpus.SideBySide(script, corpus.Side{Name: a.Name, Results: outA[0].Results}, corpus.Side{Name: b.Name, Results: outB[0].Results}, "  ")
 	if d := equiv.Compare(rel, script, outA[0], outB[0]); d != nil {
 		return &ReplayError{Problem: "the implementations disagree at " + d.Error(), Table: table}
 	}
@@ -39,7 +39,7 @@ func Replay(ctx context.Context, sc *ops.Script, a ops.Impl, cfgA ops.Config, b 
 		for side, out := range []ops.Outcome{outA[0], outB[0]} {
 			if got := ops.FormatResult(st.Op.Kind, out.Results[i]); got != want {
 				return &ReplayError{
-					Problem: fmt.Sprintf("step %d (%s): %s returned %s, the script expects %s", i+1, ops.FormatOp(st.Op), "AB"[side:side+1], got, want),
+					Problem: fmt.Sprintf("step %d (%s): %s returned %s, the script expects %s", i+1, ops.FormatOp(st.Op), []string{a.Name, b.Name}[side], got, want),
 					Table:   table,
 				}
 			}

@@ -7,53 +7,40 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Policy is an id allocation policy.
-type Policy uint8
-
-// The allocation policies.
-const (
-	// Cyclic is Linux >= 5.2: idr_alloc_cyclic over min(max(in_use*3/2, 64), ipc_mni)
-	// slots, seq bumped when the new idx is not above the last one.
-	Cyclic Policy = iota
-	// Legacy is Linux < 5.2: the lowest free idx, seq bumped on every allocation.
-	Legacy
-)
-
 // ids is the allocator state of one type (struct ipc_ids).
 type ids struct {
-	table   Table
-	seq     int
-	lastIdx int
-	cursor  int // idr_next: where the next cyclic search starts
-	nextID  int64
-	limit   int64
+	table  Table
+	state  AllocState
+	nextID int64
+	limit  int64
 }
 
 // Namespace is one IPC namespace: three id spaces and their sysctls. It
 // implements ops.Model given a table constructor.
 type Namespace struct {
 	newTable func() Table
-	policy   Policy
+	alloc    Allocator
 	types    [len(ops.IPCTypes)]*ids
 	usedSems int64
 }
 
-// New returns an empty namespace whose tables come from newTable.
-func New(newTable func() Table, policy Policy) *Namespace {
-	ns := &Namespace{newTable: newTable, policy: policy}
+// New returns an empty namespace whose tables come from newTable and whose
+// ids come from alloc.
+func New(newTable func() Table, alloc Allocator) *Namespace {
+	ns := &Namespace{newTable: newTable, alloc: alloc}
 	ns.clear()
 	return ns
 }
 
 func (ns *Namespace) clear() {
 	for _, t := range ops.IPCTypes {
-		ns.types[t] = &ids{table: ns.newTable(), lastIdx: -1, nextID: -1, limit: ops.DefaultLimit(t)}
+		ns.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
 	}
 	ns.usedSems = 0
 }
 
-// SetPolicy changes the allocation policy; it takes effect from the next Reset.
-func (ns *Namespace) SetPolicy(p Policy) { ns.policy = p }
+// SetAllocator changes the allocation policy; it takes effect from the next Reset.
+func (ns *Namespace) SetAllocator(a Allocator) { ns.alloc = a }
 
 // Reset implements ops.Model: a fresh namespace. Options are the caller's
 // business (see the naive and optimized packages), so any here is refused.
@@ -159,7 +146,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	if op.Type == ops.Msg {
 		o.Size = 0
 	}
-	if e := ns.types[op.Type].addid(o, ns.policy); e != ops.OK {
+	if e := ns.types[op.Type].addid(o, ns.alloc); e != ops.OK {
 		return ops.Result{Err: e}
 	}
 	if op.Type == ops.Sem {
@@ -168,8 +155,8 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	return ops.Result{ID: o.ID()}
 }
 
-// addid is ipc_addid: the limit, then the restore path or the policy's search.
-func (s *ids) addid(o *Obj, policy Policy) ops.Errno {
+// addid is ipc_addid: the limit, then the restore path or the allocator.
+func (s *ids) addid(o *Obj, alloc Allocator) ops.Errno {
 	limit := min(s.limit, ops.IPCMNI)
 	if int64(s.table.Len()) >= limit {
 		return ops.ENOSPC
@@ -184,33 +171,11 @@ func (s *ids) addid(o *Obj, policy Policy) ops.Errno {
 		s.table.Insert(o)
 		return ops.OK
 	}
-	switch policy {
-	case Legacy:
-		o.Idx = s.table.FindFree(0, ops.IPCMNI)
-		o.Seq = s.seq
-		s.seq++
-		if s.seq > ops.SeqMax {
-			s.seq = 0
-		}
-	default:
-		window := min(max(s.table.Len()*3/2, ops.MinCycle), ops.IPCMNI)
-		idx := s.table.FindFree(s.cursor, window)
-		if idx < 0 && s.cursor > 0 {
-			idx = s.table.FindFree(0, window)
-		}
-		if idx < 0 {
-			return ops.ENOSPC // cannot happen: fewer than window objects live
-		}
-		s.cursor = idx + 1
-		if idx <= s.lastIdx {
-			s.seq++
-			if s.seq >= ops.SeqMax {
-				s.seq = 0
-			}
-		}
-		s.lastIdx = idx
-		o.Idx, o.Seq = idx, s.seq
+	idx, seq, ok := alloc.Alloc(&s.state, s.table)
+	if !ok {
+		return ops.ENOSPC
 	}
+	o.Idx, o.Seq = idx, seq
 	s.table.Insert(o)
 	return ops.OK
 }

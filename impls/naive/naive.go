@@ -32,17 +32,17 @@ func New() (ops.Model, error) {
 
 // Reset implements ops.Model and takes the alloc option.
 func (m *Model) Reset(cfg ops.Config) error {
-	policy := ipcns.Cyclic
+	alloc := ipcns.Cyclic
 	for k, v := range cfg.Options {
 		switch {
 		case k == "alloc" && v == "legacy":
-			policy = ipcns.Legacy
+			alloc = ipcns.Legacy
 		case k == "alloc" && v == "cyclic":
 		default:
 			return fmt.Errorf("naive: unknown option %s=%s (have alloc=cyclic|legacy)", k, v)
 		}
 	}
-	m.SetPolicy(policy)
+	m.SetAllocator(alloc)
 	return m.Namespace.Reset(ops.Config{})
 }
 

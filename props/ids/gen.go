@@ -48,6 +48,9 @@ type Shadow struct {
 	types      [len(ops.IPCTypes)]*typeShadow
 	nextHandle int
 	focus      ops.IPCType // most operations go to one type, so its ids wrap
+	// churn makes most operations on the focus type create or remove, so
+	// that the cyclic cursor passes the 64-slot window and ids wrap.
+	churn bool
 	// renamed leaves out what names ids literally (next_id requests), since a
 	// comparison up to renaming cannot match them across implementations.
 	renamed bool
@@ -115,7 +118,13 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	live, stale := ts.handlesBy(true), ts.handlesBy(false)
 	if len(live) > 0 {
-		menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actStatLive, actStatLive)
+		menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actStatLive, actStatLive)
+	}
+	if s.churn && t == s.focus {
+		menu = append(menu, actChurn, actChurn, actChurn, actChurn, actChurn, actChurn)
+		if len(live) > 0 {
+			menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actRmidLive)
+		}
 	}
 	if len(stale) > 0 {
 		menu = append(menu, actRmidStale, actStatStale)
@@ -248,7 +257,7 @@ func (s *Shadow) setLimit(t ops.IPCType, v int64) {
 }
 
 // MaxLen is the longest script Draw makes.
-const MaxLen = 400
+const MaxLen = 500
 
 // Draw draws a script: its length (short, medium or long enough for the
 // cyclic allocator to wrap), the type most of it works on, then the steps.
@@ -262,13 +271,15 @@ func Draw(src Source, rel equiv.Relation) []ops.Op {
 	default:
 		n = 150 + src.Intn(MaxLen-150+1, "length")
 	}
-	return Script(src, rel, ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")], n)
+	focus := ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
+	return Script(src, rel, focus, src.Intn(3, "churn") == 0, n)
 }
 
-// Script draws n operations, most of them on focus, from a fresh shadow.
-func Script(src Source, rel equiv.Relation, focus ops.IPCType, n int) []ops.Op {
+// Script draws n operations, most of them on focus, from a fresh shadow;
+// with churn, most of those create or remove.
+func Script(src Source, rel equiv.Relation, focus ops.IPCType, churn bool, n int) []ops.Op {
 	s := NewShadow(rel)
-	s.focus = focus
+	s.focus, s.churn = focus, churn
 	out := make([]ops.Op, n)
 	for i := range out {
 		out[i] = s.Step(src)

@@ -67,6 +67,7 @@ func gopterScript(rel equiv.Relation, seed uint64) []ops.Op {
 	n := 1 + src.Intn(MaxLen, "length")
 	state := NewShadow(rel)
 	state.focus = ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
+	state.churn = src.Intn(3, "churn") == 0
 	out := make([]ops.Op, 0, n)
 	for range n {
 		d := OpGen(state)(p).Result.(Drawn)

@@ -264,7 +264,8 @@ func TestCorpusReplay(t *testing.T) {
 		}
 		for name, p := range pairs {
 			t.Run(filepath.Base(file)+"/"+name, func(t *testing.T) {
-				require.NoError(t, runner.Replay(context.Background(), sc, p.A, p.CfgA, p.B, p.CfgB, p.Relation))
+				a, b := runner.Side{Name: "A", Impl: p.A, Config: p.CfgA}, runner.Side{Name: "B", Impl: p.B, Config: p.CfgB}
+				require.NoError(t, runner.Replay(context.Background(), sc, a, b, p.Relation))
 			})
 		}
 	}

@@ -30,6 +30,7 @@ func Machine(p Pair) func(*rapid.T) {
 		}
 		shadow := NewShadow(p.Relation)
 		shadow.focus = ops.IPCTypes[rapid.IntRange(0, len(ops.IPCTypes)-1).Draw(t, "focus")]
+		shadow.churn = rapid.Bool().Draw(t, "churn")
 		var script []ops.Op
 		var outA, outB ops.Outcome
 		t.Repeat(map[string]func(*rapid.T){

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
+)
+
+// generator returns the script generator of a subsystem and engine.
+func generator(subsystem, engine string, rel equiv.Relation) (func(uint64) []ops.Op, error) {
+	if subsystem != "ids" {
+		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids)", subsystem)}
+	}
+	switch engine {
+	case "rapid":
+		return idsprops.RapidScripts(rel), nil
+	case "gopter":
+		return idsprops.GopterScripts(rel), nil
+	}
+	return nil, usageError{fmt.Sprintf("unknown engine %q (want rapid or gopter)", engine)}
+}
+
+func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	subsystem := fs.String("subsystem", "ids", "subsystem to compare")
+	engine := fs.String("engine", "rapid", "script generator: rapid or gopter")
+	checks := fs.Int("checks", 0, "number of scripts to run (default 1000, or unlimited with --time)")
+	dur := fs.Duration("time", 0, "run for this long")
+	seed := fs.Uint64("seed", 0, "seed of the first script (default: random, printed)")
+	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
+	asJSON := fs.Bool("json", false, "end with one JSON object on stdout")
+	corpusDir := fs.String("corpus", "corpus", "directory where findings are written")
+	batch := fs.Int("batch", 64, "scripts per plugin call")
+	callTimeout := fs.Duration("call-timeout", 60*time.Second, "deadline of one plugin call")
+	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageError{"compare needs two implementations: ipcfuzz compare A B"}
+	}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	if !seedSet {
+		*seed = rand.Uint64() >> 1
+	}
+	if *checks < 0 || *dur < 0 {
+		return usageError{"--checks and --time must not be negative"}
+	}
+	if *checks == 0 && *dur == 0 {
+		*checks = 1000
+	}
+	rel, err := equiv.Parse(*eq)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	gen, err := generator(*subsystem, *engine, rel)
+	if err != nil {
+		return err
+	}
+	a, err := openSide(ctx, pos[0], *inProcess, *callTimeout)
+	if err != nil {
+		return err
+	}
+	defer a.Impl.Close()
+	b, err := openSide(ctx, pos[1], *inProcess, *callTimeout)
+	if err != nil {
+		return err
+	}
+	defer b.Impl.Close()
+	for _, s := range []runner.Side{a, b} {
+		info, err := s.Impl.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if !contains(info.Subsystems, *subsystem) {
+			return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, *subsystem, strings.Join(info.Subsystems, ", "))}
+		}
+	}
+	command := fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", a.Name, b.Name, *subsystem, *engine, *seed, rel)
+	report := stdout
+	if *asJSON {
+		report = stderr
+	}
+	fmt.Fprintf(stderr, "ipcfuzz: %s\n", command)
+	res, runErr := runner.Run(ctx, runner.Options{
+		A: a, B: b, Subsystem: *subsystem, Relation: rel, Generate: gen,
+		Seed: *seed, Checks: *checks, Duration: *dur, Batch: *batch,
+		Corpus: *corpusDir, Command: command, Progress: stderr, Report: report,
+	})
+	if res != nil {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures\n",
+				res.A, res.B, res.Subsystem, *engine, *seed, rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.Divergences > 0 || res.Failures > 0 {
+		return foundError{fmt.Sprintf("%d divergences, %d plugin failures; scripts: %s", res.Divergences, res.Failures, strings.Join(res.Scripts, " "))}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/plugins"
+)
+
+// pluginCmd is the hidden "plugin serve NAME": this binary serving one of its
+// built-in implementations to a host over the plugin protocol.
+func pluginCmd(args []string) error {
+	if len(args) != 2 || args[0] != "serve" {
+		return usageError{"usage: ipcfuzz plugin serve NAME (started by ipcfuzz itself, not by hand)"}
+	}
+	b, err := impls.Lookup(args[1])
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	m, err := b.New()
+	if err != nil {
+		// Before the handshake: the host shows this line as why the plugin failed to start.
+		fmt.Fprintf(os.Stderr, "%s: %v\n", args[1], err)
+		os.Exit(exitUsage)
+	}
+	plugins.Serve(ops.NewLocal(b.Info, m))
+	return nil
+}
+
+func listBuiltins(_ context.Context, stdout io.Writer) error {
+	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tSUBSYSTEMS\tEXACT IDS\tCOUNTERS\tOPTIONS")
+	options := map[string]string{"naive": "alloc=cyclic|legacy"}
+	for _, n := range impls.Names() {
+		b, _ := impls.Lookup(n)
+		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Info.Subsystems, ","), b.Info.ExactIDs, b.Info.Counters, options[n])
+	}
+	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see README)\t\t\t")
+	return w.Flush()
+}
