@@ -87,6 +87,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !contains(info.Subsystems, *subsystem) {
 			return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, *subsystem, strings.Join(info.Subsystems, ", "))}
 		}
+		if err := s.Impl.Reset(ctx, s.Config); err != nil {
+			return fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
+		}
 	}
 	command := fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", a.Name, b.Name, *subsystem, *engine, *seed, rel)
 	report := stdout

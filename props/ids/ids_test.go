@@ -206,6 +206,10 @@ func TestGopterCommandsKernel(t *testing.T) {
 	props.TestingRun(t)
 }
 
+// FuzzMaxLen bounds the scripts FuzzIDs draws, so that one input stays
+// small and fast.
+const FuzzMaxLen = 64
+
 // FuzzIDs runs fuzzer-chosen scripts on the naive and optimized models and
 // on the live kernel (when a private IPC namespace can be had) and compares
 // naive with optimized and optimized with the kernel exactly.
@@ -217,7 +221,9 @@ func FuzzIDs(f *testing.F) {
 		f.Cleanup(func() { _ = k.Close() })
 	}
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
-		script := Draw(RapidSource{t}, equiv.Exact)
+		src := RapidSource{t}
+		focus := ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
+		script := Script(src, equiv.Exact, focus, src.Intn(2, "churn") == 0, 1+src.Intn(FuzzMaxLen, "length"))
 		ctx := context.Background()
 		outs, err := n.Exec(ctx, ops.Config{}, [][]ops.Op{script})
 		if err != nil {

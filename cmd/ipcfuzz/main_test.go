@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+)
+
+// bin is the ipcfuzz binary built once for these end-to-end tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ipcfuzz-e2e")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "ipcfuzz")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		panic("building ipcfuzz: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+func ipcfuzz(t *testing.T, args ...string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return outcome{code, out.String(), errb.String()}
+}
+
+func summary(t *testing.T, r outcome) map[string]any {
+	t.Helper()
+	var m map[string]any
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &m), r.stdout+r.stderr)
+	return m
+}
+
+func needKernel(t *testing.T) {
+	t.Helper()
+	m, err := kernel.New()
+	if err != nil {
+		t.Skipf("the kernel side needs a private IPC namespace: %v", err)
+	}
+	m.Close()
+}
+
+func TestCompareNaiveOptimizedIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	r1 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "300", "--seed", "7", "--json", "--corpus", dir)
+	require.Equal(t, 0, r1.code, r1.stderr)
+	s1 := summary(t, r1)
+	require.EqualValues(t, 300, s1["checks"])
+	require.EqualValues(t, 0, s1["divergences"])
+	r2 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "300", "--seed", "7", "--json", "--corpus", dir)
+	s2 := summary(t, r2)
+	for _, k := range []string{"seconds", "ops_per_sec"} {
+		delete(s1, k)
+		delete(s2, k)
+	}
+	require.Equal(t, s1, s2)
+}
+
+func TestCompareLegacyAgainstKernel(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1", "--json", "--corpus", dir)
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 1, s["divergences"])
+	scripts := s["scripts"].([]any)
+	require.Len(t, scripts, 1)
+	sc, err := corpus.Read(scripts[0].(string))
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(sc.Steps), 4)
+	require.Contains(t, r.stderr, "B: kernel")
+
+	r = ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "300", "--seed", "1", "--equiv", "ids-renamed", "--json", "--corpus", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.EqualValues(t, 0, summary(t, r)["divergences"])
+}
+
+// A third-party plugin binary with a wrong allocator: compare must find the
+// bug and shrink the script.
+func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
+	dir := t.TempDir()
+	mutant := filepath.Join(dir, "noseqbump")
+	out, err := exec.Command("go", "build", "-o", mutant, "../../plugins/example/noseqbump").CombinedOutput()
+	require.NoError(t, err, string(out))
+	r := ipcfuzz(t, "compare", mutant, "optimized", "--checks", "500", "--seed", "3", "--json", "--corpus", dir)
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 1, s["divergences"])
+	path := s["scripts"].([]any)[0].(string)
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Regexp(t, `shrunk from \d+ to \d+ ops`, string(text))
+	sc, err := corpus.Read(path)
+	require.NoError(t, err)
+	require.Less(t, len(sc.Steps), 200)
+	// The stored script still shows the bug on replay, and agrees on correct pairs.
+	r = ipcfuzz(t, "replay", path, "--impls", mutant+",optimized")
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	r = ipcfuzz(t, "replay", path, "--impls", "naive,optimized")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+}
+
+func TestReplayCorpusOnKernel(t *testing.T) {
+	needKernel(t)
+	files, err := filepath.Glob("../../corpus/ids/*.ops")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	r := ipcfuzz(t, append([]string{"replay", "--impls", "optimized,kernel"}, files...)...)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "scripts agree")
+}
+
+// Bad input gets one clear line naming the file, line or plugin, and exit 2.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.ops")
+	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n"), 0o644))
+	notPlugin := filepath.Join(dir, "notplugin.sh")
+	require.NoError(t, os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\nsleep 1\n"), 0o755))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", bad, "--impls", "naive,optimized"}, "bad.ops:3: unknown operation"},
+		{[]string{"compare", "naive", "nosuch"}, `no built-in implementation "nosuch"`},
+		{[]string{"compare", "naive", "optimized", "--subsystem", "vma"}, `unknown subsystem "vma"`},
+		{[]string{"compare", "naive:alloc=sideways", "optimized", "--checks", "1"}, "alloc=sideways"},
+		{[]string{"compare", notPlugin, "optimized", "--checks", "1"}, "notplugin.sh"},
+		{[]string{"compare", "naive"}, "two implementations"},
+		{[]string{"replay", filepath.Join(dir, "missing.ops")}, "missing.ops"},
+	}
+	for _, c := range cases {
+		r := ipcfuzz(t, c.args...)
+		require.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		line := strings.TrimSpace(r.stderr)
+		lines := strings.Split(line, "\n")
+		last := lines[len(lines)-1]
+		require.Contains(t, last, c.want, "%v", c.args)
+		require.NotContains(t, r.stderr, "panic", "%v", c.args)
+		require.NotContains(t, r.stderr, "goroutine ", "%v", c.args)
+	}
+}
+
+// kill -9 of the kernel plugin in the middle of a run is reported as a plugin
+// failure; the run goes on with a fresh plugin and nothing leaks.
+func TestKillKernelPluginMidRun(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--time", "6s", "--seed", "1", "--json", "--corpus", dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	var victim int
+	require.Eventually(t, func() bool {
+		victim = childServing(cmd.Process.Pid, "kernel")
+		return victim > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	time.Sleep(time.Second)
+	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("compare hung after its plugin was killed")
+	}
+	require.Equal(t, 1, cmd.ProcessState.ExitCode(), errb.String())
+	s := summary(t, outcome{stdout: out.String()})
+	require.EqualValues(t, 1, s["plugin_failures"], errb.String())
+	require.EqualValues(t, 0, s["divergences"])
+	require.Contains(t, errb.String(), "kernel")
+	require.NotContains(t, errb.String(), "panic")
+	require.Zero(t, childServing(cmd.Process.Pid, "kernel"), "a plugin process outlived the run")
+	require.Error(t, syscall.Kill(victim, 0), "the killed plugin is still there")
+}
+
+// childServing returns the pid of a child of parent running "plugin serve name", or 0.
+func childServing(parent int, name string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) || fields[0] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), "serve\x00"+name) {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
+		}
+	}
+	return 0
+}
