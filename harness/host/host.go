@@ -1,0 +1,438 @@
+// Package host runs implementations as plugin processes and drives them over
+// gRPC behind the ops.Impl interface.
+//
+// Open starts a plugin (any executable that serves the ipcfuzz protocol with
+// plugins.Serve) and returns a *Plugin. Every call is bounded by a per-call
+// deadline, and every way a plugin can misbehave comes back as a one-line
+// *PluginError naming the plugin and saying what happened: it could not be
+// started, failed the handshake, crashed, hung, or answered garbage. A plugin
+// that crashed or hung is dead until Restart; Close leaves no process and no
+// socket behind.
+//
+// Plugin output never reaches the host's stdout: the plugin's log lines and
+// stderr go to the Launch's logger (Warn and above by default, on stderr), its
+// stdout after the handshake to the same logger at Debug.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/plugins"
+	ipcfuzzv1 "github.com/ipcfuzz/ipcfuzz/plugins/proto/ipcfuzz/v1"
+)
+
+// DefaultCallTimeout is the per-call deadline when Launch.CallTimeout is 0.
+const DefaultCallTimeout = time.Minute
+
+// Launch says how to start a plugin.
+type Launch struct {
+	// Name is how messages call the plugin; the path when empty.
+	Name string
+	// Path is the executable. A name without a slash is looked up in PATH.
+	Path string
+	// Args are its arguments (without the program name).
+	Args []string
+	// Env holds "KEY=value" entries added to the host's environment.
+	Env []string
+	// CallTimeout bounds every call (and the launch): a plugin that does not
+	// answer in time is Hung and gets killed. 0 means DefaultCallTimeout; a
+	// negative value means no deadline beyond the caller's context.
+	CallTimeout time.Duration
+	// Logger receives the plugin's log lines and output, and go-plugin's own
+	// messages. nil means Warn and above, on stderr.
+	Logger hclog.Logger
+}
+
+// Plugin is a running plugin process behind the ops.Impl interface. Its
+// methods are safe for concurrent use (the plugin serializes them).
+//
+// Every call runs under the caller's context and Launch.CallTimeout. A call
+// whose deadline passes (either one) is Hung: the process is killed. A call
+// whose context is cancelled returns the context's error and leaves the
+// plugin running. Errors from the plugin are *PluginError; a plugin that
+// crashed or hung answers every call with that error until Restart.
+//
+// Plugins are go-plugin managed clients: besides Close, plugin.CleanupClients
+// kills every one still running (for a host's signal or exit path). Each
+// runs in a process group of its own, which stopping it kills too.
+type Plugin struct {
+	spec    Launch
+	name    string
+	timeout time.Duration // <= 0: none
+	logger  hclog.Logger
+
+	life sync.Mutex // serializes Restart, Kill and Close
+
+	mu     sync.Mutex // guards the fields below and every proc.dead
+	cur    *proc      // nil after Kill or a failed Restart
+	dead   map[*proc]*PluginError
+	closed bool
+}
+
+var _ ops.Impl = (*Plugin)(nil)
+
+// Open starts the plugin described by spec and checks that it serves the
+// ipcfuzz protocol. ctx bounds the launch only; the process lives until Close
+// or Kill.
+func Open(ctx context.Context, spec Launch) (*Plugin, error) {
+	p := &Plugin{spec: spec, name: spec.Name, timeout: spec.CallTimeout, logger: spec.Logger, dead: map[*proc]*PluginError{}}
+	if p.name == "" {
+		p.name = spec.Path
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultCallTimeout
+	}
+	if p.logger == nil {
+		p.logger = hclog.New(&hclog.LoggerOptions{
+			Name:    "plugin",
+			Level:   hclog.Warn,
+			Output:  os.Stderr,
+			Exclude: reportedByHost,
+		})
+	}
+	if spec.Path == "" {
+		return nil, &PluginError{Plugin: p.name, Kind: Start, Err: errors.New("no executable path given")}
+	}
+	pr, err := p.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.cur = pr
+	return p, nil
+}
+
+// reportedByHost drops go-plugin's messages about process exits and kills:
+// the host reports those itself, once, as a PluginError.
+func reportedByHost(_ hclog.Level, msg string, _ ...any) bool {
+	switch msg {
+	case "plugin process exited", "plugin failed to exit gracefully", "error closing client during Kill":
+		return true
+	}
+	return false
+}
+
+// Name is the name the plugin's messages use.
+func (p *Plugin) Name() string { return p.name }
+
+// Pid is the process id of the running plugin, or 0 when none runs (killed,
+// crashed, hung, closed).
+func (p *Plugin) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.cur == nil || p.dead[p.cur] != nil {
+		return 0
+	}
+	return p.cur.pid
+}
+
+// Restart kills the current process, if any, and launches the same Launch
+// again. It is how a Plugin comes back after Crashed or Hung (or Kill).
+func (p *Plugin) Restart(ctx context.Context) error {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return fmt.Errorf("plugin %q: restart: %w", p.name, ErrClosed)
+	}
+	old := p.cur
+	p.cur = nil
+	p.mu.Unlock()
+	p.forget(old)
+	pr, err := p.launch(ctx)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.cur = pr
+	p.mu.Unlock()
+	return nil
+}
+
+// Kill SIGKILLs the plugin process at once and waits until it is gone. Calls
+// then fail with ErrNotRunning until Restart.
+func (p *Plugin) Kill() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.mu.Lock()
+	old := p.cur
+	p.cur = nil
+	p.mu.Unlock()
+	p.forget(old)
+}
+
+// Close asks the plugin to shut down (killing it after 2 s), waits until the
+// process is gone and removes its socket directory. It is idempotent and
+// always returns nil; calls after Close fail with ErrClosed.
+func (p *Plugin) Close() error {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	old := p.cur
+	p.cur = nil
+	p.mu.Unlock()
+	if old != nil {
+		old.stop(true)
+		p.mu.Lock()
+		delete(p.dead, old)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// forget stops pr at once (nil is fine) and drops its death record.
+func (p *Plugin) forget(pr *proc) {
+	if pr == nil {
+		return
+	}
+	pr.stop(false)
+	p.mu.Lock()
+	delete(p.dead, pr)
+	p.mu.Unlock()
+}
+
+// current returns the process to call, or why there is none.
+func (p *Plugin) current(method string) (*proc, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, method, ErrClosed)
+	case p.cur == nil:
+		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, method, ErrNotRunning)
+	case p.dead[p.cur] != nil:
+		return nil, p.dead[p.cur]
+	}
+	return p.cur, nil
+}
+
+func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout > 0 {
+		return context.WithTimeout(ctx, p.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// call runs one RPC on the current process with the per-call deadline and
+// turns a failed call into the right error.
+func call[Resp any](ctx context.Context, p *Plugin, method string, rpc func(context.Context, ipcfuzzv1.ImplClient) (Resp, error)) (Resp, error) {
+	var zero Resp
+	pr, err := p.current(method)
+	if err != nil {
+		return zero, err
+	}
+	callCtx, cancel := p.callContext(ctx)
+	defer cancel()
+	start := time.Now()
+	resp, err := rpc(callCtx, pr.rpc)
+	if err != nil {
+		return zero, p.classify(ctx, callCtx, pr, method, time.Since(start), err)
+	}
+	return resp, nil
+}
+
+// classify turns the error of a failed RPC on pr into the host's error,
+// killing the process when it is Hung or half-dead. took is how long the call
+// ran.
+func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string, took time.Duration, err error) error {
+	if pr.stopping.Load() {
+		// The host itself stopped the process (Kill, Restart, Close) while the
+		// call was in flight.
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed {
+			return fmt.Errorf("plugin %q: %s: %w", p.name, method, ErrClosed)
+		}
+		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ErrNotRunning)
+	}
+	code := status.Code(err)
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The caller gave up; the plugin is not to blame and stays up.
+		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ctx.Err())
+
+	case code == codes.DeadlineExceeded || errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		within := fmt.Sprintf(" within %v", took.Round(time.Millisecond))
+		if p.timeout > 0 {
+			within += fmt.Sprintf(" (call timeout %v)", p.timeout)
+		}
+		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Hung,
+			Err: fmt.Errorf("%s: no answer%s; process killed: %w", method, within, context.DeadlineExceeded)})
+
+	case code == codes.Unavailable || code == codes.Canceled || pr.client.Exited():
+		how := pr.exited(exitGrace)
+		if how == "" {
+			how = fmt.Sprintf("lost its connection (%s); process killed", status.Convert(err).Message())
+		} else {
+			how = "exited (" + how + ")"
+		}
+		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Crashed,
+			Err: fmt.Errorf("%s: process %s%s", method, how, quoteStderr(pr.stderr.crashLine()))})
+
+	case code == codes.Unimplemented:
+		return &PluginError{Plugin: p.name, Kind: Garbage,
+			Err: fmt.Errorf("%s: the plugin does not implement it (protocol mismatch): %w", method, err)}
+	}
+	return &PluginError{Plugin: p.name, Kind: Garbage, Err: fmt.Errorf("%s: %w", method, err)}
+}
+
+// bury records pe as the death of pr and kills the process; it returns pe.
+func (p *Plugin) bury(pr *proc, pe *PluginError) error {
+	p.mu.Lock()
+	if prev := p.dead[pr]; prev != nil {
+		pe = prev
+	} else {
+		p.dead[pr] = pe
+	}
+	p.mu.Unlock()
+	pr.stop(false)
+	return pe
+}
+
+// garbage reports an answer that does not fit its request.
+func (p *Plugin) garbage(method string, err error) error {
+	return &PluginError{Plugin: p.name, Kind: Garbage, Err: fmt.Errorf("%s: %w", method, err)}
+}
+
+// failed reports an error the implementation returned.
+func (p *Plugin) failed(method string, f *ipcfuzzv1.Failure) error {
+	return &PluginError{Plugin: p.name, Kind: Failed, Err: fmt.Errorf("%s: %s", method, f.GetMessage())}
+}
+
+// Info implements ops.Impl.
+func (p *Plugin) Info(ctx context.Context) (ops.Info, error) {
+	resp, err := call(ctx, p, "info", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.InfoResponse, error) {
+		return c.Info(ctx, &ipcfuzzv1.InfoRequest{})
+	})
+	if err != nil {
+		return ops.Info{}, err
+	}
+	if resp.Failure != nil {
+		return ops.Info{}, p.failed("info", resp.Failure)
+	}
+	info, err := plugins.InfoFromProto(resp.Info)
+	if err != nil {
+		return ops.Info{}, p.garbage("info", err)
+	}
+	return info, nil
+}
+
+// checkConfig refuses options the wire cannot carry (proto3 strings are
+// UTF-8), so that a failure to encode is never blamed on the plugin.
+func (p *Plugin) checkConfig(method string, cfg ops.Config) error {
+	for k, v := range cfg.Options {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("plugin %q: %s: option %q=%q is not valid UTF-8", p.name, method, k, v)
+		}
+	}
+	return nil
+}
+
+// Reset implements ops.Impl.
+func (p *Plugin) Reset(ctx context.Context, cfg ops.Config) error {
+	if err := p.checkConfig("reset", cfg); err != nil {
+		return err
+	}
+	req := &ipcfuzzv1.ResetRequest{Config: plugins.ConfigToProto(cfg)}
+	resp, err := call(ctx, p, "reset", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ResetResponse, error) {
+		return c.Reset(ctx, req)
+	})
+	if err != nil {
+		return err
+	}
+	if resp.Failure != nil {
+		return p.failed("reset", resp.Failure)
+	}
+	return nil
+}
+
+// Apply implements ops.Impl. With a Failed error it also returns the results
+// of the operations before the failing one.
+func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.OpsToProto(batch)}
+	resp, err := call(ctx, p, "apply", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ApplyResponse, error) {
+		return c.Apply(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	results, err := plugins.ResultsFromProto(resp.Results, resp.ResultsEmpty)
+	if err != nil {
+		return nil, p.garbage("apply", err)
+	}
+	switch {
+	case resp.Failure != nil && len(results) > len(batch):
+		return nil, p.garbage("apply", fmt.Errorf("%d results for %d operations", len(results), len(batch)))
+	case resp.Failure != nil:
+		return results, p.failed("apply", resp.Failure)
+	case len(results) != len(batch):
+		return nil, p.garbage("apply", fmt.Errorf("%d results for %d operations", len(results), len(batch)))
+	}
+	return results, nil
+}
+
+// Snapshot implements ops.Impl.
+func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
+	resp, err := call(ctx, p, "snapshot", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.SnapshotResponse, error) {
+		return c.Snapshot(ctx, &ipcfuzzv1.SnapshotRequest{})
+	})
+	if err != nil {
+		return ops.Snapshot{}, err
+	}
+	if resp.Failure != nil {
+		return ops.Snapshot{}, p.failed("snapshot", resp.Failure)
+	}
+	snap, err := plugins.SnapshotFromProto(resp.Snapshot)
+	if err != nil {
+		return ops.Snapshot{}, p.garbage("snapshot", err)
+	}
+	return snap, nil
+}
+
+// Exec implements ops.Impl. With a Failed error it also returns the outcomes
+// of the scripts before the failing one.
+func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op) ([]ops.Outcome, error) {
+	if err := p.checkConfig("exec", cfg); err != nil {
+		return nil, err
+	}
+	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: plugins.ScriptsToProto(scripts)}
+	resp, err := call(ctx, p, "exec", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ExecResponse, error) {
+		return c.Exec(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	outcomes, err := plugins.OutcomesFromProto(resp.Outcomes, resp.OutcomesEmpty)
+	if err != nil {
+		return nil, p.garbage("exec", err)
+	}
+	if len(outcomes) > len(scripts) || (resp.Failure == nil && len(outcomes) != len(scripts)) {
+		return nil, p.garbage("exec", fmt.Errorf("%d outcomes for %d scripts", len(outcomes), len(scripts)))
+	}
+	for i, o := range outcomes {
+		if len(o.Results) != len(scripts[i]) {
+			return nil, p.garbage("exec", fmt.Errorf("script %d: %d results for %d operations", i+1, len(o.Results), len(scripts[i])))
+		}
+	}
+	if resp.Failure != nil {
+		return outcomes, p.failed("exec", resp.Failure)
+	}
+	return outcomes, nil
+}

@@ -1,0 +1,232 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/plugins"
+	ipcfuzzv1 "github.com/ipcfuzz/ipcfuzz/plugins/proto/ipcfuzz/v1"
+)
+
+// The test binary is also the plugin: when modeEnv is set, TestMain serves
+// the implementation that mode names instead of running tests.
+const (
+	modeEnv    = "IPCFUZZ_TEST_PLUGIN"
+	crashAtEnv = "IPCFUZZ_TEST_CRASH_AT" // the Apply call that crashes (1-based)
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		servePlugin(mode)
+		os.Exit(0)
+	}
+	code := m.Run()
+	plugin.CleanupClients()
+	os.Exit(code)
+}
+
+var toyInfo = ops.Info{Name: "toy", Version: "1", Subsystems: []string{"ids"}, Counters: true}
+
+func newToy() *ops.Local { return ops.NewLocal(toyInfo, &toyModel{}) }
+
+// servePlugin is the plugin side of the tests, one behaviour per mode.
+func servePlugin(mode string) {
+	switch mode {
+	case "toy":
+		plugins.Serve(newToy())
+	case "crash", "panic":
+		at, _ := strconv.Atoi(os.Getenv(crashAtEnv))
+		plugins.Serve(&crashing{Local: newToy(), at: max(at, 1), panic: mode == "panic"})
+	case "hang":
+		plugins.Serve(&hanging{Local: newToy()})
+	case "chatty": // writes to stdout and stderr after the handshake
+		plugins.Serve(&chatty{Local: newToy()})
+	case "short": // loses the last result of every batch
+		plugins.Serve(&short{Local: newToy()})
+	case "failing": // the model fails on next_id
+		plugins.Serve(ops.NewLocal(toyInfo, &toyModel{failNextID: true}))
+	case "badsnap": // a snapshot with two IPC types
+		plugins.ServeServer(&badSnapshot{ImplServer: plugins.NewServer(newToy())}, nil)
+	case "spawner": // starts a child that holds its stdout and stderr; Info.Version is the child's pid
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), modeEnv+"=sleeper")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			panic(err)
+		}
+		info := toyInfo
+		info.Version = strconv.Itoa(child.Process.Pid)
+		plugins.Serve(ops.NewLocal(info, &toyModel{}))
+	case "sleeper":
+		time.Sleep(time.Hour)
+	case "not-a-plugin":
+		fmt.Println("hello, I am an ordinary program")
+	case "noise": // prints before serving: breaks the handshake
+		fmt.Println("starting toy model...")
+		plugins.Serve(newToy())
+	case "exit-early":
+		os.Exit(0)
+	case "other-cookie": // a go-plugin plugin of another product
+		cfg := plugins.HandshakeConfig()
+		cfg.MagicCookieKey, cfg.MagicCookieValue = "OTHER_PRODUCT_PLUGIN", "x"
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: cfg, Plugins: plugins.PluginSet(plugins.NewServer(newToy())), GRPCServer: plugins.NewGRPCServer})
+	case "v2": // a future protocol version
+		cfg := plugins.HandshakeConfig()
+		cfg.ProtocolVersion = 2
+		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: cfg, Plugins: plugins.PluginSet(plugins.NewServer(newToy())), GRPCServer: plugins.NewGRPCServer})
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s mode %q\n", modeEnv, mode)
+		os.Exit(2)
+	}
+}
+
+// toyModel is a tiny ops.Model: get hands out sequential ids (from 0, or from
+// the "start" option), rmid/stat find them, list lists them, limit caps the
+// number of objects per type.
+type toyModel struct {
+	failNextID bool
+	next       int64
+	objs       [len(ops.IPCTypes)][]ops.Object
+	limit      [len(ops.IPCTypes)]int64
+}
+
+func (m *toyModel) Reset(cfg ops.Config) error {
+	*m = toyModel{failNextID: m.failNextID}
+	for i := range m.limit {
+		m.limit[i] = 1 << 20
+	}
+	for k, v := range cfg.Options {
+		if k != "start" {
+			return fmt.Errorf("toy: unknown option %q", k)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("toy: start=%q: %w", v, err)
+		}
+		m.next = n
+	}
+	return nil
+}
+
+func (m *toyModel) find(t ops.IPCType, id int64) int {
+	return slices.IndexFunc(m.objs[t], func(o ops.Object) bool { return o.ID == id })
+}
+
+func (m *toyModel) Apply(op ops.Op) (ops.Result, error) {
+	if int(op.Type) >= len(ops.IPCTypes) {
+		return ops.Result{Err: ops.EINVAL}, nil
+	}
+	t := op.Type
+	switch op.Kind {
+	case ops.KindGet:
+		if int64(len(m.objs[t])) >= m.limit[t] {
+			return ops.Result{Err: ops.ENOSPC}, nil
+		}
+		id := m.next
+		m.next++
+		m.objs[t] = append(m.objs[t], ops.Object{ID: id, Key: op.Key, Mode: op.Mode, Owner: op.As, Size: op.Size})
+		return ops.Result{ID: id}, nil
+	case ops.KindRmid:
+		i := m.find(t, op.Obj.ID)
+		if i < 0 {
+			return ops.Result{Err: ops.EINVAL}, nil
+		}
+		m.objs[t] = slices.Delete(m.objs[t], i, i+1)
+		return ops.Result{}, nil
+	case ops.KindStat:
+		i := m.find(t, op.Obj.ID)
+		if i < 0 {
+			return ops.Result{Err: ops.EINVAL}, nil
+		}
+		o := m.objs[t][i]
+		o.ID = 0
+		return ops.Result{Obj: o}, nil
+	case ops.KindLimit:
+		m.limit[t] = op.Value
+		return ops.Result{}, nil
+	case ops.KindList:
+		list := make([]ops.Entry, len(m.objs[t]))
+		for i, o := range m.objs[t] {
+			list[i] = ops.Entry{ID: o.ID, Key: o.Key}
+		}
+		return ops.Result{List: list}, nil
+	case ops.KindNextID:
+		if m.failNextID {
+			return ops.Result{}, errors.New("toy: next_id is not implemented")
+		}
+	}
+	return ops.Result{Err: ops.ENOSYS}, nil
+}
+
+func (m *toyModel) Snapshot() (ops.Snapshot, error) {
+	var s ops.Snapshot
+	for t := range s.IDs {
+		s.IDs[t] = ops.TypeState{Objects: slices.Clone(m.objs[t]), NextID: -1, Limit: m.limit[t]}
+	}
+	return s, nil
+}
+
+func (m *toyModel) Close() error { return nil }
+
+// crashing exits (status 3) or panics on its at-th Apply.
+type crashing struct {
+	*ops.Local
+	at, calls int
+	panic     bool
+}
+
+func (c *crashing) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+	if c.calls++; c.calls == c.at {
+		if c.panic {
+			panic(fmt.Sprintf("toy: boom on apply %d", c.calls))
+		}
+		os.Exit(3)
+	}
+	return c.Local.Apply(ctx, batch)
+}
+
+// hanging never answers Apply.
+type hanging struct{ *ops.Local }
+
+func (*hanging) Apply(context.Context, []ops.Op) ([]ops.Result, error) {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// chatty prints on every Apply.
+type chatty struct{ *ops.Local }
+
+func (c *chatty) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+	fmt.Printf("chatty: applying %d ops\n", len(batch))
+	fmt.Fprintf(os.Stderr, "chatty: stderr says hello\n")
+	return c.Local.Apply(ctx, batch)
+}
+
+// short drops the last result.
+type short struct{ *ops.Local }
+
+func (s *short) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+	rs, err := s.Local.Apply(ctx, batch)
+	if len(rs) > 0 {
+		rs = rs[:len(rs)-1]
+	}
+	return rs, err
+}
+
+// badSnapshot answers Snapshot with two IPC types instead of three.
+type badSnapshot struct{ ipcfuzzv1.ImplServer }
+
+func (*badSnapshot) Snapshot(context.Context, *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
+	return &ipcfuzzv1.SnapshotResponse{Snapshot: &ipcfuzzv1.Snapshot{Ids: []*ipcfuzzv1.TypeState{{}, {}}}}, nil
+}

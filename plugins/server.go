@@ -1,0 +1,98 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	ipcfuzzv1 "github.com/ipcfuzz/ipcfuzz/plugins/proto/ipcfuzz/v1"
+)
+
+// NewServer returns the gRPC server side of the protocol, serving impl
+// (normally an *ops.Local).
+//
+// An error impl returns travels in-band as a Failure, with whatever partial
+// results came with it. Only when the call's own context ended (the host's
+// deadline passed or it gave up) does the server answer with a gRPC status
+// instead, so the host can tell "the implementation failed" from "the call
+// failed". A request that does not decode is refused with InvalidArgument.
+func NewServer(impl ops.Impl) ipcfuzzv1.ImplServer {
+	return &server{impl: impl}
+}
+
+type server struct {
+	ipcfuzzv1.UnimplementedImplServer
+	impl ops.Impl
+}
+
+// failure turns an error of the implementation into its wire form, or into a
+// gRPC status when the call's context is what ended it.
+func failure(ctx context.Context, err error) (*ipcfuzzv1.Failure, error) {
+	if err == nil {
+		return nil, nil
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	// proto3 strings must be valid UTF-8, or the whole response fails to encode.
+	return &ipcfuzzv1.Failure{Message: strings.ToValidUTF8(err.Error(), "\uFFFD")}, nil
+}
+
+func (s *server) Info(ctx context.Context, _ *ipcfuzzv1.InfoRequest) (*ipcfuzzv1.InfoResponse, error) {
+	info, err := s.impl.Info(ctx)
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	return &ipcfuzzv1.InfoResponse{Info: InfoToProto(info), Failure: f}, nil
+}
+
+func (s *server) Reset(ctx context.Context, req *ipcfuzzv1.ResetRequest) (*ipcfuzzv1.ResetResponse, error) {
+	err := s.impl.Reset(ctx, ConfigFromProto(req.GetConfig()))
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	return &ipcfuzzv1.ResetResponse{Failure: f}, nil
+}
+
+func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfuzzv1.ApplyResponse, error) {
+	batch, err := OpsFromProto(req.GetOps())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "apply: %v", err)
+	}
+	results, err := s.impl.Apply(ctx, batch)
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	rs, empty := ResultsToProto(results)
+	return &ipcfuzzv1.ApplyResponse{Results: rs, ResultsEmpty: empty, Failure: f}, nil
+}
+
+func (s *server) Snapshot(ctx context.Context, _ *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
+	snap, err := s.impl.Snapshot(ctx)
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	return &ipcfuzzv1.SnapshotResponse{Snapshot: SnapshotToProto(snap), Failure: f}, nil
+}
+
+func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzzv1.ExecResponse, error) {
+	scripts, err := ScriptsFromProto(req.GetScripts())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "exec: %v", err)
+	}
+	outcomes, err := s.impl.Exec(ctx, ConfigFromProto(req.GetConfig()), scripts)
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	outs, empty := OutcomesToProto(outcomes)
+	return &ipcfuzzv1.ExecResponse{Outcomes: outs, OutcomesEmpty: empty, Failure: f}, nil
+}
