@@ -1,0 +1,140 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"unsafe"
+)
+
+// creds is what an op run as another user changes on the worker thread and
+// what must be back, exactly, before the thread serves the next op.
+type creds struct {
+	ruid, euid, suid uint32
+	rgid, egid, sgid uint32
+	groups           []uint32
+	capEff, capPrm   uint64
+	dumpable         uintptr
+}
+
+// keep is -1 as a uid_t/gid_t argument: "leave this id unchanged".
+const keep = uintptr(0xffffffff)
+
+func currentCreds() (creds, error) {
+	var c creds
+	if _, _, e := syscall.RawSyscall(syscall.SYS_GETRESUID, uintptr(unsafe.Pointer(&c.ruid)), uintptr(unsafe.Pointer(&c.euid)), uintptr(unsafe.Pointer(&c.suid))); e != 0 {
+		return c, fmt.Errorf("getresuid: %w", e)
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_GETRESGID, uintptr(unsafe.Pointer(&c.rgid)), uintptr(unsafe.Pointer(&c.egid)), uintptr(unsafe.Pointer(&c.sgid))); e != 0 {
+		return c, fmt.Errorf("getresgid: %w", e)
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_GETGROUPS, 0, 0, 0)
+	if e != 0 {
+		return c, fmt.Errorf("getgroups: %w", e)
+	}
+	c.groups = make([]uint32, n)
+	if n > 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_GETGROUPS, n, uintptr(unsafe.Pointer(&c.groups[0])), 0); e != 0 {
+			return c, fmt.Errorf("getgroups: %w", e)
+		}
+	}
+	var err error
+	if c.capEff, c.capPrm, err = threadCaps(); err != nil {
+		return c, err
+	}
+	d, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
+	if e != 0 {
+		return c, fmt.Errorf("prctl(PR_GET_DUMPABLE): %w", e)
+	}
+	c.dumpable = d
+	return c, nil
+}
+
+func (c creds) equal(o creds) bool {
+	return c.ruid == o.ruid && c.euid == o.euid && c.suid == o.suid &&
+		c.rgid == o.rgid && c.egid == o.egid && c.sgid == o.sgid &&
+		slices.Equal(c.groups, o.groups) &&
+		c.capEff == o.capEff && c.capPrm == o.capPrm && c.dumpable == o.dumpable
+}
+
+func (c creds) String() string {
+	return fmt.Sprintf("uid=%d/%d/%d gid=%d/%d/%d groups=%v CapEff=%016x CapPrm=%016x dumpable=%d",
+		c.ruid, c.euid, c.suid, c.rgid, c.egid, c.sgid, c.groups, c.capEff, c.capPrm, c.dumpable)
+}
+
+// threadCaps returns the calling thread's effective and permitted capability
+// sets (capget with pid 0 reads the calling thread).
+func threadCaps() (eff, prm uint64, err error) {
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{version: 0x20080522} // _LINUX_CAPABILITY_VERSION_3
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return 0, 0, fmt.Errorf("capget: %w", e)
+	}
+	eff = uint64(data[1].effective)<<32 | uint64(data[0].effective)
+	prm = uint64(data[1].permitted)<<32 | uint64(data[0].permitted)
+	return eff, prm, nil
+}
+
+// becomeUser makes the calling thread an unprivileged caller: no
+// supplementary groups, egid = euid = id. The real and saved ids stay as they
+// were (root), which is what lets restoreSelf switch back; the kernel clears
+// the effective capabilities when the euid leaves 0 and keeps the permitted
+// set. Only this thread changes: these are raw syscalls, not the Go
+// runtime's all-threads syscall.Setresuid.
+func (t *thread) becomeUser(id uint32) error {
+	if t.self.euid != 0 {
+		return fmt.Errorf("running an op as uid %d needs a root worker thread (euid is %d)", id, t.self.euid)
+	}
+	if uintptr(id) == keep {
+		return fmt.Errorf("uid %d is not a valid user", id)
+	}
+	if len(t.self.groups) > 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			return fmt.Errorf("setgroups([]): %w", e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(id), keep); e != 0 {
+		return fmt.Errorf("setresgid(-1, %d, -1): %w", id, e)
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(id), keep); e != 0 {
+		return fmt.Errorf("setresuid(-1, %d, -1): %w", id, e)
+	}
+	return nil
+}
+
+// restoreSelf switches the thread back to the credentials it started with
+// and checks that every one of them, capabilities included, is back.
+func (t *thread) restoreSelf() error {
+	s := t.self
+	// The euid first: it brings back the effective capabilities (from the
+	// permitted set), which setgroups and setresgid need.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(s.euid), keep); e != 0 {
+		return fmt.Errorf("setresuid(-1, %d, -1): %w", s.euid, e)
+	}
+	if len(s.groups) > 0 { // becomeUser cleared them
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, uintptr(len(s.groups)), uintptr(unsafe.Pointer(&s.groups[0])), 0); e != 0 {
+			return fmt.Errorf("setgroups(%v): %w", s.groups, e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(s.egid), keep); e != 0 {
+		return fmt.Errorf("setresgid(-1, %d, -1): %w", s.egid, e)
+	}
+	// Changing the euid made the whole process non-dumpable
+	// (fs.suid_dumpable); put the flag back as it was.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, s.dumpable, 0); e != 0 {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE, %d): %w", s.dumpable, e)
+	}
+	now, err := currentCreds()
+	if err != nil {
+		return err
+	}
+	if !now.equal(s) {
+		return fmt.Errorf("credentials not restored: have %v, want %v", now, s)
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package kernel runs the ids subsystem on the real Linux kernel: msgget,
+// semget, shmget, their IPC_RMID and IPC_STAT, the *_next_id and *mni
+// sysctls, and the /proc/sysvipc listings.
+//
+// It never touches the host's IPC namespace. Every syscall of a Model runs on
+// one OS thread that is locked to a goroutine for its whole life and that
+// moves itself into a private IPC namespace (unshare(CLONE_NEWIPC)) before it
+// issues any IPC syscall; each Reset moves it into a fresh one. The other
+// threads of the process stay in the host namespace: the Go runtime starts new
+// threads from its template thread while the current one is locked, so none is
+// ever cloned from the worker, and the worker is never the process's main
+// thread (the one thread the runtime keeps, wedged, instead of ending it when
+// its locked goroutine ends). Operations run "as" another user switch only
+// the worker thread's credentials, with raw per-thread syscalls, and switch
+// back before the next operation. When the goroutine ends (Close, or a thread
+// that could not restore its credentials) the locked thread exits with it and
+// its namespace is freed by the kernel.
+//
+// Calls reach the worker through atomics: each side polls briefly, yielding
+// the CPU, before it parks, so back-to-back operations cost about a
+// microsecond of hand-over rather than two thread wake-ups. Model.Run goes
+// further and runs a whole script in one hand-over.
+//
+// Getting a private IPC namespace needs CAP_SYS_ADMIN; without it New and
+// Reset fail with one clear error line.
+package kernel

@@ -1,0 +1,303 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Model runs the ids subsystem on the real kernel, in a private IPC namespace
+// of its own. It is safe for use by several goroutines; calls are served one
+// at a time by the worker thread.
+type Model struct {
+	mu     sync.Mutex
+	t      *thread // nil once Close has run, or after a thread was discarded
+	closed bool
+}
+
+var _ ops.Model = (*Model)(nil)
+
+// New starts the worker thread and moves it into a private IPC namespace
+// before any IPC syscall is made. It fails with one clear line when the
+// process may not create an IPC namespace (it needs CAP_SYS_ADMIN).
+func New() (ops.Model, error) {
+	t, err := startThread()
+	if err != nil {
+		return nil, err
+	}
+	return &Model{t: t}, nil
+}
+
+// Reset gives the model a fresh IPC namespace: no objects, default limits, no
+// pending next_id, every allocator at its start. No options are supported;
+// any option is refused by name.
+func (m *Model) Reset(cfg ops.Config) error {
+	if err := checkConfig(cfg); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureThread(); err != nil {
+		return err
+	}
+	var err error
+	m.t.run(func(t *thread) { err = t.reset() })
+	return err
+}
+
+// Run is ops.Run(m, cfg, script) done in one hand-over to the worker thread
+// instead of one per operation: reset, every operation, the final snapshot.
+// It is the fast path for a harness that has whole scripts.
+func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
+	if err := checkConfig(cfg); err != nil {
+		return ops.Outcome{}, fmt.Errorf("reset: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureThread(); err != nil {
+		return ops.Outcome{}, fmt.Errorf("reset: %w", err)
+	}
+	var out ops.Outcome
+	var err error
+	m.t.run(func(t *thread) { out, err = ops.Run(onThread{t}, cfg, script) })
+	if m.t.discarded != nil {
+		m.t = nil
+	}
+	return out, err
+}
+
+// ensureThread starts a new worker thread (in a new namespace) if the last
+// one was discarded.
+func (m *Model) ensureThread() error {
+	if m.closed {
+		return errors.New("kernel: model is closed")
+	}
+	if m.t != nil {
+		return nil
+	}
+	t, err := startThread()
+	if err != nil {
+		return err
+	}
+	m.t = t
+	return nil
+}
+
+func checkConfig(cfg ops.Config) error {
+	if len(cfg.Options) > 0 {
+		names := slices.Sorted(maps.Keys(cfg.Options))
+		return fmt.Errorf("kernel: unknown option(s) %s (the kernel implementation takes none)", strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// reset moves the thread into a new namespace unless nothing ran in the
+// current one since it was made.
+func (t *thread) reset() error {
+	if !t.dirty {
+		return nil
+	}
+	if err := enterNewNamespace(); err != nil {
+		return err
+	}
+	t.dirty = false
+	t.nextIDWritten = [len(ops.IPCTypes)]bool{}
+	return nil
+}
+
+// onThread is the Model seen from the worker thread itself, for Run.
+type onThread struct{ t *thread }
+
+func (o onThread) Reset(cfg ops.Config) error { return o.t.reset() }
+
+func (o onThread) Apply(op ops.Op) (ops.Result, error) {
+	if o.t.discarded != nil {
+		return ops.Result{}, o.t.discarded
+	}
+	if err := checkOp(op); err != nil {
+		return ops.Result{}, err
+	}
+	return o.t.apply(op)
+}
+
+func (o onThread) Snapshot() (ops.Snapshot, error) { return o.t.snapshot() }
+
+func (o onThread) Close() error { return nil }
+
+// Apply runs one operation on the kernel. An errno the kernel returns is the
+// result; an error means the adapter itself failed. An op with As != 0 runs
+// with the worker thread's egid and euid set to As and no supplementary
+// groups; the thread switches back before the next op, or is discarded (and
+// the next Reset starts a new one) if it cannot.
+func (m *Model) Apply(op ops.Op) (ops.Result, error) {
+	if err := checkOp(op); err != nil {
+		return ops.Result{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return ops.Result{}, err
+	}
+	var r ops.Result
+	var err error
+	m.t.run(func(t *thread) { r, err = t.apply(op) })
+	if d := m.t.discarded; d != nil {
+		m.t = nil
+		return r, d
+	}
+	return r, err
+}
+
+// Snapshot reads the whole observable state: every object from
+// /proc/sysvipc/<type> (parsed by its header's column names), each type's
+// pending <type>_next_id and its object limit. The limits come from
+// IPC_INFO, which reports the same namespace fields the msgmni, semmni and
+// shmmni sysctls hold, at a fraction of the cost of the sysctl files. A
+// <type>_next_id file is read only if it was written since the last Reset;
+// until then it holds the -1 of a new namespace (the tests check both
+// shortcuts against the files).
+func (m *Model) Snapshot() (ops.Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var s ops.Snapshot
+	if err := m.usable(); err != nil {
+		return s, err
+	}
+	var err error
+	m.t.run(func(t *thread) { s, err = t.snapshot() })
+	return s, err
+}
+
+// Close stops the worker thread; the thread exits and its namespace, with
+// every object in it, goes with it. Close is idempotent.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if m.t != nil {
+		m.t.stop()
+		m.t = nil
+	}
+	return nil
+}
+
+func (m *Model) usable() error {
+	if m.closed {
+		return errors.New("kernel: model is closed")
+	}
+	if m.t == nil {
+		return errors.New("kernel: the worker thread was discarded after a failed credential restore; Reset starts a new one")
+	}
+	return nil
+}
+
+func checkOp(op ops.Op) error {
+	if op.Type > ops.Shm {
+		return fmt.Errorf("kernel: unknown IPC type %d", op.Type)
+	}
+	switch op.Kind {
+	case ops.KindGet, ops.KindRmid, ops.KindStat, ops.KindNextID, ops.KindLimit, ops.KindList:
+	default:
+		return fmt.Errorf("kernel: unsupported op kind %s", op.Kind)
+	}
+	if op.Obj.Handle != 0 {
+		return fmt.Errorf("kernel: unresolved handle h%d (the caller resolves handles)", op.Obj.Handle)
+	}
+	return nil
+}
+
+// apply runs op on the thread, as op.As when it is not 0.
+func (t *thread) apply(op ops.Op) (ops.Result, error) {
+	t.dirty = true
+	if op.As == 0 {
+		return t.do(op)
+	}
+	if err := t.becomeUser(op.As); err != nil {
+		if rerr := t.restoreSelf(); rerr != nil {
+			t.discarded = fmt.Errorf("kernel: %v; then could not restore the worker thread, discarded it: %w", err, rerr)
+			return ops.Result{}, t.discarded
+		}
+		return ops.Result{}, fmt.Errorf("kernel: switching to uid %d: %w", op.As, err)
+	}
+	r, err := t.do(op)
+	if rerr := t.restoreSelf(); rerr != nil {
+		t.discarded = fmt.Errorf("kernel: after running %s: could not restore the worker thread, discarded it: %w", ops.FormatOp(op), rerr)
+		return r, t.discarded
+	}
+	return r, err
+}
+
+// do runs op with the thread's current credentials.
+func (t *thread) do(op ops.Op) (ops.Result, error) {
+	var r ops.Result
+	var e syscall.Errno
+	var err error
+	switch op.Kind {
+	case ops.KindGet:
+		r.ID, e = ipcGet(op)
+	case ops.KindRmid:
+		e = ipcCtl(op.Type, op.Obj.ID, ipcRmid, nil)
+	case ops.KindStat:
+		r.Obj, e = ipcStatObject(op.Type, op.Obj.ID)
+	case ops.KindNextID:
+		t.nextIDWritten[op.Type] = true
+		e, err = setNextID(op.Type, op.Value)
+	case ops.KindLimit:
+		e, err = t.setLimit(op.Type, op.Value)
+	case ops.KindList:
+		var objs []ops.Object
+		objs, e, err = t.listing(op.Type)
+		if e == 0 && err == nil {
+			r.List = make([]ops.Entry, len(objs))
+			for i, o := range objs {
+				r.List[i] = ops.Entry{ID: o.ID, Key: o.Key}
+			}
+		}
+	}
+	if err != nil {
+		return ops.Result{}, fmt.Errorf("kernel: %s: %w", ops.FormatOp(op), err)
+	}
+	if e != 0 {
+		return ops.Result{Err: ops.Errno(e)}, nil
+	}
+	return r, nil
+}
+
+func (t *thread) snapshot() (ops.Snapshot, error) {
+	return t.snapshotReading(t.nextIDWritten)
+}
+
+// snapshotReading takes a snapshot, reading <type>_next_id where read[type]
+// is set and taking the -1 of a new namespace elsewhere.
+func (t *thread) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, error) {
+	var s ops.Snapshot
+	for _, typ := range ops.IPCTypes {
+		objs, e, err := t.listing(typ)
+		if err == nil && e != 0 {
+			err = e
+		}
+		if err != nil {
+			return s, fmt.Errorf("kernel: snapshot: reading /proc/sysvipc/%s: %w", typ, err)
+		}
+		next := int64(-1)
+		if read[typ] {
+			if next, err = t.readInt("/proc/sys/kernel/" + typ.String() + "_next_id"); err != nil {
+				return s, fmt.Errorf("kernel: snapshot: %w", err)
+			}
+		}
+		limit, e := ipcLimit(typ)
+		if e != 0 {
+			return s, fmt.Errorf("kernel: snapshot: %s IPC_INFO: %w", typ, e)
+		}
+		s.IDs[typ] = ops.TypeState{Objects: objs, NextID: next, Limit: limit}
+	}
+	return s, nil
+}

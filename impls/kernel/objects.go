@@ -1,0 +1,146 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"syscall"
+	"unsafe"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Flags and commands of <linux/ipc.h>.
+const (
+	ipcCreat = 0o1000
+	ipcExcl  = 0o2000
+	ipcRmid  = 0
+	ipcStat  = 2
+	ipcInfo  = 3
+)
+
+// ipc64Perm is struct ipc64_perm on x86-64 (48 bytes).
+type ipc64Perm struct {
+	key                  int32
+	uid, gid, cuid, cgid uint32
+	mode                 uint32
+	seq                  uint16
+	_                    uint16
+	_                    [2]uint64
+}
+
+// msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
+type msqid64DS struct {
+	perm ipc64Perm
+	_    [9]uint64 // stime, rtime, ctime, cbytes, qnum, qbytes, lspid+lrpid, 2 unused
+}
+
+// semid64DS is struct semid64_ds on x86-64 (104 bytes).
+type semid64DS struct {
+	perm  ipc64Perm
+	_     [4]uint64 // otime, unused, ctime, unused
+	nsems uint64
+	_     [2]uint64
+}
+
+// shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
+type shmid64DS struct {
+	perm  ipc64Perm
+	segsz uint64
+	_     [7]uint64 // atime, dtime, ctime, cpid+lpid, nattch, 2 unused
+}
+
+// statBuf holds any of the three; the slack guards against a layout we got
+// wrong overrunning into other memory.
+type statBuf struct {
+	ds    [16]uint64
+	slack [16]uint64
+}
+
+func init() {
+	// The layouts above are the kernel ABI; a wrong size would be a bug here.
+	if unsafe.Sizeof(ipc64Perm{}) != 48 || unsafe.Sizeof(msqid64DS{}) != 120 ||
+		unsafe.Sizeof(semid64DS{}) != 104 || unsafe.Sizeof(shmid64DS{}) != 112 {
+		panic("kernel: SysV IPC struct layouts do not match the x86-64 ABI")
+	}
+}
+
+// ipcGet is msgget(key, flags), semget(key, size, flags) or
+// shmget(key, size, flags). Only the 0777 bits of mode are passed, so a mode
+// can never smuggle in IPC_NOWAIT, SHM_HUGETLB or the like. key, size and the
+// flags go to the kernel as they are, which truncates key and nsems to int.
+func ipcGet(op ops.Op) (int64, syscall.Errno) {
+	flags := uintptr(op.Mode & 0o777)
+	if op.Creat {
+		flags |= ipcCreat
+	}
+	if op.Excl {
+		flags |= ipcExcl
+	}
+	key := uintptr(op.Key) // sign-extended; the kernel reads the low 32 bits as key_t
+	var r uintptr
+	var e syscall.Errno
+	switch op.Type {
+	case ops.Msg:
+		r, _, e = syscall.Syscall(syscall.SYS_MSGGET, key, flags, 0)
+	case ops.Sem:
+		r, _, e = syscall.Syscall(syscall.SYS_SEMGET, key, uintptr(op.Size), flags)
+	case ops.Shm:
+		r, _, e = syscall.Syscall(syscall.SYS_SHMGET, key, uintptr(op.Size), flags)
+	}
+	return int64(r), e
+}
+
+// ipcCtl is msgctl, semctl (semnum 0) or shmctl of cmd on id, with buf as the
+// argument. A negative id is passed through (sign-extended) for the kernel
+// to refuse.
+func ipcCtl(t ops.IPCType, id int64, cmd int, buf *statBuf) syscall.Errno {
+	var e syscall.Errno
+	switch t {
+	case ops.Msg:
+		_, _, e = syscall.Syscall(syscall.SYS_MSGCTL, uintptr(id), uintptr(cmd), uintptr(unsafe.Pointer(buf)))
+	case ops.Sem:
+		_, _, e = syscall.Syscall6(syscall.SYS_SEMCTL, uintptr(id), 0, uintptr(cmd), uintptr(unsafe.Pointer(buf)), 0, 0)
+	case ops.Shm:
+		_, _, e = syscall.Syscall(syscall.SYS_SHMCTL, uintptr(id), uintptr(cmd), uintptr(unsafe.Pointer(buf)))
+	}
+	return e
+}
+
+// ipcStatObject is IPC_STAT on id: key, the 0777 bits of the mode, the owner's
+// uid and the size (shm segment size, sem nsems, 0 for msg). ID is left 0.
+func ipcStatObject(t ops.IPCType, id int64) (ops.Object, syscall.Errno) {
+	var buf statBuf
+	if e := ipcCtl(t, id, ipcStat, &buf); e != 0 {
+		return ops.Object{}, e
+	}
+	p := (*ipc64Perm)(unsafe.Pointer(&buf.ds))
+	o := ops.Object{Key: p.key, Mode: uint16(p.mode & 0o777), Owner: p.uid}
+	switch t {
+	case ops.Sem:
+		o.Size = int64((*semid64DS)(unsafe.Pointer(&buf.ds)).nsems)
+	case ops.Shm:
+		o.Size = int64((*shmid64DS)(unsafe.Pointer(&buf.ds)).segsz)
+	}
+	return o, 0
+}
+
+// ipcLimit returns the object limit of t (msgmni, semmni or shmmni) from
+// IPC_INFO, which copies the very namespace fields the sysctls write
+// (ns->msg_ctlmni, ns->sc_semmni, ns->shm_ctlmni) in a third of a
+// microsecond; reading the sysctl files costs 13 µs each, and about 100 µs
+// the first time a file is opened in a new namespace.
+func ipcLimit(t ops.IPCType) (int64, syscall.Errno) {
+	var buf statBuf
+	if e := ipcCtl(t, 0, ipcInfo, &buf); e != 0 {
+		return 0, e
+	}
+	b := unsafe.Pointer(&buf.ds)
+	switch t {
+	case ops.Msg: // struct msginfo: msgpool, msgmap, msgmax, msgmnb, msgmni (int)
+		return int64(*(*int32)(unsafe.Add(b, 16))), 0
+	case ops.Sem: // struct seminfo: semmap, semmni (int)
+		return int64(*(*int32)(unsafe.Add(b, 4))), 0
+	}
+	// struct shminfo64: shmmax, shmmin, shmmni (unsigned long)
+	return int64(*(*uint64)(unsafe.Add(b, 16))), 0
+}

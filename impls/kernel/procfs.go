@@ -1,0 +1,129 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"syscall"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Everything here runs on the worker thread: /proc/sysvipc shows the opener's
+// IPC namespace, and the ipc sysctls under /proc/sys/kernel act on it too.
+// The files are read and written with plain syscalls so that no poller or
+// other goroutine gets involved.
+
+// limitSysctl names the object-limit sysctl of each type (semmni is the 4th
+// field of "sem").
+var limitSysctl = [...]string{ops.Msg: "msgmni", ops.Sem: "sem", ops.Shm: "shmmni"}
+
+// readProc reads a whole /proc file into the thread's buffer. The result is
+// valid until the next readProc.
+func (t *thread) readProc(path string) ([]byte, syscall.Errno, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, errnoOf(err), nil
+	}
+	defer syscall.Close(fd)
+	if cap(t.buf) < 64<<10 {
+		t.buf = make([]byte, 0, 64<<10)
+	}
+	b := t.buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, errnoOf(err), nil
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	t.buf = b
+	return b, 0, nil
+}
+
+// writeProc writes text to a /proc file in one write and returns the errno of
+// the open or the write.
+func writeProc(path, text string) (syscall.Errno, error) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err), nil
+	}
+	defer syscall.Close(fd)
+	n, err := syscall.Write(fd, []byte(text))
+	if err != nil {
+		return errnoOf(err), nil
+	}
+	if n != len(text) {
+		return 0, fmt.Errorf("write %s: short write (%d of %d bytes)", path, n, len(text))
+	}
+	return 0, nil
+}
+
+func errnoOf(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EIO // syscall.Open/Read/Write only return Errno
+}
+
+// readInt reads a one-number /proc file.
+func (t *thread) readInt(path string) (int64, error) {
+	b, e, err := t.readProc(path)
+	if err == nil && e != 0 {
+		err = e
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// setNextID writes <type>_next_id.
+func setNextID(typ ops.IPCType, v int64) (syscall.Errno, error) {
+	return writeProc("/proc/sys/kernel/"+typ.String()+"_next_id", strconv.FormatInt(v, 10)+"\n")
+}
+
+// setLimit writes msgmni or shmmni, or for sem rewrites the four fields of
+// "sem" with the 4th (semmni) set to v and the others kept.
+func (t *thread) setLimit(typ ops.IPCType, v int64) (syscall.Errno, error) {
+	path := "/proc/sys/kernel/" + limitSysctl[typ]
+	text := strconv.FormatInt(v, 10) + "\n"
+	if typ == ops.Sem {
+		b, e, err := t.readProc(path)
+		if err != nil || e != 0 {
+			return e, err
+		}
+		f, err := parseSemLimits(b)
+		if err != nil {
+			return 0, err
+		}
+		text = fmt.Sprintf("%d %d %d %d\n", f[0], f[1], f[2], v)
+	}
+	return writeProc(path, text)
+}
+
+// listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
+// open or a read (a caller run as another user may be refused).
+func (t *thread) listing(typ ops.IPCType) ([]ops.Object, syscall.Errno, error) {
+	b, e, err := t.readProc("/proc/sysvipc/" + typ.String())
+	if err != nil || e != 0 {
+		return nil, e, err
+	}
+	objs, err := parseSysvipc(typ, b)
+	return objs, 0, err
+}
