@@ -115,7 +115,15 @@ func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
 	return nil
 }
 
+// sameResult is exact equality of two results of one operation.
+func sameResult(ra, rb ops.Result) bool {
+	return ra.Err == rb.Err && ra.ID == rb.ID && ra.Obj == rb.Obj && slices.Equal(ra.List, rb.List)
+}
+
 func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
+	if ren == nil && sameResult(ra, rb) {
+		return ""
+	}
 	fa, fb := ops.FormatResult(op.Kind, ra), ops.FormatResult(op.Kind, rb)
 	differ := func() string { return fmt.Sprintf("%s: A -> %s, B -> %s", ops.FormatOp(op), fa, fb) }
 	if ren == nil || ra.Err != ops.OK || rb.Err != ops.OK {

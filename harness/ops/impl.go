@@ -20,6 +20,13 @@ type Impl interface {
 	Close() error
 }
 
+// ScriptRunner is a Model that runs a whole script itself (reset, operations
+// with handles resolved as Run does, snapshot), for instance to hand it to a
+// worker thread in one go. Local.Exec prefers it to operation-by-operation calls.
+type ScriptRunner interface {
+	Run(cfg Config, script []Op) (Outcome, error)
+}
+
 // Local serves a Model in this process behind the Impl interface. It is what
 // the plugin server wraps, and what tests and benchmarks use directly.
 type Local struct {
@@ -80,7 +87,13 @@ func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		o, err := Run(l.model, cfg, s)
+		var o Outcome
+		var err error
+		if sr, ok := l.model.(ScriptRunner); ok {
+			o, err = sr.Run(cfg, s)
+		} else {
+			o, err = Run(l.model, cfg, s)
+		}
 		if err != nil {
 			return out, fmt.Errorf("script %d of %d: %w", i+1, len(scripts), err)
 		}

@@ -84,50 +84,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.OpsPerSec = float64(res.Ops) / res.Seconds
 		}
 	}()
-	for next := 0; ; {
-		if o.Checks > 0 && next >= o.Checks {
-			break
-		}
+	genCtx, stopGen := context.WithCancel(ctx)
+	defer stopGen()
+	for bt := range generate(genCtx, o) {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		n := o.Batch
-		if o.Checks > 0 {
-			n = min(n, o.Checks-next)
-		}
-		seeds := make([]uint64, n)
-		scripts := make([][]ops.Op, n)
-		for i := range scripts {
-			seeds[i] = o.Seed + uint64(next+i)
-			scripts[i] = o.Generate(seeds[i])
-		}
-		outA, outB, errA, errB := execBoth(ctx, o.A, o.B, scripts)
+		outA, outB, errA, errB := execBoth(ctx, o.A, o.B, bt.scripts)
 		if errA != nil || errB != nil {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			if err := pluginFailure(ctx, o, res, scripts, seeds, errA, errB); err != nil {
+			if err := pluginFailure(ctx, o, res, bt.scripts, bt.seeds, errA, errB); err != nil {
 				return res, err
 			}
-			next += n
-			res.Checks += n
+			res.Checks += len(bt.scripts)
 			continue
 		}
-		for i, s := range scripts {
+		for i, s := range bt.scripts {
 			res.Checks++
 			res.Ops += len(s)
 			if d := equiv.Compare(o.Relation, s, outA[i], outB[i]); d != nil {
 				res.Divergences++
-				if err := divergence(ctx, o, res, s, seeds[i]); err != nil {
+				if err := divergence(ctx, o, res, s, bt.seeds[i]); err != nil {
 					return res, err
 				}
 				return res, nil
 			}
 		}
-		next += n
 		if o.Progress != nil && time.Since(lastProgress) >= 2*time.Second {
 			lastProgress = time.Now()
 			el := time.Since(start).Seconds()
@@ -136,6 +123,39 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// batch is a run of consecutive seeds and their scripts.
+type batch struct {
+	seeds   []uint64
+	scripts [][]ops.Op
+}
+
+// generate draws batches ahead of the plugins, so that drawing the next
+// batch overlaps running the current one. Script i always has seed Seed+i.
+func generate(ctx context.Context, o Options) <-chan batch {
+	ch := make(chan batch, 1)
+	go func() {
+		defer close(ch)
+		for next := 0; o.Checks <= 0 || next < o.Checks; {
+			n := o.Batch
+			if o.Checks > 0 {
+				n = min(n, o.Checks-next)
+			}
+			bt := batch{seeds: make([]uint64, n), scripts: make([][]ops.Op, n)}
+			for i := range n {
+				bt.seeds[i] = o.Seed + uint64(next+i)
+				bt.scripts[i] = o.Generate(bt.seeds[i])
+			}
+			next += n
+			select {
+			case ch <- bt:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 // execBoth runs the scripts on both sides at once.

@@ -122,6 +122,11 @@ func simplifications(s []ops.Op) [][]ops.Op {
 				o.Excl = false
 				with(i, o)
 			}
+			if op.Size > 1 {
+				o := op
+				o.Size = 1
+				with(i, o)
+			}
 			if op.Mode != 0600 {
 				o := op
 				o.Mode = 0600

@@ -39,6 +39,8 @@ type typeShadow struct {
 	keys    map[int32]*object
 	live    int
 	limit   int64
+	// liveHandles and staleHandles partition order, each in binding order.
+	liveHandles, staleHandles []int
 }
 
 // Shadow is the generator's idea of the state a script has reached. It
@@ -116,7 +118,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 	if !s.renamed {
 		menu = append(menu, actNextID)
 	}
-	live, stale := ts.handlesBy(true), ts.handlesBy(false)
+	live, stale := ts.liveHandles, ts.staleHandles
 	if len(live) > 0 {
 		menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actStatLive, actStatLive)
 	}
@@ -184,6 +186,11 @@ func (ts *typeShadow) handlesBy(live bool) []int {
 	return hs
 }
 
+// refresh recomputes the live and stale handle lists after a removal.
+func (ts *typeShadow) refresh() {
+	ts.liveHandles, ts.staleHandles = ts.handlesBy(true), ts.handlesBy(false)
+}
+
 // get draws a msgget/semget/shmget of key and predicts its outcome.
 func (s *Shadow) get(src Source, t ops.IPCType, key int32) ops.Op {
 	s.nextHandle++
@@ -234,6 +241,7 @@ func (s *Shadow) get(src Source, t ops.IPCType, key int32) ops.Op {
 func (ts *typeShadow) bind(h int, o *object) {
 	ts.handles[h] = o
 	ts.order = append(ts.order, h)
+	ts.liveHandles = append(ts.liveHandles, h)
 }
 
 func (s *Shadow) rmid(t ops.IPCType, h int, as uint32) {
@@ -247,6 +255,7 @@ func (s *Shadow) rmid(t ops.IPCType, h int, as uint32) {
 	if ts.keys[o.key] == o {
 		delete(ts.keys, o.key)
 	}
+	ts.refresh()
 }
 
 func (s *Shadow) setLimit(t ops.IPCType, v int64) {

@@ -32,6 +32,7 @@ func (s *Shadow) clone() *Shadow {
 		for k, o := range maps.All(ts.keys) {
 			nt.keys[k] = cp(o)
 		}
+		nt.refresh()
 		c.types[i] = nt
 	}
 	return &c

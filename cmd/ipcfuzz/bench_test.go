@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/host"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
+)
+
+// side opens a built-in implementation in this process or as a plugin
+// process of the ipcfuzz binary built by TestMain.
+func side(b *testing.B, name string, plugin bool) runner.Side {
+	b.Helper()
+	if plugin {
+		p, err := host.Open(context.Background(), host.Launch{Name: name, Path: bin, Args: []string{"plugin", "serve", name}, CallTimeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close() })
+		return runner.Side{Name: name, Impl: p}
+	}
+	bi, err := impls.Lookup(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := bi.New()
+	if err != nil {
+		b.Skipf("%s: %v", name, err)
+	}
+	l := ops.NewLocal(bi.Info, m)
+	b.Cleanup(func() { l.Close() })
+	return runner.Side{Name: name, Impl: l}
+}
+
+// benchCompare measures the whole compare pipeline (generation, both sides,
+// comparison) in ops/s: one iteration is 256 scripts.
+func benchCompare(b *testing.B, a, bb string, plugin bool) {
+	sa, sb := side(b, a, plugin), side(b, bb, plugin)
+	gen := idsprops.RapidScripts(equiv.Exact)
+	const checks = 256
+	ops := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := runner.Run(context.Background(), runner.Options{
+			A: sa, B: sb, Subsystem: "ids", Relation: equiv.Exact, Generate: gen,
+			Seed: uint64(i * checks), Checks: checks,
+		})
+		if err != nil || res.Divergences > 0 || res.Failures > 0 {
+			b.Fatalf("run %d: %v %+v", i, err, res)
+		}
+		ops += res.Ops
+	}
+	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func BenchmarkCompareNaiveOptimizedInProcess(b *testing.B) {
+	benchCompare(b, "naive", "optimized", false)
+}
+
+func BenchmarkCompareNaiveOptimizedPlugins(b *testing.B) {
+	benchCompare(b, "naive", "optimized", true)
+}
+
+func BenchmarkCompareOptimizedKernelPlugins(b *testing.B) {
+	benchCompare(b, "optimized", "kernel", true)
+}
+
+// BenchmarkGenerate is the share of generation in the figures above.
+func BenchmarkGenerate(b *testing.B) {
+	gen := idsprops.RapidScripts(equiv.Exact)
+	ops := 0
+	for i := 0; i < b.N; i++ {
+		ops += len(gen(uint64(i)))
+	}
+	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+}
