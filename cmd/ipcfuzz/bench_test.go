@@ -39,17 +39,17 @@ func side(b *testing.B, name string, plugin bool) runner.Side {
 }
 
 // benchCompare measures the whole compare pipeline (generation, both sides,
-// comparison) in ops/s: one iteration is 256 scripts.
+// comparison) in ops/s: one iteration is 512 scripts in batches of 256, the CLI default.
 func benchCompare(b *testing.B, a, bb string, plugin bool) {
 	sa, sb := side(b, a, plugin), side(b, bb, plugin)
 	gen := idsprops.RapidScripts(equiv.Exact)
-	const checks = 256
+	const checks = 512
 	ops := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := runner.Run(context.Background(), runner.Options{
 			A: sa, B: sb, Subsystem: "ids", Relation: equiv.Exact, Generate: gen,
-			Seed: uint64(i * checks), Checks: checks,
+			Seed: uint64(i * checks), Checks: checks, Batch: 256,
 		})
 		if err != nil || res.Divergences > 0 || res.Failures > 0 {
 			b.Fatalf("run %d: %v %+v", i, err, res)

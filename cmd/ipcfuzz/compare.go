@@ -40,7 +40,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	asJSON := fs.Bool("json", false, "end with one JSON object on stdout")
 	corpusDir := fs.String("corpus", "corpus", "directory where findings are written")
-	batch := fs.Int("batch", 64, "scripts per plugin call")
+	batch := fs.Int("batch", 256, "scripts per plugin call")
 	callTimeout := fs.Duration("call-timeout", 60*time.Second, "deadline of one plugin call")
 	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
 	pos, err := parseInterspersed(fs, args)

@@ -44,7 +44,7 @@ type Options struct {
 	Seed     uint64
 	Checks   int           // scripts to run; 0 with Duration means "until the time is up"
 	Duration time.Duration // stop after this long (0: no limit)
-	Batch    int           // scripts per Exec call (default 64)
+	Batch    int           // scripts per Exec call (default 256)
 	Corpus   string        // directory for findings ("" stores nothing)
 	Command  string        // the command line, recorded in findings
 	Progress io.Writer     // progress lines (nil: none)
@@ -69,7 +69,7 @@ type Result struct {
 // divergence is found or ctx ends.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Batch <= 0 {
-		o.Batch = 64
+		o.Batch = 256
 	}
 	res := &Result{A: o.A.Name, B: o.B.Name, Subsystem: o.Subsystem, Scripts: []string{}}
 	start := time.Now()
