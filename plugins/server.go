@@ -96,3 +96,13 @@ func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzz
 	outs, empty := OutcomesToProto(outcomes)
 	return &ipcfuzzv1.ExecResponse{Outcomes: outs, OutcomesEmpty: empty, Failure: f}, nil
 }
+
+// Measure implements ipcfuzzv1.ImplServer.
+func (s *server) Measure(ctx context.Context, req *ipcfuzzv1.MeasureRequest) (*ipcfuzzv1.MeasureResponse, error) {
+	m, err := s.impl.Measure(ctx, ConfigFromProto(req.GetConfig()), ops.Workload(req.GetWorkload()), int(req.GetN()), int(req.GetReps()))
+	f, serr := failure(ctx, err)
+	if serr != nil {
+		return nil, serr
+	}
+	return &ipcfuzzv1.MeasureResponse{WallNs: m.WallNs, Counters: m.Counters, Primary: m.Primary, Failure: f}, nil
+}

@@ -4,6 +4,8 @@
 //	ipcfuzz compare A B [--subsystem ids] [--engine rapid|gopter] [--checks N | --time D]
 //	                    [--seed S] [--equiv exact|ids-renamed] [--json]
 //	ipcfuzz replay FILE... [--impls A,B] [--equiv R]
+//	ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k] [--metric wall|counter|both]
+//	                    [--plot FILE.svg|FILE.png] [--format table|json|benchstat]
 //	ipcfuzz list
 //
 // Implementations are built-in names (naive, optimized, kernel), optionally
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = compareCmd(ctx, args[1:], stdout, stderr)
 	case "replay":
 		err = replayCmd(ctx, args[1:], stdout, stderr)
+	case "complexity":
+		err = complexityCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		err = listCmd(ctx, stdout)
 	case "plugin":
@@ -90,7 +94,13 @@ Usage:
   ipcfuzz compare A B [--subsystem ids] [--engine rapid|gopter] [--checks N | --time D]
                       [--seed S] [--equiv exact|ids-renamed] [--json] [--corpus DIR]
   ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed]
+  ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
+                      [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
+                      [--format table|json|benchstat] [--reps N]
   ipcfuzz list
+
+Workloads: proc-read-shm, proc-read-msg, proc-read-sem, proc-read-sparse,
+alloc-churn, lookup-depth.
 
 Implementations: naive, optimized, kernel, with options as name:key=value,...
 (naive:alloc=legacy), or the path of a plugin executable (./my-model).

@@ -436,3 +436,24 @@ func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op) (
 	}
 	return outcomes, nil
 }
+
+// Measure implements ops.Impl.
+func (p *Plugin) Measure(ctx context.Context, cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	if err := p.checkConfig("measure", cfg); err != nil {
+		return ops.Measurement{}, err
+	}
+	req := &ipcfuzzv1.MeasureRequest{Config: plugins.ConfigToProto(cfg), Workload: string(w), N: int64(n), Reps: int32(reps)}
+	resp, err := call(ctx, p, "measure", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.MeasureResponse, error) {
+		return c.Measure(ctx, req)
+	})
+	if err != nil {
+		return ops.Measurement{}, err
+	}
+	if resp.Failure != nil {
+		return ops.Measurement{}, p.failed("measure", resp.Failure)
+	}
+	if resp.Failure == nil && len(resp.WallNs) != reps {
+		return ops.Measurement{}, p.garbage("measure", fmt.Errorf("%d timings for %d repetitions", len(resp.WallNs), reps))
+	}
+	return ops.Measurement{WallNs: resp.WallNs, Counters: resp.Counters, Primary: resp.Primary}, nil
+}

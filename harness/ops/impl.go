@@ -17,6 +17,8 @@ type Impl interface {
 	Apply(ctx context.Context, ops []Op) ([]Result, error)
 	Snapshot(ctx context.Context) (Snapshot, error)
 	Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error)
+	// Measure runs a workload of size n, reps times, inside the implementation.
+	Measure(ctx context.Context, cfg Config, w Workload, n, reps int) (Measurement, error)
 	Close() error
 }
 
@@ -101,6 +103,21 @@ func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome
 	}
 	l.handles = Handles{}
 	return out, nil
+}
+
+// Measure implements Impl; the model must be a Measurer.
+func (l *Local) Measure(_ context.Context, cfg Config, w Workload, n, reps int) (Measurement, error) {
+	if err := CheckMeasure(w, n, reps); err != nil {
+		return Measurement{}, err
+	}
+	m, ok := l.model.(Measurer)
+	if !ok {
+		return Measurement{}, fmt.Errorf("%s does not measure workloads", l.info.Name)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handles = Handles{}
+	return m.Measure(cfg, w, n, reps)
 }
 
 // Close implements Impl.

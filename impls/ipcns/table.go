@@ -43,4 +43,6 @@ type Table interface {
 	Listing() []*Obj
 	// Counters returns the work done so far (probes, nodes visited).
 	Counters() map[string]int64
+	// CostCounter names the counter that best measures the work done.
+	CostCounter() string
 }

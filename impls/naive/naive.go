@@ -155,5 +155,13 @@ func (s *Slots) findIPC(pos int) (*ipcns.Obj, int) {
 	return nil, pos + 1
 }
 
+// CostCounter implements ipcns.Table.
+func (s *Slots) CostCounter() string { return "probes" }
+
+// Measure implements ops.Measurer.
+func (m *Model) Measure(cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	return ipcns.Measure(m, m.Namespace, cfg, w, n, reps)
+}
+
 // Counters implements ipcns.Table.
 func (s *Slots) Counters() map[string]int64 { return map[string]int64{"probes": s.probes} }

@@ -279,6 +279,9 @@ func (t *IDR) Listing() []*ipcns.Obj {
 	return out
 }
 
+// CostCounter implements ipcns.Table.
+func (t *IDR) CostCounter() string { return "nodes" }
+
 // Counters implements ipcns.Table.
 func (t *IDR) Counters() map[string]int64 {
 	return map[string]int64{"nodes": t.visits, "height": int64(t.Height())}

@@ -34,3 +34,8 @@ func (m *Model) Reset(cfg ops.Config) error {
 	}
 	return m.Namespace.Reset(cfg)
 }
+
+// Measure implements ops.Measurer.
+func (m *Model) Measure(cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	return ipcns.Measure(m, m.Namespace, cfg, w, n, reps)
+}

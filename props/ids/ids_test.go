@@ -207,10 +207,12 @@ func TestGopterCommandsKernel(t *testing.T) {
 }
 
 // FuzzMaxLen bounds the scripts FuzzIDs draws, so that one input stays
-// small and fast.
+// small and fast (about 400 bytes make a script of this length).
 const FuzzMaxLen = 64
 
-// FuzzIDs runs fuzzer-chosen scripts on the naive and optimized models and
+// FuzzIDs turns the fuzzer's bytes into a script (each byte one choice of
+// the generator, see ByteSource; not rapid.MakeFuzz, whose 8 bytes per draw
+// make inputs large and minimization slow), runs it on the naive and optimized models and
 // on the live kernel (when a private IPC namespace can be had) and compares
 // naive with optimized and optimized with the kernel exactly.
 func FuzzIDs(f *testing.F) {
@@ -220,8 +222,8 @@ func FuzzIDs(f *testing.F) {
 		k = ops.NewLocal(kernel.Info(), m)
 		f.Cleanup(func() { _ = k.Close() })
 	}
-	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
-		src := RapidSource{t}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := &ByteSource{Data: data}
 		focus := ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
 		script := Script(src, equiv.Exact, focus, src.Intn(2, "churn") == 0, 1+src.Intn(FuzzMaxLen, "length"))
 		ctx := context.Background()
@@ -234,7 +236,7 @@ func FuzzIDs(f *testing.F) {
 			t.Fatal(err)
 		}
 		if d := equiv.Compare(equiv.Exact, script, outs[0], outO[0]); d != nil {
-			t.Fatalf("naive vs optimized: %v", d)
+			t.Fatalf("naive vs optimized: %v\n%s", d, ops.Format(&ops.Script{Subsystem: "ids", Steps: steps(script)}))
 		}
 		if k == nil {
 			return
@@ -244,9 +246,17 @@ func FuzzIDs(f *testing.F) {
 			t.Fatal(err)
 		}
 		if d := equiv.Compare(equiv.Exact, script, outO[0], outK[0]); d != nil {
-			t.Fatalf("optimized vs kernel: %v", d)
+			t.Fatalf("optimized vs kernel: %v\n%s", d, ops.Format(&ops.Script{Subsystem: "ids", Steps: steps(script)}))
 		}
-	}))
+	})
+}
+
+func steps(script []ops.Op) []ops.Step {
+	out := make([]ops.Step, len(script))
+	for i, op := range script {
+		out[i] = ops.Step{Op: op}
+	}
+	return out
 }
 
 // TestCorpusReplay replays every committed script: the implementations must

@@ -42,3 +42,32 @@ func RapidScripts(rel equiv.Relation) func(seed uint64) []ops.Op {
 	gen := ScriptGen(rel)
 	return func(seed uint64) []ops.Op { return gen.Example(int(seed)) }
 }
+
+// ByteSource draws from fuzzer-chosen bytes, for go test -fuzz: one byte per
+// choice among up to 256 options, two bytes for more; past the end every
+// choice is 0. Every input is a valid script, small inputs make small
+// scripts, and a byte the fuzzer flips changes one choice.
+type ByteSource struct {
+	Data []byte
+	pos  int
+}
+
+// Intn implements Source.
+func (b *ByteSource) Intn(n int, _ string) int {
+	if n <= 1 {
+		return 0
+	}
+	v := 0
+	for width := n; width > 1; width >>= 8 {
+		v = v<<8 | b.next()
+	}
+	return v % n
+}
+
+func (b *ByteSource) next() int {
+	if b.pos >= len(b.Data) {
+		return 0
+	}
+	b.pos++
+	return int(b.Data[b.pos-1])
+}

@@ -1285,6 +1285,143 @@ func (x *ExecResponse) GetFailure() *Failure {
 	return nil
 }
 
+type MeasureRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Config        *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Workload      string                 `protobuf:"bytes,2,opt,name=workload,proto3" json:"workload,omitempty"`
+	N             int64                  `protobuf:"varint,3,opt,name=n,proto3" json:"n,omitempty"`
+	Reps          int32                  `protobuf:"varint,4,opt,name=reps,proto3" json:"reps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MeasureRequest) Reset() {
+	*x = MeasureRequest{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MeasureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MeasureRequest) ProtoMessage() {}
+
+func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MeasureRequest.ProtoReflect.Descriptor instead.
+func (*MeasureRequest) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *MeasureRequest) GetConfig() *Config {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *MeasureRequest) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *MeasureRequest) GetN() int64 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+func (x *MeasureRequest) GetReps() int32 {
+	if x != nil {
+		return x.Reps
+	}
+	return 0
+}
+
+// MeasureResponse mirrors ops.Measurement.
+type MeasureResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WallNs        []int64                `protobuf:"varint,1,rep,packed,name=wall_ns,json=wallNs,proto3" json:"wall_ns,omitempty"`
+	Counters      map[string]int64       `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Primary       string                 `protobuf:"bytes,3,opt,name=primary,proto3" json:"primary,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,4,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MeasureResponse) Reset() {
+	*x = MeasureResponse{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MeasureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MeasureResponse) ProtoMessage() {}
+
+func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MeasureResponse.ProtoReflect.Descriptor instead.
+func (*MeasureResponse) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *MeasureResponse) GetWallNs() []int64 {
+	if x != nil {
+		return x.WallNs
+	}
+	return nil
+}
+
+func (x *MeasureResponse) GetCounters() map[string]int64 {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+func (x *MeasureResponse) GetPrimary() string {
+	if x != nil {
+		return x.Primary
+	}
+	return ""
+}
+
+func (x *MeasureResponse) GetFailure() *Failure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 var File_ipcfuzz_v1_impl_proto protoreflect.FileDescriptor
 
 const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
@@ -1377,13 +1514,27 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\fExecResponse\x12/\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\boutcomes\x12%\n" +
 	"\x0eoutcomes_empty\x18\x02 \x01(\bR\routcomesEmpty\x12-\n" +
-	"\afailure\x18\x03 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure2\xbf\x02\n" +
+	"\afailure\x18\x03 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"z\n" +
+	"\x0eMeasureRequest\x12*\n" +
+	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12\x1a\n" +
+	"\bworkload\x18\x02 \x01(\tR\bworkload\x12\f\n" +
+	"\x01n\x18\x03 \x01(\x03R\x01n\x12\x12\n" +
+	"\x04reps\x18\x04 \x01(\x05R\x04reps\"\xf7\x01\n" +
+	"\x0fMeasureResponse\x12\x17\n" +
+	"\awall_ns\x18\x01 \x03(\x03R\x06wallNs\x12E\n" +
+	"\bcounters\x18\x02 \x03(\v2).ipcfuzz.v1.MeasureResponse.CountersEntryR\bcounters\x12\x18\n" +
+	"\aprimary\x18\x03 \x01(\tR\aprimary\x12-\n" +
+	"\afailure\x18\x04 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\x1a;\n" +
+	"\rCountersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\x83\x03\n" +
 	"\x04Impl\x129\n" +
 	"\x04Info\x12\x17.ipcfuzz.v1.InfoRequest\x1a\x18.ipcfuzz.v1.InfoResponse\x12<\n" +
 	"\x05Reset\x12\x18.ipcfuzz.v1.ResetRequest\x1a\x19.ipcfuzz.v1.ResetResponse\x12<\n" +
 	"\x05Apply\x12\x18.ipcfuzz.v1.ApplyRequest\x1a\x19.ipcfuzz.v1.ApplyResponse\x12E\n" +
 	"\bSnapshot\x12\x1b.ipcfuzz.v1.SnapshotRequest\x1a\x1c.ipcfuzz.v1.SnapshotResponse\x129\n" +
-	"\x04Exec\x12\x17.ipcfuzz.v1.ExecRequest\x1a\x18.ipcfuzz.v1.ExecResponseB?Z=github.com/ipcfuzz/ipcfuzz/plugins/proto/ipcfuzz/v1;ipcfuzzv1b\x06proto3"
+	"\x04Exec\x12\x17.ipcfuzz.v1.ExecRequest\x1a\x18.ipcfuzz.v1.ExecResponse\x12B\n" +
+	"\aMeasure\x12\x1a.ipcfuzz.v1.MeasureRequest\x1a\x1b.ipcfuzz.v1.MeasureResponseB?Z=github.com/ipcfuzz/ipcfuzz/plugins/proto/ipcfuzz/v1;ipcfuzzv1b\x06proto3"
 
 var (
 	file_ipcfuzz_v1_impl_proto_rawDescOnce sync.Once
@@ -1397,7 +1548,7 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*Op)(nil),               // 0: ipcfuzz.v1.Op
 	(*Object)(nil),           // 1: ipcfuzz.v1.Object
@@ -1420,14 +1571,17 @@ var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*SnapshotResponse)(nil), // 18: ipcfuzz.v1.SnapshotResponse
 	(*ExecRequest)(nil),      // 19: ipcfuzz.v1.ExecRequest
 	(*ExecResponse)(nil),     // 20: ipcfuzz.v1.ExecResponse
-	nil,                      // 21: ipcfuzz.v1.Config.OptionsEntry
+	(*MeasureRequest)(nil),   // 21: ipcfuzz.v1.MeasureRequest
+	(*MeasureResponse)(nil),  // 22: ipcfuzz.v1.MeasureResponse
+	nil,                      // 23: ipcfuzz.v1.Config.OptionsEntry
+	nil,                      // 24: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
 	1,  // 0: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
 	2,  // 1: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
 	1,  // 2: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
 	4,  // 3: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
-	21, // 4: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
+	23, // 4: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
 	3,  // 5: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
 	5,  // 6: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
 	0,  // 7: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
@@ -1444,21 +1598,26 @@ var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
 	9,  // 18: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
 	8,  // 19: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
 	10, // 20: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	11, // 21: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	13, // 22: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	15, // 23: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	17, // 24: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	19, // 25: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	12, // 26: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	14, // 27: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	16, // 28: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	18, // 29: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	20, // 30: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	26, // [26:31] is the sub-list for method output_type
-	21, // [21:26] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	7,  // 21: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	24, // 22: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	10, // 23: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	11, // 24: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	13, // 25: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	15, // 26: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	17, // 27: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	19, // 28: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	21, // 29: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	12, // 30: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	14, // 31: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	16, // 32: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	18, // 33: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	20, // 34: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	22, // 35: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	30, // [30:36] is the sub-list for method output_type
+	24, // [24:30] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -1472,7 +1631,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

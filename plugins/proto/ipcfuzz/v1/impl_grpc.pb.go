@@ -53,6 +53,7 @@ const (
 	Impl_Apply_FullMethodName    = "/ipcfuzz.v1.Impl/Apply"
 	Impl_Snapshot_FullMethodName = "/ipcfuzz.v1.Impl/Snapshot"
 	Impl_Exec_FullMethodName     = "/ipcfuzz.v1.Impl/Exec"
+	Impl_Measure_FullMethodName  = "/ipcfuzz.v1.Impl/Measure"
 )
 
 // ImplClient is the client API for Impl service.
@@ -71,6 +72,9 @@ type ImplClient interface {
 	Snapshot(ctx context.Context, in *SnapshotRequest, opts ...grpc.CallOption) (*SnapshotResponse, error)
 	// Exec runs each script from a fresh state (reset with config, apply, snapshot).
 	Exec(ctx context.Context, in *ExecRequest, opts ...grpc.CallOption) (*ExecResponse, error)
+	// Measure runs a workload of size n, reps times, inside the implementation
+	// (setup and the measured part), so that no RPC time is in the figures.
+	Measure(ctx context.Context, in *MeasureRequest, opts ...grpc.CallOption) (*MeasureResponse, error)
 }
 
 type implClient struct {
@@ -131,6 +135,16 @@ func (c *implClient) Exec(ctx context.Context, in *ExecRequest, opts ...grpc.Cal
 	return out, nil
 }
 
+func (c *implClient) Measure(ctx context.Context, in *MeasureRequest, opts ...grpc.CallOption) (*MeasureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MeasureResponse)
+	err := c.cc.Invoke(ctx, Impl_Measure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ImplServer is the server API for Impl service.
 // All implementations must embed UnimplementedImplServer
 // for forward compatibility.
@@ -147,6 +161,9 @@ type ImplServer interface {
 	Snapshot(context.Context, *SnapshotRequest) (*SnapshotResponse, error)
 	// Exec runs each script from a fresh state (reset with config, apply, snapshot).
 	Exec(context.Context, *ExecRequest) (*ExecResponse, error)
+	// Measure runs a workload of size n, reps times, inside the implementation
+	// (setup and the measured part), so that no RPC time is in the figures.
+	Measure(context.Context, *MeasureRequest) (*MeasureResponse, error)
 	mustEmbedUnimplementedImplServer()
 }
 
@@ -171,6 +188,9 @@ func (UnimplementedImplServer) Snapshot(context.Context, *SnapshotRequest) (*Sna
 }
 func (UnimplementedImplServer) Exec(context.Context, *ExecRequest) (*ExecResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedImplServer) Measure(context.Context, *MeasureRequest) (*MeasureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Measure not implemented")
 }
 func (UnimplementedImplServer) mustEmbedUnimplementedImplServer() {}
 func (UnimplementedImplServer) testEmbeddedByValue()              {}
@@ -283,6 +303,24 @@ func _Impl_Exec_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Impl_Measure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MeasureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ImplServer).Measure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Impl_Measure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ImplServer).Measure(ctx, req.(*MeasureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Impl_ServiceDesc is the grpc.ServiceDesc for Impl service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -309,6 +347,10 @@ var Impl_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Exec",
 			Handler:    _Impl_Exec_Handler,
+		},
+		{
+			MethodName: "Measure",
+			Handler:    _Impl_Measure_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("complexity", flag.ContinueOnError)
+	workload := fs.String("workload", "", fmt.Sprintf("workload to measure: one of %v", ops.Workloads))
+	sizesFlag := fs.String("sizes", "1k..32k", "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c")
+	metricFlag := fs.String("metric", "both", "what to show and plot: wall, counter or both")
+	plotFile := fs.String("plot", "", "write a log-log plot to FILE.svg or FILE.png")
+	format := fs.String("format", "table", "output: table, json or benchstat")
+	reps := fs.Int("reps", 5, "repetitions of the measured part per size")
+	callTimeout := fs.Duration("call-timeout", 10*time.Minute, "deadline of one measurement")
+	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return usageError{"complexity needs at least one implementation: ipcfuzz complexity IMPL... --workload W"}
+	}
+	w, err := ops.ParseWorkload(*workload)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	sizes, err := complexity.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	metric := complexity.Metric(*metricFlag)
+	if metric != complexity.Wall && metric != complexity.Counter && metric != complexity.Both {
+		return usageError{fmt.Sprintf("--metric %q: want wall, counter or both", *metricFlag)}
+	}
+	if *format != "table" && *format != "json" && *format != "benchstat" {
+		return usageError{fmt.Sprintf("--format %q: want table, json or benchstat", *format)}
+	}
+	if *reps < 1 || *reps > 1000 {
+		return usageError{"--reps must be in 1..1000"}
+	}
+	var subjects []complexity.Subject
+	for _, n := range names {
+		s, err := openSide(ctx, n, *inProcess, *callTimeout)
+		if err != nil {
+			return err
+		}
+		defer s.Impl.Close()
+		subjects = append(subjects, complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config})
+	}
+	rep, err := complexity.Run(ctx, subjects, w, sizes, *reps, stderr)
+	if err != nil {
+		return err
+	}
+	if *plotFile != "" {
+		pm := metric
+		if pm == complexity.Both {
+			pm = complexity.Wall
+		}
+		if err := complexity.Plot(rep, pm, *plotFile); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "ipcfuzz: plot written to %s\n", *plotFile)
+	}
+	switch *format {
+	case "json":
+		return complexity.WriteJSON(stdout, rep)
+	case "benchstat":
+		return complexity.WriteBenchstat(stdout, rep)
+	}
+	return complexity.WriteTable(stdout, rep, metric)
+}

@@ -1,0 +1,176 @@
+// Package complexity turns measurements of a workload at several sizes into
+// growth verdicts: a log-log least-squares exponent with a confidence
+// interval from the repetitions, a complexity class, and a comparison across
+// implementations. It also renders the results as a table (like the
+// changelog of the 2021 sysvipc_find_ipc() patch), JSON, benchstat input and
+// a log-log plot.
+package complexity
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// Fit is the growth of one cost series.
+type Fit struct {
+	Exponent float64    `json:"exponent"`
+	CI       [2]float64 `json:"ci"`
+	Class    string     `json:"class"`
+	// Note explains a series that was not fitted (zero at every size, or at some).
+	Note string `json:"note,omitempty"`
+}
+
+// Fitted reports whether the series had an exponent to fit.
+func (f Fit) Fitted() bool { return f.Note == "" }
+
+func (f Fit) String() string {
+	if !f.Fitted() {
+		return f.Note
+	}
+	return fmt.Sprintf("n^%.2f [%.2f, %.2f] %s", f.Exponent, f.CI[0], f.CI[1], f.Class)
+}
+
+// The classes, from the slowest growth to the fastest.
+const (
+	ClassConst    = "O(1)"
+	ClassLog      = "O(log n)"
+	ClassLinear   = "O(n)"
+	ClassNLogN    = "O(n log n)"
+	ClassQuad     = "O(n^2)"
+	ClassWorse    = "worse than O(n^2)"
+	ClassZero     = "zero"
+	classNotFound = ""
+)
+
+var candidates = []struct {
+	class string
+	f     func(n float64) float64
+}{
+	{ClassConst, func(float64) float64 { return 1 }},
+	{ClassLog, func(n float64) float64 { return math.Log(n) }},
+	{ClassLinear, func(n float64) float64 { return n }},
+	{ClassNLogN, func(n float64) float64 { return n * math.Log(n) }},
+	{ClassQuad, func(n float64) float64 { return n * n }},
+}
+
+// FitSeries fits cost = c * n^e by least squares on (log n, log cost) over
+// every repetition at every size. samples[i] holds the repetitions at
+// sizes[i]. The interval is the 95% interval of the slope; the class is the
+// candidate growth nearest the slope (see classify).
+func FitSeries(sizes []int, samples [][]float64) Fit {
+	var xs, ys []float64
+	zeroAt := []int{}
+	for i, n := range sizes {
+		zero := true
+		for _, v := range samples[i] {
+			if v > 0 {
+				xs = append(xs, math.Log(float64(n)))
+				ys = append(ys, math.Log(v))
+				zero = false
+			}
+		}
+		if zero {
+			zeroAt = append(zeroAt, n)
+		}
+	}
+	switch {
+	case len(zeroAt) == len(sizes):
+		return Fit{Class: ClassZero, Note: "0 at every size (nothing to fit)"}
+	case len(zeroAt) > 0:
+		return Fit{Note: fmt.Sprintf("0 at n=%v, not fitted", zeroAt)}
+	case len(sizes) < 2:
+		return Fit{Note: "one size only, not fitted"}
+	}
+	slope, se := ols(xs, ys)
+	t := tQuantile(len(xs) - 2)
+	return Fit{Exponent: slope, CI: [2]float64{slope - t*se, slope + t*se}, Class: classify(sizes, slope)}
+}
+
+// classify picks the candidate whose own log-log slope over these sizes
+// (1.12 for n log n over 1k..32k, 0.12 for log n) is nearest the measured
+// exponent, so that the class never contradicts the exponent it sits beside.
+func classify(sizes []int, slope float64) string {
+	if slope > 2.5 {
+		return ClassWorse
+	}
+	xs := make([]float64, len(sizes))
+	for i, n := range sizes {
+		xs[i] = math.Log(float64(n))
+	}
+	best, bestDist := classNotFound, math.Inf(1)
+	for _, c := range candidates {
+		ys := make([]float64, len(sizes))
+		for i, n := range sizes {
+			ys[i] = math.Log(c.f(float64(n)))
+		}
+		own, _ := ols(xs, ys)
+		if d := math.Abs(own - slope); d < bestDist {
+			best, bestDist = c.class, d
+		}
+	}
+	return best
+}
+
+// ols returns the least-squares slope of y on x and its standard error.
+func ols(xs, ys []float64) (slope, se float64) {
+	n := float64(len(xs))
+	mx, my := mean(xs), mean(ys)
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx == 0 {
+		return 0, 0
+	}
+	slope = sxy / sxx
+	var rss float64
+	for i := range xs {
+		e := ys[i] - (my + slope*(xs[i]-mx))
+		rss += e * e
+	}
+	if n > 2 {
+		se = math.Sqrt(rss / (n - 2) / sxx)
+	}
+	return slope, se
+}
+
+// tQuantile is the two-sided 95% quantile of Student's t with df degrees of freedom.
+func tQuantile(df int) float64 {
+	table := []float64{0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23,
+		2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.10, 2.09, 2.09}
+	switch {
+	case df <= 0:
+		return math.Inf(1)
+	case df < len(table):
+		return table[df]
+	case df < 30:
+		return 2.05
+	case df < 60:
+		return 2.01
+	}
+	return 1.96
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// Median returns the median of v (0 for an empty v).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,157 @@
+package complexity
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Subject is one implementation to measure.
+type Subject struct {
+	Name   string
+	Impl   ops.Impl
+	Config ops.Config
+}
+
+// Series is what one implementation cost at every size.
+type Series struct {
+	Name string `json:"name"`
+	// WallNs is the median wall time per size; WallReps every repetition.
+	WallNs   []int64   `json:"wall_ns"`
+	WallReps [][]int64 `json:"wall_ns_reps"`
+	// Counters holds each counter per size (empty for the kernel).
+	Counters map[string][]int64 `json:"counters"`
+	Primary  string             `json:"primary_counter,omitempty"`
+	Fit      Fits               `json:"fit"`
+}
+
+// Fits holds the fit of each metric; a metric the implementation does not
+// have is nil.
+type Fits struct {
+	Wall    *Fit `json:"wall,omitempty"`
+	Counter *Fit `json:"counter,omitempty"`
+}
+
+// Report is a whole complexity run.
+type Report struct {
+	Workload ops.Workload `json:"workload"`
+	Sizes    []int        `json:"sizes"`
+	Reps     int          `json:"reps"`
+	Impls    []Series     `json:"impls"`
+}
+
+// Run measures the workload at every size on every subject, reps
+// repetitions each, and fits the results. Progress lines go to progress
+// (nil: none).
+func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, reps int, progress io.Writer) (*Report, error) {
+	rep := &Report{Workload: w, Sizes: sizes, Reps: reps}
+	start := time.Now()
+	for _, s := range subjects {
+		ser := Series{Name: s.Name, Counters: map[string][]int64{}}
+		for i, n := range sizes {
+			if progress != nil {
+				fmt.Fprintf(progress, "ipcfuzz: %s: %s n=%d (%d/%d), %.1fs elapsed\n", w, s.Name, n, i+1, len(sizes), time.Since(start).Seconds())
+			}
+			m, err := s.Impl.Measure(ctx, s.Config, w, n, reps)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s at n=%d: %w", s.Name, w, n, err)
+			}
+			ser.WallReps = append(ser.WallReps, m.WallNs)
+			ser.WallNs = append(ser.WallNs, int64(Median(floats(m.WallNs))))
+			for k, v := range m.Counters {
+				if ser.Counters[k] == nil {
+					ser.Counters[k] = make([]int64, len(sizes))
+				}
+				ser.Counters[k][i] = v
+			}
+			ser.Primary = m.Primary
+		}
+		wall := FitSeries(sizes, wallSamples(ser.WallReps))
+		ser.Fit.Wall = &wall
+		if c, ok := ser.Counters[ser.Primary]; ok {
+			samples := make([][]float64, len(sizes))
+			for i, v := range c {
+				samples[i] = []float64{float64(v)}
+			}
+			f := FitSeries(sizes, samples)
+			ser.Fit.Counter = &f
+		} else {
+			ser.Primary = ""
+		}
+		rep.Impls = append(rep.Impls, ser)
+	}
+	return rep, nil
+}
+
+func floats(v []int64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func wallSamples(reps [][]int64) [][]float64 {
+	out := make([][]float64, len(reps))
+	for i, r := range reps {
+		out[i] = floats(r)
+	}
+	return out
+}
+
+// ParseSizes reads "1k..32k" (every power of two from 1024 to 32768),
+// "16..1024", or a list "1024,4096,16384". A k suffix means ×1024.
+func ParseSizes(s string) ([]int, error) {
+	num := func(x string) (int, error) {
+		mult := 1
+		if strings.HasSuffix(x, "k") {
+			mult, x = 1024, strings.TrimSuffix(x, "k")
+		}
+		v, err := strconv.Atoi(x)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("size %q: want a positive number, optionally with a k suffix", x)
+		}
+		return v * mult, nil
+	}
+	var out []int
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err := num(lo)
+		if err != nil {
+			return nil, err
+		}
+		b, err := num(hi)
+		if err != nil {
+			return nil, err
+		}
+		if b < a {
+			return nil, fmt.Errorf("sizes %q: the range is empty", s)
+		}
+		for n := a; n <= b; n *= 2 {
+			out = append(out, n)
+		}
+	} else {
+		for _, x := range strings.Split(s, ",") {
+			v, err := num(strings.TrimSpace(x))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		sort.Ints(out)
+	}
+	for _, n := range out {
+		if n < 2 || n > ops.MaxMeasureN {
+			return nil, fmt.Errorf("size %d out of range 2..%d (one object per idx)", n, ops.MaxMeasureN)
+		}
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("sizes %q: need at least two sizes to fit a growth", s)
+	}
+	return out, nil
+}

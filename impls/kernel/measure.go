@@ -1,0 +1,149 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// Measure implements ops.Measurer: the workload runs on the worker thread in
+// a fresh private namespace whose limits it raises (only there). Setup and
+// one warm-up repetition are not timed. The kernel counts nothing for us, so
+// Counters is empty.
+func (m *Model) Measure(cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	if err := checkConfig(cfg); err != nil {
+		return ops.Measurement{}, err
+	}
+	if err := ops.CheckMeasure(w, n, reps); err != nil {
+		return ops.Measurement{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ensureThread(); err != nil {
+		return ops.Measurement{}, err
+	}
+	var res ops.Measurement
+	var err error
+	m.t.run(func(t *thread) { res, err = t.measure(w, n, reps) })
+	return res, err
+}
+
+func (t *thread) measure(w ops.Workload, n, reps int) (ops.Measurement, error) {
+	t.dirty = true
+	if err := t.reset(); err != nil {
+		return ops.Measurement{}, err
+	}
+	t.dirty = true
+	part, err := t.setupWorkload(w, n)
+	if err != nil {
+		return ops.Measurement{}, fmt.Errorf("kernel: %s setup at n=%d: %w", w, n, err)
+	}
+	if err := part(); err != nil { // warm-up
+		return ops.Measurement{}, err
+	}
+	res := ops.Measurement{WallNs: make([]int64, reps), Counters: map[string]int64{}}
+	for i := range reps {
+		start := time.Now()
+		err := part()
+		res.WallNs[i] = time.Since(start).Nanoseconds()
+		if err != nil {
+			return ops.Measurement{}, fmt.Errorf("kernel: %s at n=%d: %w", w, n, err)
+		}
+	}
+	return res, nil
+}
+
+// setupWorkload builds the state of a workload with real syscalls and returns
+// the measured part.
+func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
+	typ := ops.Msg
+	switch w {
+	case ops.ProcReadShm:
+		typ = ops.Shm
+	case ops.ProcReadSem:
+		typ = ops.Sem
+	}
+	if e, err := t.setLimit(typ, ops.IPCMNI); err != nil || e != 0 {
+		return nil, fmt.Errorf("raising the %s limit in the private namespace: %v %v", typ, e, err)
+	}
+	create := func() (int64, error) {
+		op := ops.Op{Kind: ops.KindGet, Type: typ, Key: ops.IPCPrivate, Mode: 0600, Size: 1}
+		if typ == ops.Shm {
+			op.Size = 4096
+		}
+		id, e := ipcGet(op)
+		if e != 0 {
+			return 0, fmt.Errorf("create %s: %v", typ, e)
+		}
+		return id, nil
+	}
+	rmid := func(id int64) error {
+		if e := ipcCtl(typ, id, ipcRmid, nil); e != 0 {
+			return fmt.Errorf("rmid %s %d: %v", typ, id, e)
+		}
+		return nil
+	}
+	if w == ops.LookupDepth {
+		var ids [2]int64
+		for i, idx := range []int64{1, int64(n - 1)} {
+			if e, err := setNextID(typ, idx); err != nil || e != 0 {
+				return nil, fmt.Errorf("next_id %d: %v %v", idx, e, err)
+			}
+			id, err := create()
+			if err != nil {
+				return nil, err
+			}
+			ids[i] = id
+		}
+		return func() error {
+			var buf statBuf
+			for i := range ops.LookupRounds {
+				if e := ipcCtl(typ, ids[i&1], ipcStat, &buf); e != 0 {
+					return fmt.Errorf("stat: %v", e)
+				}
+			}
+			return nil
+		}, nil
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		id, err := create()
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+	}
+	switch w {
+	case ops.ProcReadSparse:
+		for i, id := range ids {
+			if i%64 != 0 {
+				if err := rmid(id); err != nil {
+					return nil, err
+				}
+			}
+		}
+	case ops.AllocChurn:
+		return func() error {
+			for range ops.ChurnCycles {
+				id, err := create()
+				if err != nil {
+					return err
+				}
+				if err := rmid(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+	path := "/proc/sysvipc/" + typ.String()
+	return func() error {
+		if _, e, err := t.readProc(path); err != nil || e != 0 {
+			return fmt.Errorf("reading %s: %v %v", path, e, err)
+		}
+		return nil
+	}, nil
+}
