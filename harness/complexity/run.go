@@ -132,6 +132,9 @@ func ParseSizes(s string) ([]int, error) {
 		if b < a {
 			return nil, fmt.Errorf("sizes %q: the range is empty", s)
 		}
+		if b > ops.MaxMeasureN {
+			return nil, fmt.Errorf("size %d out of range 2..%d (one object per idx)", b, ops.MaxMeasureN)
+		}
 		for n := a; n <= b; n *= 2 {
 			out = append(out, n)
 		}
