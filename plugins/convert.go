@@ -35,6 +35,11 @@ func fillOp(m *ipcfuzzv1.Op, op ops.Op) {
 	m.Size = op.Size
 	m.Value = op.Value
 	m.As = op.As
+	m.Task = uint32(op.Task)
+	m.Att = int64(op.Att)
+	m.Cmd = uint32(op.Cmd)
+	m.Flags = uint32(op.Flags)
+	m.Rows = op.Rows
 }
 
 // OpFromProto decodes one operation.
@@ -59,7 +64,19 @@ func OpFromProto(m *ipcfuzzv1.Op) (ops.Op, error) {
 	if err != nil {
 		return ops.Op{}, err
 	}
+	att, err := toInt(m.Att, "op attachment")
+	if err != nil {
+		return ops.Op{}, err
+	}
+	if m.Task > math.MaxUint8 || m.Cmd > math.MaxUint8 || m.Flags > math.MaxUint8 {
+		return ops.Op{}, fmt.Errorf("op task %d, cmd %d or flags %d out of range", m.Task, m.Cmd, m.Flags)
+	}
 	return ops.Op{
+		Task:  uint8(m.Task),
+		Att:   att,
+		Cmd:   ops.ShmCmd(m.Cmd),
+		Flags: uint8(m.Flags),
+		Rows:  m.Rows,
 		Kind:  ops.Kind(m.Kind),
 		Type:  ops.IPCType(m.Type),
 		Bind:  bind,
@@ -143,6 +160,15 @@ func fillResult(m *ipcfuzzv1.Result, r ops.Result) {
 	if r.Obj != (ops.Object{}) {
 		m.Obj = ObjectToProto(r.Obj)
 	}
+	if r.Row != (ops.Row{}) {
+		m.Row = RowToProto(r.Row)
+	}
+	if r.Info != (ops.ShmInfo{}) {
+		m.Info = shmInfoToProto(r.Info)
+	}
+	if r.Rows != nil {
+		m.Rows, m.RowsEmpty = rowsToProto(r.Rows), len(r.Rows) == 0
+	}
 	if r.List != nil {
 		m.List = make([]*ipcfuzzv1.Entry, len(r.List))
 		slab := make([]ipcfuzzv1.Entry, len(r.List))
@@ -166,7 +192,13 @@ func ResultFromProto(m *ipcfuzzv1.Result) (ops.Result, error) {
 	if err != nil {
 		return ops.Result{}, err
 	}
-	r := ops.Result{Err: ops.Errno(m.Err), ID: m.Id, Obj: obj}
+	r := ops.Result{Err: ops.Errno(m.Err), ID: m.Id, Obj: obj, Info: shmInfoFromProto(m.Info)}
+	if r.Row, err = RowFromProto(m.Row); err != nil {
+		return ops.Result{}, err
+	}
+	if r.Rows, err = rowsFromProto(m.Rows, m.RowsEmpty); err != nil {
+		return ops.Result{}, err
+	}
 	if len(m.List) > 0 || m.ListEmpty {
 		r.List = make([]ops.Entry, len(m.List))
 		for i, e := range m.List {
@@ -219,9 +251,96 @@ func SnapshotToProto(s ops.Snapshot) *ipcfuzzv1.Snapshot {
 			mt.Objects = objectsToProto(ts.Objects)
 			mt.ObjectsEmpty = len(ts.Objects) == 0
 		}
+		if rows := s.Rows[i]; rows != nil {
+			mt.Rows, mt.RowsEmpty = rowsToProto(rows), len(rows) == 0
+		}
 		m.Ids[i] = mt
 	}
+	m.Shm = &ipcfuzzv1.ShmState{RmidForced: s.Shm.RmidForced, Tot: s.Shm.Tot}
+	if as := s.Shm.Attachments; as != nil {
+		m.Shm.AttachmentsEmpty = len(as) == 0
+		m.Shm.Attachments = make([]*ipcfuzzv1.Attachment, len(as))
+		for i, a := range as {
+			m.Shm.Attachments[i] = &ipcfuzzv1.Attachment{Att: int64(a.Att), Task: int32(a.Task), Id: a.ID}
+		}
+	}
 	return m
+}
+
+// RowToProto encodes one row.
+func RowToProto(r ops.Row) *ipcfuzzv1.Row {
+	m := &ipcfuzzv1.Row{}
+	fillRow(m, r)
+	return m
+}
+
+func fillRow(m *ipcfuzzv1.Row, r ops.Row) {
+	*m = ipcfuzzv1.Row{
+		Key: r.Key, Id: r.ID, Mode: uint32(r.Mode), Size: r.Size, Qnum: r.Qnum,
+		Cpid: int32(r.Cpid), Lpid: int32(r.Lpid), Nattch: r.Nattch,
+		Uid: r.UID, Gid: r.GID, Cuid: r.CUID, Cgid: r.CGID,
+		Atime: r.Atime, Dtime: r.Dtime, Ctime: r.Ctime, Rss: r.RSS, Swap: r.Swap,
+	}
+}
+
+// RowFromProto decodes one row; nil is the zero row.
+func RowFromProto(m *ipcfuzzv1.Row) (ops.Row, error) {
+	if m == nil {
+		return ops.Row{}, nil
+	}
+	if m.Mode > math.MaxUint16 {
+		return ops.Row{}, fmt.Errorf("row %d: mode %d out of range", m.Id, m.Mode)
+	}
+	return ops.Row{
+		Key: m.Key, ID: m.Id, Mode: uint16(m.Mode), Size: m.Size, Qnum: m.Qnum,
+		Cpid: ops.PID(m.Cpid), Lpid: ops.PID(m.Lpid), Nattch: m.Nattch,
+		UID: m.Uid, GID: m.Gid, CUID: m.Cuid, CGID: m.Cgid,
+		Atime: m.Atime, Dtime: m.Dtime, Ctime: m.Ctime, RSS: m.Rss, Swap: m.Swap,
+	}, nil
+}
+
+func rowsToProto(rows []ops.Row) []*ipcfuzzv1.Row {
+	out := make([]*ipcfuzzv1.Row, len(rows))
+	slab := make([]ipcfuzzv1.Row, len(rows))
+	for i, r := range rows {
+		fillRow(&slab[i], r)
+		out[i] = &slab[i]
+	}
+	return out
+}
+
+func rowsFromProto(ms []*ipcfuzzv1.Row, empty bool) ([]ops.Row, error) {
+	if len(ms) == 0 && !empty {
+		return nil, nil
+	}
+	out := make([]ops.Row, len(ms))
+	for i, m := range ms {
+		r, err := RowFromProto(m)
+		if err != nil {
+			return nil, fmt.Errorf("row %d of %d: %w", i+1, len(ms), err)
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+func shmInfoToProto(in ops.ShmInfo) *ipcfuzzv1.ShmInfo {
+	return &ipcfuzzv1.ShmInfo{
+		Shmmax: in.Shmmax, Shmmin: in.Shmmin, Shmmni: in.Shmmni, Shmseg: in.Shmseg, Shmall: in.Shmall,
+		UsedIds: in.UsedIDs, ShmTot: in.ShmTot, ShmRss: in.ShmRss, ShmSwp: in.ShmSwp,
+		SwapAttempts: in.SwapAttempts, SwapSuccesses: in.SwapSuccesses,
+	}
+}
+
+func shmInfoFromProto(m *ipcfuzzv1.ShmInfo) ops.ShmInfo {
+	if m == nil {
+		return ops.ShmInfo{}
+	}
+	return ops.ShmInfo{
+		Shmmax: m.Shmmax, Shmmin: m.Shmmin, Shmmni: m.Shmmni, Shmseg: m.Shmseg, Shmall: m.Shmall,
+		UsedIDs: m.UsedIds, ShmTot: m.ShmTot, ShmRss: m.ShmRss, ShmSwp: m.ShmSwp,
+		SwapAttempts: m.SwapAttempts, SwapSuccesses: m.SwapSuccesses,
+	}
 }
 
 // SnapshotFromProto decodes a snapshot. It must hold exactly one TypeState per
@@ -239,6 +358,11 @@ func SnapshotFromProto(m *ipcfuzzv1.Snapshot) (ops.Snapshot, error) {
 			continue
 		}
 		ts := ops.TypeState{NextID: mt.NextId, Limit: mt.Limit}
+		rows, err := rowsFromProto(mt.Rows, mt.RowsEmpty)
+		if err != nil {
+			return s, fmt.Errorf("snapshot of %s: %w", ops.IPCTypes[i], err)
+		}
+		s.Rows[i] = rows
 		if len(mt.Objects) > 0 || mt.ObjectsEmpty {
 			ts.Objects = make([]ops.Object, len(mt.Objects))
 			for j, mo := range mt.Objects {
@@ -250,6 +374,19 @@ func SnapshotFromProto(m *ipcfuzzv1.Snapshot) (ops.Snapshot, error) {
 			}
 		}
 		s.IDs[i] = ts
+	}
+	if sh := m.Shm; sh != nil {
+		s.Shm = ops.ShmState{RmidForced: sh.RmidForced, Tot: sh.Tot}
+		if len(sh.Attachments) > 0 || sh.AttachmentsEmpty {
+			s.Shm.Attachments = make([]ops.Attachment, len(sh.Attachments))
+			for i, a := range sh.Attachments {
+				att, err := toInt(a.GetAtt(), "attachment handle")
+				if err != nil {
+					return s, err
+				}
+				s.Shm.Attachments[i] = ops.Attachment{Att: att, Task: ops.PID(a.GetTask()), ID: a.GetId()}
+			}
+		}
 	}
 	return s, nil
 }

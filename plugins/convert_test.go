@@ -39,8 +39,14 @@ var (
 			Size:  rapid.Int64().Draw(t, "size"),
 			Value: rapid.Int64().Draw(t, "value"),
 			As:    rapid.Uint32().Draw(t, "as"),
+			Task:  rapid.Uint8().Draw(t, "task"),
+			Att:   rapid.Int().Draw(t, "att"),
+			Cmd:   ops.ShmCmd(rapid.Uint8().Draw(t, "cmd")),
+			Flags: rapid.Uint8().Draw(t, "flags"),
+			Rows:  rapid.Bool().Draw(t, "rows"),
 		}
 	})
+	genRow    = rapid.Make[ops.Row]()
 	genObject = rapid.Custom(func(t *rapid.T) ops.Object {
 		return ops.Object{
 			ID:    rapid.Int64().Draw(t, "id"),
@@ -62,6 +68,13 @@ var (
 		if rapid.Bool().Draw(t, "hasObj") {
 			r.Obj = genObject.Draw(t, "obj")
 		}
+		if rapid.Bool().Draw(t, "hasRow") {
+			r.Row = genRow.Draw(t, "row")
+		}
+		if rapid.Bool().Draw(t, "hasInfo") {
+			r.Info = rapid.Make[ops.ShmInfo]().Draw(t, "info")
+		}
+		r.Rows = maybeSlice(genRow).Draw(t, "rows")
 		return r
 	})
 	genSnapshot = rapid.Custom(func(t *rapid.T) ops.Snapshot {
@@ -72,6 +85,12 @@ var (
 				NextID:  rapid.Int64().Draw(t, "next"),
 				Limit:   rapid.Int64().Draw(t, "limit"),
 			}
+			s.Rows[i] = maybeSlice(genRow).Draw(t, "rows")
+		}
+		s.Shm = ops.ShmState{
+			RmidForced:  rapid.Int64().Draw(t, "forced"),
+			Tot:         rapid.Int64().Draw(t, "tot"),
+			Attachments: maybeSlice(rapid.Make[ops.Attachment]()).Draw(t, "attachments"),
 		}
 		return s
 	})

@@ -57,7 +57,7 @@ func SideBySide(script []ops.Op, a, b Side, prefix string) string {
 	width := len(a.Name)
 	for i, op := range script {
 		if i < len(a.Results) {
-			width = max(width, len(ops.FormatResult(op.Kind, a.Results[i])))
+			width = max(width, len(ops.FormatResult(op, a.Results[i])))
 		}
 	}
 	var sb strings.Builder
@@ -65,10 +65,10 @@ func SideBySide(script []ops.Op, a, b Side, prefix string) string {
 	for i, op := range script {
 		ra, rb := "-", "-"
 		if i < len(a.Results) {
-			ra = ops.FormatResult(op.Kind, a.Results[i])
+			ra = ops.FormatResult(op, a.Results[i])
 		}
 		if i < len(b.Results) {
-			rb = ops.FormatResult(op.Kind, b.Results[i])
+			rb = ops.FormatResult(op, b.Results[i])
 		}
 		mark := " "
 		if ra != rb {

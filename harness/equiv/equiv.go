@@ -117,14 +117,15 @@ func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
 
 // sameResult is exact equality of two results of one operation.
 func sameResult(ra, rb ops.Result) bool {
-	return ra.Err == rb.Err && ra.ID == rb.ID && ra.Obj == rb.Obj && slices.Equal(ra.List, rb.List)
+	return ra.Err == rb.Err && ra.ID == rb.ID && ra.Obj == rb.Obj && slices.Equal(ra.List, rb.List) &&
+		ra.Row == rb.Row && ra.Info == rb.Info && slices.Equal(ra.Rows, rb.Rows)
 }
 
 func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 	if ren == nil && sameResult(ra, rb) {
 		return ""
 	}
-	fa, fb := ops.FormatResult(op.Kind, ra), ops.FormatResult(op.Kind, rb)
+	fa, fb := ops.FormatResult(op, ra), ops.FormatResult(op, rb)
 	differ := func() string { return fmt.Sprintf("%s: A -> %s, B -> %s", ops.FormatOp(op), fa, fb) }
 	if ren == nil || ra.Err != ops.OK || rb.Err != ops.OK {
 		if fa != fb {
@@ -138,8 +139,26 @@ func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 			return differ() + " (not a consistent renaming of earlier ids)"
 		}
 	case ops.KindList:
+		if op.Rows {
+			if !sameRowsUpToRenaming(ren, op.Type, ra.Rows, rb.Rows) {
+				return differ() + " (not the same objects up to renaming)"
+			}
+			break
+		}
 		if !sameUpToRenaming(ren, op.Type, ra.List, rb.List) {
 			return differ() + " (not the same objects up to renaming)"
+		}
+	case ops.KindShmctl:
+		if op.Cmd == ops.ShmStat || op.Cmd == ops.ShmStatAny {
+			// An index names different objects under two allocators;
+			// only the outcome is comparable.
+			if (ra.Err == ops.OK) != (rb.Err == ops.OK) {
+				return differ()
+			}
+			break
+		}
+		if fa != fb {
+			return differ()
 		}
 	default:
 		if fa != fb {
@@ -184,8 +203,81 @@ func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
 		if !slices.Equal(oa, ob) {
 			return fmt.Sprintf("%s objects: A has %s, B has %s", t, formatObjects(ta.Objects), formatObjects(tb.Objects))
 		}
+		ra, rb := sa.Rows[t], sb.Rows[t]
+		if ren != nil {
+			ra = renamedRows(ren, t, ra)
+			rb = slices.Clone(rb)
+			sortRows(ra)
+			sortRows(rb)
+		}
+		if !slices.Equal(ra, rb) {
+			return fmt.Sprintf("%s rows: A has %s, B has %s", t, formatRows(t, sa.Rows[t]), formatRows(t, sb.Rows[t]))
+		}
+	}
+	ma, mb := sa.Shm, sb.Shm
+	if ma.RmidForced != mb.RmidForced || ma.Tot != mb.Tot {
+		return fmt.Sprintf("shm: A has shm_rmid_forced=%d shm_tot=%d, B shm_rmid_forced=%d shm_tot=%d", ma.RmidForced, ma.Tot, mb.RmidForced, mb.Tot)
+	}
+	aa, ab := ma.Attachments, mb.Attachments
+	if ren != nil {
+		aa = slices.Clone(aa)
+		for i := range aa {
+			if id, ok := ren.aToB[ops.Shm][aa[i].ID]; ok {
+				aa[i].ID = id
+			}
+		}
+	}
+	if !slices.Equal(aa, ab) {
+		return fmt.Sprintf("shm attachments: A has %v, B has %v", ma.Attachments, mb.Attachments)
 	}
 	return ""
+}
+
+// sameRowsUpToRenaming compares two row listings as sets, A's ids renamed.
+func sameRowsUpToRenaming(ren *renaming, t ops.IPCType, la, lb []ops.Row) bool {
+	if len(la) != len(lb) {
+		return false
+	}
+	ra, rb := renamedRows(ren, t, la), slices.Clone(lb)
+	sortRows(ra)
+	sortRows(rb)
+	return slices.Equal(ra, rb)
+}
+
+func renamedRows(ren *renaming, t ops.IPCType, rows []ops.Row) []ops.Row {
+	out := slices.Clone(rows)
+	for i := range out {
+		if id, ok := ren.aToB[t][out[i].ID]; ok {
+			out[i].ID = id
+		}
+	}
+	return out
+}
+
+func sortRows(rows []ops.Row) {
+	slices.SortFunc(rows, func(x, y ops.Row) int {
+		switch {
+		case x.ID < y.ID:
+			return -1
+		case x.ID > y.ID:
+			return 1
+		}
+		return 0
+	})
+}
+
+func formatRows(t ops.IPCType, rows []ops.Row) string {
+	if len(rows) > 8 {
+		return fmt.Sprintf("%d rows", len(rows))
+	}
+	s := "["
+	for i, r := range rows {
+		if i > 0 {
+			s += " | "
+		}
+		s += ops.FormatRow(t, r)
+	}
+	return s + "]"
 }
 
 // renamed maps A's objects into B's ids; an id never seen in a result stays

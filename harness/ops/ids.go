@@ -125,8 +125,14 @@ type Op struct {
 	Excl  bool   // KindGet: IPC_EXCL
 	Mode  uint16 // KindGet: permission bits, 0..0777
 	Size  int64  // KindGet: shm size in bytes, sem nsems; unused for msg
-	Value int64  // KindNextID, KindLimit
+	Value int64  // KindNextID, KindLimit, KindRmidForced; the new owner of shmctl IPC_SET
 	As    uint32 // the caller's uid and gid; 0 is root with every capability but CAP_SYS_RESOURCE
+
+	Task  uint8  // the task issuing the operation, 0..MaxTask (0: the script's main task)
+	Att   int    // KindShmat: attachment handle bound on success; KindShmdt: the handle detached
+	Cmd   ShmCmd // KindShmctl
+	Flags uint8  // KindShmat: ShmatRdonly, ShmatExec, ShmatBadAddr
+	Rows  bool   // KindList: full rows (Result.Rows) instead of id:key entries
 }
 
 // Object is one live IPC object as a listing or IPC_STAT shows it.
@@ -150,6 +156,11 @@ type Result struct {
 	ID   int64   // KindGet on success
 	Obj  Object  // KindStat on success (ID is left 0: IPC_STAT does not report it)
 	List []Entry // KindList on success, in iteration order
+	// ID is also the return value of shmctl SHM_STAT (the full id) and of
+	// IPC_INFO and SHM_INFO (the highest idx in use, or 0).
+	Row  Row     // shmctl IPC_STAT, SHM_STAT, SHM_STAT_ANY on success
+	Rows []Row   // KindList with Rows on success, in iteration order
+	Info ShmInfo // shmctl IPC_INFO, SHM_INFO on success
 }
 
 // TypeState is the observable state of one IPC type.
@@ -162,6 +173,10 @@ type TypeState struct {
 // Snapshot is the whole observable state of an implementation.
 type Snapshot struct {
 	IDs [len(IPCTypes)]TypeState
+	// Rows holds every live object of each type as /proc/sysvipc shows it,
+	// in ascending idx order.
+	Rows [len(IPCTypes)][]Row
+	Shm  ShmState
 }
 
 // ObjectsOf returns the live objects of one type.

@@ -130,6 +130,16 @@ func FormatSnapshot(s Snapshot) string {
 		for _, o := range ts.Objects {
 			fmt.Fprintf(&b, "  id=%d key=%s mode=%04o owner=%d size=%d\n", o.ID, formatKey(o.Key), o.Mode, o.Owner, o.Size)
 		}
+		if len(s.Rows[t]) > 0 {
+			fmt.Fprintf(&b, "  rows (%s):\n", strings.Join(RowColumns(t), " "))
+		}
+		for _, r := range s.Rows[t] {
+			fmt.Fprintf(&b, "    %s\n", FormatRow(t, r))
+		}
+	}
+	fmt.Fprintf(&b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
+	for _, a := range s.Shm.Attachments {
+		fmt.Fprintf(&b, "  a%d task=%s id=%d\n", a.Att, a.Task, a.ID)
 	}
 	return b.String()
 }

@@ -38,6 +38,9 @@ func FormatOp(op Op) string {
 	if op.Kind == KindGet && op.Bind > 0 {
 		fmt.Fprintf(&b, "h%d = ", op.Bind)
 	}
+	if op.Kind == KindShmat && op.Att > 0 {
+		fmt.Fprintf(&b, "a%d = ", op.Att)
+	}
 	b.WriteString(op.Kind.String())
 	b.WriteByte(' ')
 	b.WriteString(op.Type.String())
@@ -57,11 +60,33 @@ func FormatOp(op Op) string {
 	case KindRmid, KindStat:
 		b.WriteByte(' ')
 		b.WriteString(formatRef(op.Obj))
-	case KindNextID, KindLimit:
+	case KindNextID, KindLimit, KindRmidForced:
 		fmt.Fprintf(&b, " %d", op.Value)
+	case KindList:
+		if op.Rows {
+			b.WriteString(" rows")
+		}
+	case KindShmat:
+		b.WriteByte(' ')
+		b.WriteString(formatRef(op.Obj))
+		for _, f := range shmatFlagNames {
+			if op.Flags&f.bit != 0 {
+				b.WriteString(" " + f.name)
+			}
+		}
+	case KindShmdt:
+		fmt.Fprintf(&b, " a%d", op.Att)
+	case KindShmctl:
+		fmt.Fprintf(&b, " %s %s", formatRef(op.Obj), op.Cmd)
+		if op.Cmd == ShmIPCSet {
+			fmt.Fprintf(&b, " owner=%d mode=%04o", op.Value, op.Mode)
+		}
 	}
 	if op.As != 0 {
 		fmt.Fprintf(&b, " as=%d", op.As)
+	}
+	if op.Task != 0 {
+		fmt.Fprintf(&b, " task=t%d", op.Task)
 	}
 	return b.String()
 }
@@ -75,17 +100,26 @@ func formatRef(r Ref) string {
 	return fmt.Sprintf("id=%d", r.ID)
 }
 
-// FormatResult writes the canonical text of the result of an operation of kind k.
-func FormatResult(k Kind, r Result) string {
+// FormatResult writes the canonical text of the result of op.
+func FormatResult(op Op, r Result) string {
 	if r.Err != OK {
 		return r.Err.String()
 	}
-	switch k {
+	switch k := op.Kind; k {
 	case KindGet:
 		return fmt.Sprintf("id=%d", r.ID)
 	case KindStat:
 		return fmt.Sprintf("key=%s mode=%04o owner=%d size=%d", formatKey(r.Obj.Key), r.Obj.Mode, r.Obj.Owner, r.Obj.Size)
+	case KindShmctl:
+		return formatShmctlResult(r)
 	case KindList:
+		if op.Rows {
+			parts := make([]string, len(r.Rows))
+			for i, row := range r.Rows {
+				parts[i] = FormatRow(op.Type, row)
+			}
+			return "[" + strings.Join(parts, " | ") + "]"
+		}
 		parts := make([]string, len(r.List))
 		for i, e := range r.List {
 			parts[i] = fmt.Sprintf("%d:%s", e.ID, formatKey(e.Key))
@@ -99,7 +133,7 @@ func FormatResult(k Kind, r Result) string {
 func FormatStep(s Step) string {
 	line := FormatOp(s.Op)
 	if s.Want != nil {
-		line += " -> " + FormatResult(s.Op.Kind, *s.Want)
+		line += " -> " + FormatResult(s.Op, *s.Want)
 	}
 	return line
 }
@@ -140,7 +174,7 @@ func Parse(name string, r io.Reader) (*Script, error) {
 	s := &Script{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	bound := map[int]int{}
+	bound, boundAtt := map[int]int{}, map[int]int{}
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -162,6 +196,12 @@ func Parse(name string, r io.Reader) (*Script, error) {
 				return nil, &ParseError{name, n, fmt.Errorf("handle h%d is already bound on line %d", st.Op.Bind, prev)}
 			}
 			bound[st.Op.Bind] = n
+		}
+		if st.Op.Kind == KindShmat && st.Op.Att > 0 {
+			if prev, dup := boundAtt[st.Op.Att]; dup {
+				return nil, &ParseError{name, n, fmt.Errorf("attachment a%d is already bound on line %d", st.Op.Att, prev)}
+			}
+			boundAtt[st.Op.Att] = n
 		}
 		s.Steps = append(s.Steps, st)
 	}
@@ -185,7 +225,7 @@ func ParseStep(line string) (Step, error) {
 	}
 	st := Step{Op: op}
 	if hasRes {
-		r, err := ParseResult(op.Kind, strings.TrimSpace(resText))
+		r, err := ParseResult(op, strings.TrimSpace(resText))
 		if err != nil {
 			return Step{}, err
 		}
@@ -198,12 +238,21 @@ func ParseStep(line string) (Step, error) {
 func ParseOp(text string) (Op, error) {
 	var op Op
 	f := strings.Fields(text)
+	attBound := false
 	if len(f) >= 2 && f[1] == "=" {
-		h, err := parseHandle(f[0])
-		if err != nil {
-			return op, err
+		if strings.HasPrefix(f[0], "a") {
+			a, err := parseAtt(f[0])
+			if err != nil {
+				return op, err
+			}
+			op.Att, attBound = a, true
+		} else {
+			h, err := parseHandle(f[0])
+			if err != nil {
+				return op, err
+			}
+			op.Bind = h
 		}
-		op.Bind = h
 		f = f[2:]
 	}
 	if len(f) < 2 {
@@ -221,6 +270,9 @@ func ParseOp(text string) (Op, error) {
 	if op.Bind > 0 && op.Kind != KindGet {
 		return op, fmt.Errorf("only 'get' binds a handle")
 	}
+	if attBound && op.Kind != KindShmat {
+		return op, fmt.Errorf("only 'shmat' binds an attachment")
+	}
 	t, err := ParseIPCType(f[1])
 	if err != nil {
 		return op, err
@@ -236,7 +288,39 @@ func ParseOp(text string) (Op, error) {
 			return op, err
 		}
 		args = args[1:]
-	case KindNextID, KindLimit:
+	case KindShmat:
+		if len(args) == 0 {
+			return op, fmt.Errorf("shmat needs a segment (hN or id=N)")
+		}
+		if op.Obj, err = parseRef(args[0]); err != nil {
+			return op, err
+		}
+		args = args[1:]
+	case KindShmdt:
+		if len(args) == 0 {
+			return op, fmt.Errorf("shmdt needs an attachment (aN)")
+		}
+		if op.Att, err = parseAtt(args[0]); err != nil {
+			return op, err
+		}
+		args = args[1:]
+	case KindShmctl:
+		if len(args) < 2 {
+			return op, fmt.Errorf("shmctl needs a segment (hN or id=N) and a command")
+		}
+		if op.Obj, err = parseRef(args[0]); err != nil {
+			return op, err
+		}
+		for c, n := range shmCmdNames {
+			if n == args[1] {
+				op.Cmd = c
+			}
+		}
+		if op.Cmd == 0 {
+			return op, fmt.Errorf("unknown shmctl command %q", args[1])
+		}
+		args = args[2:]
+	case KindNextID, KindLimit, KindRmidForced:
 		if len(args) == 0 {
 			return op, fmt.Errorf("%s needs a value", op.Kind)
 		}
@@ -245,10 +329,32 @@ func ParseOp(text string) (Op, error) {
 		}
 		args = args[1:]
 	}
-	sawKey, sawMode := false, false
+	sawKey, sawMode, sawOwner := false, false, false
 	for _, a := range args {
 		name, val, hasVal := strings.Cut(a, "=")
 		switch {
+		case op.Kind == KindList && a == "rows":
+			op.Rows = true
+		case op.Kind == KindShmat && shmatFlag(a) != 0:
+			op.Flags |= shmatFlag(a)
+		case op.Kind == KindShmctl && op.Cmd == ShmIPCSet && name == "owner" && hasVal:
+			u, err := strconv.ParseUint(val, 10, 32)
+			if err != nil {
+				return op, fmt.Errorf("owner %q: %w", val, err)
+			}
+			op.Value, sawOwner = int64(u), true
+		case op.Kind == KindShmctl && op.Cmd == ShmIPCSet && name == "mode" && hasVal:
+			m, err := strconv.ParseUint(val, 8, 16)
+			if err != nil || m > 0777 {
+				return op, fmt.Errorf("mode %q: want octal 0..0777", val)
+			}
+			op.Mode, sawMode = uint16(m), true
+		case name == "task" && hasVal && taskAllowed(op.Kind):
+			t, err := parseTask(val)
+			if err != nil {
+				return op, err
+			}
+			op.Task = t
 		case op.Kind == KindGet && a == "creat":
 			op.Creat = true
 		case op.Kind == KindGet && a == "excl":
@@ -269,7 +375,7 @@ func ParseOp(text string) (Op, error) {
 			if op.Size, err = strconv.ParseInt(val, 10, 64); err != nil {
 				return op, fmt.Errorf("size %q: %w", val, err)
 			}
-		case name == "as" && hasVal && op.Kind != KindNextID && op.Kind != KindLimit && op.Kind != KindList:
+		case name == "as" && hasVal && asAllowed(op.Kind):
 			u, err := strconv.ParseUint(val, 10, 32)
 			if err != nil {
 				return op, fmt.Errorf("as %q: %w", val, err)
@@ -282,7 +388,66 @@ func ParseOp(text string) (Op, error) {
 	if op.Kind == KindGet && (!sawKey || !sawMode) {
 		return op, fmt.Errorf("get needs key= and mode=")
 	}
+	if op.Kind == KindShmctl && op.Cmd == ShmIPCSet && (!sawOwner || !sawMode) {
+		return op, fmt.Errorf("shmctl set needs owner= and mode=")
+	}
+	if op.Kind == KindExit && op.Task == 0 {
+		return op, fmt.Errorf("exit needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
+	}
+	if op.Task != 0 && op.Type != Shm {
+		return op, fmt.Errorf("task= is only for shm operations")
+	}
 	return op, nil
+}
+
+// asAllowed reports whether an operation of kind k can run as another user.
+func asAllowed(k Kind) bool {
+	switch k {
+	case KindNextID, KindLimit, KindList, KindExit, KindRmidForced, KindShmdt:
+		return false
+	}
+	return true
+}
+
+// taskAllowed reports whether an operation of kind k names a task.
+func taskAllowed(k Kind) bool {
+	switch k {
+	case KindNextID, KindLimit, KindList, KindRmidForced:
+		return false
+	}
+	return true
+}
+
+func parseTask(s string) (uint8, error) {
+	v, ok := strings.CutPrefix(s, "t")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || n < 0 || n > MaxTask {
+		return 0, fmt.Errorf("task %q: want t0..t%d", s, MaxTask)
+	}
+	return uint8(n), nil
+}
+
+var shmatFlagNames = []struct {
+	bit  uint8
+	name string
+}{{ShmatRdonly, "rdonly"}, {ShmatExec, "exec"}, {ShmatBadAddr, "badaddr"}}
+
+func shmatFlag(s string) uint8 {
+	for _, f := range shmatFlagNames {
+		if f.name == s {
+			return f.bit
+		}
+	}
+	return 0
+}
+
+func parseAtt(s string) (int, error) {
+	v, ok := strings.CutPrefix(s, "a")
+	a, err := strconv.Atoi(v)
+	if !ok || err != nil || a <= 0 {
+		return 0, fmt.Errorf("attachment %q: want aN with N > 0", s)
+	}
+	return a, nil
 }
 
 func parseHandle(s string) (int, error) {
@@ -316,8 +481,9 @@ func parseKey(s string) (int32, error) {
 	return int32(uint32(v)), nil
 }
 
-// ParseResult reads the canonical text of a result of an operation of kind k.
-func ParseResult(k Kind, text string) (Result, error) {
+// ParseResult reads the canonical text of a result of op.
+func ParseResult(op Op, text string) (Result, error) {
+	k := op.Kind
 	var r Result
 	if strings.HasPrefix(text, "E") || strings.HasPrefix(text, "errno") {
 		e, err := ParseErrno(text)
@@ -362,11 +528,27 @@ func ParseResult(k Kind, text string) (Result, error) {
 				return r, fmt.Errorf("stat result field %q: %v", a, err)
 			}
 		}
+	case KindShmctl:
+		return parseShmctlResult(text)
 	case KindList:
 		inner, ok := strings.CutPrefix(text, "[")
 		inner, ok2 := strings.CutSuffix(inner, "]")
 		if !ok || !ok2 {
 			return r, fmt.Errorf("list result %q: want [id:key ...]", text)
+		}
+		if op.Rows {
+			r.Rows = []Row{}
+			if strings.TrimSpace(inner) == "" {
+				return r, nil
+			}
+			for _, part := range strings.Split(inner, "|") {
+				row, err := ParseRow(op.Type, strings.TrimSpace(part))
+				if err != nil {
+					return r, err
+				}
+				r.Rows = append(r.Rows, row)
+			}
+			return r, nil
 		}
 		for _, e := range strings.Fields(inner) {
 			ids, keys, ok := strings.Cut(e, ":")

@@ -35,9 +35,9 @@ func Replay(ctx context.Context, sc *ops.Script, a, b Side, rel equiv.Relation) 
 		if st.Want == nil {
 			continue
 		}
-		want := ops.FormatResult(st.Op.Kind, *st.Want)
+		want := ops.FormatResult(st.Op, *st.Want)
 		for side, out := range []ops.Outcome{outA[0], outB[0]} {
-			if got := ops.FormatResult(st.Op.Kind, out.Results[i]); got != want {
+			if got := ops.FormatResult(st.Op, out.Results[i]); got != want {
 				return &ReplayError{
 					Problem: fmt.Sprintf("step %d (%s): %s returned %s, the script expects %s", i+1, ops.FormatOp(st.Op), []string{a.Name, b.Name}[side], got, want),
 					Table:   table,

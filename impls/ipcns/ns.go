@@ -22,6 +22,7 @@ type Namespace struct {
 	alloc    Allocator
 	types    [len(ops.IPCTypes)]*ids
 	usedSems int64
+	shm      shmState
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -37,6 +38,7 @@ func (ns *Namespace) clear() {
 		ns.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
 	}
 	ns.usedSems = 0
+	ns.shm = shmState{atts: map[int]*attachment{}}
 }
 
 // SetAllocator changes the allocation policy; it takes effect from the next Reset.
@@ -75,7 +77,15 @@ func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
 	case ops.KindLimit:
 		return ops.Result{Err: ns.setLimit(op)}, nil
 	case ops.KindList:
+		if op.Rows {
+			return ns.listRows(op.Type), nil
+		}
 		return ns.list(op.Type), nil
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
+		if op.Type != ops.Shm {
+			return ops.Result{}, fmt.Errorf("operation %s needs type shm", op.Kind)
+		}
+		return ns.applyShm(op), nil
 	}
 	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
 }
@@ -142,15 +152,22 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 			return ops.Result{Err: ops.EINVAL}
 		}
 	}
-	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, Size: op.Size}
+	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true}
 	if op.Type == ops.Msg {
 		o.Size = 0
+	}
+	if op.Type == ops.Shm {
+		o.Cpid = ns.taskPID(op.Task)
+		o.Creator = o.Cpid
 	}
 	if e := ns.types[op.Type].addid(o, ns.alloc); e != ops.OK {
 		return ops.Result{Err: e}
 	}
-	if op.Type == ops.Sem {
+	switch op.Type {
+	case ops.Sem:
 		ns.usedSems += op.Size
+	case ops.Shm:
+		ns.shm.tot += ops.Pages(op.Size)
 	}
 	return ops.Result{ID: o.ID()}
 }
@@ -199,14 +216,24 @@ func (ns *Namespace) rmid(op ops.Op) ops.Errno {
 	if o == nil {
 		return ops.EINVAL
 	}
-	if op.As != 0 && op.As != o.Owner {
+	if !ownerOrCreator(o, op.As) {
 		return ops.EPERM
+	}
+	if op.Type == ops.Shm {
+		ns.shmRmid(o)
+		return ops.OK
 	}
 	s.table.Remove(o.Idx)
 	if op.Type == ops.Sem {
 		ns.usedSems -= o.Size
 	}
 	return ops.OK
+}
+
+// ownerOrCreator is the IPC_SET/IPC_RMID check of ipcctl_obtain_check: the
+// caller is the creator or the owner, or has CAP_SYS_ADMIN (root).
+func ownerOrCreator(o *Obj, as uint32) bool {
+	return as == 0 || as == o.Owner || as == o.UID
 }
 
 func (ns *Namespace) stat(op ops.Op) ops.Result {
@@ -217,7 +244,7 @@ func (ns *Namespace) stat(op ops.Op) ops.Result {
 	if !permitted(o, op.As, 0444) {
 		return ops.Result{Err: ops.EACCES}
 	}
-	return ops.Result{Obj: ops.Object{Key: o.Key, Mode: o.Mode, Owner: o.Owner, Size: o.Size}}
+	return ops.Result{Obj: ops.Object{Key: o.Key, Mode: o.Mode, Owner: o.UID, Size: o.Size}}
 }
 
 // permitted is ipcperms(): the caller as (uid = gid = as, no supplementary
@@ -228,8 +255,11 @@ func permitted(o *Obj, as uint32, flag uint16) bool {
 	}
 	req := ((flag >> 6) | (flag >> 3) | flag) & 7
 	granted := o.Mode & 7
-	if as == o.Owner {
+	switch {
+	case as == o.Owner || as == o.UID:
 		granted = o.Mode >> 6
+	case as == o.GID: // the caller's gid is as; the creator's gid is Owner
+		granted = o.Mode >> 3
 	}
 	return req&^granted&7 == 0
 }
@@ -268,6 +298,16 @@ func (ns *Namespace) list(t ops.IPCType) ops.Result {
 	return r
 }
 
+// listRows reads /proc/sysvipc/<t> with every column.
+func (ns *Namespace) listRows(t ops.IPCType) ops.Result {
+	objs := ns.types[t].table.Listing()
+	r := ops.Result{Rows: make([]ops.Row, 0, len(objs))}
+	for _, o := range objs {
+		r.Rows = append(r.Rows, rowOf(t, o))
+	}
+	return r
+}
+
 // Snapshot implements ops.Model.
 func (ns *Namespace) Snapshot() (ops.Snapshot, error) {
 	var snap ops.Snapshot
@@ -275,9 +315,11 @@ func (ns *Namespace) Snapshot() (ops.Snapshot, error) {
 		s := ns.types[t]
 		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit}
 		for _, o := range s.table.Listing() {
-			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.Owner, Size: o.Size})
+			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.UID, Size: o.Size})
+			snap.Rows[t] = append(snap.Rows[t], rowOf(t, o))
 		}
 		snap.IDs[t] = ts
 	}
+	snap.Shm = ns.shmSnapshot()
 	return snap, nil
 }

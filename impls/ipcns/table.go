@@ -12,10 +12,20 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 type Obj struct {
 	Idx   int
 	Seq   int
-	Key   int32
-	Mode  uint16
-	Owner uint32
-	Size  int64 // shm segment size, sem nsems
+	Key   int32  // IPC_PRIVATE once a segment is marked SHM_DEST
+	Mode  uint16 // the 0777 bits
+	Owner uint32 // the creator: cuid = cgid
+	Size  int64  // shm segment size, sem nsems
+
+	UID, GID uint32 // the owner, the creator's until IPC_SET
+
+	// Shared memory only (struct shmid_kernel).
+	Cpid, Lpid          ops.PID // creator and last shmat/shmdt, as task identities
+	Nattch              int64
+	Atime, Dtime, Ctime bool // set (non-zero) or not; Ctime is set for every type
+	Dest, Locked        bool // SHM_DEST, SHM_LOCKED
+	Creator             ops.PID
+	Orphan              bool // the creator has exited (shm_clist is empty)
 }
 
 // ID returns the user-visible id.

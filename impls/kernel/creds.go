@@ -86,14 +86,18 @@ func threadCaps() (eff, prm uint64, err error) {
 // the effective capabilities when the euid leaves 0 and keeps the permitted
 // set. Only this thread changes: these are raw syscalls, not the Go
 // runtime's all-threads syscall.Setresuid.
-func (t *thread) becomeUser(id uint32) error {
-	if t.self.euid != 0 {
-		return fmt.Errorf("running an op as uid %d needs a root worker thread (euid is %d)", id, t.self.euid)
+func (t *thread) becomeUser(id uint32) error { return becomeUser(t.self, id) }
+
+// becomeUser switches the calling thread, whose credentials were self, to
+// the unprivileged user id (see thread.becomeUser).
+func becomeUser(self creds, id uint32) error {
+	if self.euid != 0 {
+		return fmt.Errorf("running an op as uid %d needs a root worker thread (euid is %d)", id, self.euid)
 	}
 	if uintptr(id) == keep {
 		return fmt.Errorf("uid %d is not a valid user", id)
 	}
-	if len(t.self.groups) > 0 {
+	if len(self.groups) > 0 {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return fmt.Errorf("setgroups([]): %w", e)
 		}
@@ -109,8 +113,11 @@ func (t *thread) becomeUser(id uint32) error {
 
 // restoreSelf switches the thread back to the credentials it started with
 // and checks that every one of them, capabilities included, is back.
-func (t *thread) restoreSelf() error {
-	s := t.self
+func (t *thread) restoreSelf() error { return restoreCreds(t.self) }
+
+// restoreCreds switches the calling thread back to s and checks that every
+// credential is back.
+func restoreCreds(s creds) error {
 	// The euid first: it brings back the effective capabilities (from the
 	// permitted set), which setgroups and setresgid need.
 	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(s.euid), keep); e != 0 {

@@ -11,7 +11,7 @@ func Info() ops.Info {
 	return ops.Info{
 		Name:       "kernel",
 		Version:    kernelRelease(),
-		Subsystems: []string{"ids"},
+		Subsystems: []string{"ids", "shm"},
 		ExactIDs:   true,
 	}
 }

@@ -8,76 +8,101 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// idColumn and sizeColumn name the columns of /proc/sysvipc/<type> that hold
-// the id and the size (none for msg).
-var (
-	idColumn   = [...]string{ops.Msg: "msqid", ops.Sem: "semid", ops.Shm: "shmid"}
-	sizeColumn = [...]string{ops.Msg: "", ops.Sem: "nsems", ops.Shm: "size"}
-)
-
 // parseSysvipc reads the text of /proc/sysvipc/<t>: a header naming the
 // columns, then one object a line in the kernel's iteration order (ascending
-// idx). Columns are found by their header names, not their positions.
-func parseSysvipc(t ops.IPCType, text []byte) ([]ops.Object, error) {
+// idx). Columns are found by their header names, not their positions; every
+// column of ops.RowColumns(t) must be there. pid translates the pids the
+// kernel prints into task identities.
+func parseSysvipc(t ops.IPCType, text []byte, pid func(int64) ops.PID) ([]ops.Row, error) {
 	header, rest, _ := bytes.Cut(text, []byte("\n"))
 	cols := bytes.Fields(header)
-	find := func(name string) (int, error) {
-		for i, c := range cols {
+	want := ops.RowColumns(t)
+	at := make([]int, len(want))
+	for i, name := range want {
+		at[i] = -1
+		for j, c := range cols {
 			if string(c) == name {
-				return i, nil
+				at[i] = j
 			}
 		}
-		return -1, fmt.Errorf("/proc/sysvipc/%s: no %q column in header %q", t, name, header)
-	}
-	var key, id, perms, uid, size int
-	var err error
-	for _, c := range []struct {
-		name string
-		at   *int
-	}{{"key", &key}, {idColumn[t], &id}, {"perms", &perms}, {"uid", &uid}} {
-		if *c.at, err = find(c.name); err != nil {
-			return nil, err
+		if at[i] < 0 {
+			return nil, fmt.Errorf("/proc/sysvipc/%s: no %q column in header %q", t, name, header)
 		}
 	}
-	size = -1
-	if sizeColumn[t] != "" {
-		if size, err = find(sizeColumn[t]); err != nil {
-			return nil, err
-		}
-	}
-
-	var objs []ops.Object
+	var rows []ops.Row
 	fields := make([][]byte, 0, len(cols))
 	for line := 2; len(rest) > 0; line++ {
-		var row []byte
-		row, rest, _ = bytes.Cut(rest, []byte("\n"))
-		fields = appendFields(fields[:0], row)
+		var text []byte
+		text, rest, _ = bytes.Cut(rest, []byte("\n"))
+		fields = appendFields(fields[:0], text)
 		if len(fields) == 0 {
 			continue
 		}
 		if len(fields) != len(cols) {
 			return nil, fmt.Errorf("/proc/sysvipc/%s line %d: %d fields, header has %d", t, line, len(fields), len(cols))
 		}
-		var o ops.Object
-		k, err1 := strconv.ParseInt(string(fields[key]), 10, 32)
-		i, err2 := strconv.ParseInt(string(fields[id]), 10, 64)
-		m, err3 := strconv.ParseUint(string(fields[perms]), 8, 32)
-		u, err4 := strconv.ParseUint(string(fields[uid]), 10, 32)
-		var err5 error
-		if size >= 0 {
-			var s uint64
-			s, err5 = strconv.ParseUint(string(fields[size]), 10, 63)
-			o.Size = int64(s)
-		}
-		for _, err := range []error{err1, err2, err3, err4, err5} {
-			if err != nil {
-				return nil, fmt.Errorf("/proc/sysvipc/%s line %d: %w", t, line, err)
+		var r ops.Row
+		for i, name := range want {
+			if err := setColumn(&r, name, string(fields[at[i]]), pid); err != nil {
+				return nil, fmt.Errorf("/proc/sysvipc/%s line %d column %s: %w", t, line, name, err)
 			}
 		}
-		o.ID, o.Key, o.Mode, o.Owner = i, int32(k), uint16(m&0o777), uint32(u)
-		objs = append(objs, o)
+		rows = append(rows, r)
 	}
-	return objs, nil
+	return rows, nil
+}
+
+// setColumn stores the value of one /proc/sysvipc column in r.
+func setColumn(r *ops.Row, name, v string, pid func(int64) ops.PID) error {
+	if name == "perms" {
+		m, err := strconv.ParseUint(v, 8, 16)
+		r.Mode = uint16(m)
+		return err
+	}
+	if name == "key" {
+		k, err := strconv.ParseInt(v, 10, 32)
+		r.Key = int32(k)
+		return err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "msqid", "semid", "shmid":
+		r.ID = n
+	case "size", "nsems", "cbytes":
+		r.Size = n
+	case "qnum":
+		r.Qnum = n
+	case "cpid", "lspid":
+		r.Cpid = pid(n)
+	case "lpid", "lrpid":
+		r.Lpid = pid(n)
+	case "nattch":
+		r.Nattch = n
+	case "uid":
+		r.UID = uint32(n)
+	case "gid":
+		r.GID = uint32(n)
+	case "cuid":
+		r.CUID = uint32(n)
+	case "cgid":
+		r.CGID = uint32(n)
+	case "atime", "stime", "otime":
+		r.Atime = n != 0
+	case "dtime", "rtime":
+		r.Dtime = n != 0
+	case "ctime":
+		r.Ctime = n != 0
+	case "rss":
+		r.RSS = n
+	case "swap":
+		r.Swap = n
+	default:
+		return fmt.Errorf("unknown column")
+	}
+	return nil
 }
 
 // appendFields appends the space-separated fields of row to dst without

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -104,6 +105,9 @@ func checkConfig(cfg ops.Config) error {
 func (t *thread) reset() error {
 	if !t.dirty {
 		return nil
+	}
+	if err := t.shmReset(); err != nil {
+		return err
 	}
 	if err := enterNewNamespace(); err != nil {
 		return err
@@ -205,8 +209,15 @@ func checkOp(op ops.Op) error {
 	}
 	switch op.Kind {
 	case ops.KindGet, ops.KindRmid, ops.KindStat, ops.KindNextID, ops.KindLimit, ops.KindList:
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
+		if op.Type != ops.Shm {
+			return fmt.Errorf("kernel: %s needs type shm", op.Kind)
+		}
 	default:
 		return fmt.Errorf("kernel: unsupported op kind %s", op.Kind)
+	}
+	if op.Task > ops.MaxTask {
+		return fmt.Errorf("kernel: no task t%d (have t0..t%d)", op.Task, ops.MaxTask)
 	}
 	if op.Obj.Handle != 0 {
 		return fmt.Errorf("kernel: unresolved handle h%d (the caller resolves handles)", op.Obj.Handle)
@@ -217,8 +228,8 @@ func checkOp(op ops.Op) error {
 // apply runs op on the thread, as op.As when it is not 0.
 func (t *thread) apply(op ops.Op) (ops.Result, error) {
 	t.dirty = true
-	if op.As == 0 {
-		return t.do(op)
+	if op.As == 0 || op.Task != 0 {
+		return t.do(op) // another task switches its own credentials
 	}
 	if err := t.becomeUser(op.As); err != nil {
 		if rerr := t.restoreSelf(); rerr != nil {
@@ -242,23 +253,29 @@ func (t *thread) do(op ops.Op) (ops.Result, error) {
 	var err error
 	switch op.Kind {
 	case ops.KindGet:
-		r.ID, e = ipcGet(op)
+		r.ID, e, err = t.get(op)
 	case ops.KindRmid:
-		e = ipcCtl(op.Type, op.Obj.ID, ipcRmid, nil)
+		e, err = t.ctl(op, ipcRmid, nil)
 	case ops.KindStat:
-		r.Obj, e = ipcStatObject(op.Type, op.Obj.ID)
+		r.Obj, e, err = t.statObject(op)
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
+		r, e, err = t.doShm(op)
 	case ops.KindNextID:
 		t.nextIDWritten[op.Type] = true
 		e, err = setNextID(op.Type, op.Value)
 	case ops.KindLimit:
 		e, err = t.setLimit(op.Type, op.Value)
 	case ops.KindList:
-		var objs []ops.Object
-		objs, e, err = t.listing(op.Type)
+		var rows []ops.Row
+		rows, e, err = t.listing(op.Type)
 		if e == 0 && err == nil {
-			r.List = make([]ops.Entry, len(objs))
-			for i, o := range objs {
-				r.List[i] = ops.Entry{ID: o.ID, Key: o.Key}
+			if op.Rows {
+				r.Rows = append(make([]ops.Row, 0, len(rows)), rows...)
+			} else {
+				r.List = make([]ops.Entry, len(rows))
+				for i, o := range rows {
+					r.List[i] = ops.Entry{ID: o.ID, Key: o.Key}
+				}
 			}
 		}
 	}
@@ -280,12 +297,19 @@ func (t *thread) snapshot() (ops.Snapshot, error) {
 func (t *thread) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, error) {
 	var s ops.Snapshot
 	for _, typ := range ops.IPCTypes {
-		objs, e, err := t.listing(typ)
+		rows, e, err := t.listing(typ)
 		if err == nil && e != 0 {
 			err = e
 		}
 		if err != nil {
 			return s, fmt.Errorf("kernel: snapshot: reading /proc/sysvipc/%s: %w", typ, err)
+		}
+		var objs []ops.Object
+		for _, r := range rows {
+			objs = append(objs, r.Object(typ))
+		}
+		if len(rows) > 0 {
+			s.Rows[typ] = rows
 		}
 		next := int64(-1)
 		if read[typ] {
@@ -299,5 +323,32 @@ func (t *thread) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, er
 		}
 		s.IDs[typ] = ops.TypeState{Objects: objs, NextID: next, Limit: limit}
 	}
+	var err error
+	if s.Shm, err = t.shmSnapshot(); err != nil {
+		return s, fmt.Errorf("kernel: snapshot: %w", err)
+	}
 	return s, nil
+}
+
+// shmSnapshot reads shm_tot (SHM_INFO), the live attachments (the tasks'
+// maps) and, if it was written since the last Reset, shm_rmid_forced (0 in
+// a new namespace). The sysctl is read last: a read of 1 destroys orphaned
+// segments nobody has attached, which the listing must not have hidden.
+func (t *thread) shmSnapshot() (ops.ShmState, error) {
+	var st ops.ShmState
+	var buf statBuf
+	if e := ipcCtl(ops.Shm, 0, shmInfoCmd, &buf); e != 0 {
+		return st, fmt.Errorf("SHM_INFO: %w", e)
+	}
+	st.Tot = (*[2]int64)(unsafe.Pointer(&buf.ds))[1]
+	var err error
+	if st.Attachments, err = t.shmAttachments(); err != nil {
+		return st, err
+	}
+	if t.forcedWritten {
+		if st.RmidForced, err = t.readInt("/proc/sys/kernel/shm_rmid_forced"); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
 }

@@ -42,13 +42,6 @@ type semid64DS struct {
 	_     [2]uint64
 }
 
-// shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
-type shmid64DS struct {
-	perm  ipc64Perm
-	segsz uint64
-	_     [7]uint64 // atime, dtime, ctime, cpid+lpid, nattch, 2 unused
-}
-
 // statBuf holds any of the three; the slack guards against a layout we got
 // wrong overrunning into other memory.
 type statBuf struct {
@@ -113,6 +106,11 @@ func ipcStatObject(t ops.IPCType, id int64) (ops.Object, syscall.Errno) {
 	if e := ipcCtl(t, id, ipcStat, &buf); e != 0 {
 		return ops.Object{}, e
 	}
+	return statObjectOf(t, &buf), 0
+}
+
+// statObjectOf reads the object out of an IPC_STAT buffer.
+func statObjectOf(t ops.IPCType, buf *statBuf) ops.Object {
 	p := (*ipc64Perm)(unsafe.Pointer(&buf.ds))
 	o := ops.Object{Key: p.key, Mode: uint16(p.mode & 0o777), Owner: p.uid}
 	switch t {
@@ -121,7 +119,7 @@ func ipcStatObject(t ops.IPCType, id int64) (ops.Object, syscall.Errno) {
 	case ops.Shm:
 		o.Size = int64((*shmid64DS)(unsafe.Pointer(&buf.ds)).segsz)
 	}
-	return o, 0
+	return o
 }
 
 // ipcLimit returns the object limit of t (msgmni, semmni or shmmni) from
@@ -143,4 +141,64 @@ func ipcLimit(t ops.IPCType) (int64, syscall.Errno) {
 	}
 	// struct shminfo64: shmmax, shmmin, shmmni (unsigned long)
 	return int64(*(*uint64)(unsafe.Add(b, 16))), 0
+}
+
+// get is ipcGet issued by op's task.
+func (t *thread) get(op ops.Op) (int64, syscall.Errno, error) {
+	if op.Task == 0 {
+		id, e := ipcGet(op)
+		return id, e, nil
+	}
+	flags := uintptr(op.Mode & 0o777)
+	if op.Creat {
+		flags |= ipcCreat
+	}
+	if op.Excl {
+		flags |= ipcExcl
+	}
+	key := uintptr(op.Key)
+	var r uintptr
+	var e syscall.Errno
+	var err error
+	switch op.Type {
+	case ops.Msg:
+		r, e, err = t.sys(op, syscall.SYS_MSGGET, [6]uintptr{key, flags}, nil, 0)
+	case ops.Sem:
+		r, e, err = t.sys(op, syscall.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
+	default:
+		r, e, err = t.sys(op, syscall.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
+	}
+	return int64(r), e, err
+}
+
+// ctl is ipcCtl of cmd on op's object, issued by op's task.
+func (t *thread) ctl(op ops.Op, cmd int, buf *statBuf) (syscall.Errno, error) {
+	if op.Task == 0 {
+		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
+	}
+	id := uintptr(op.Obj.ID)
+	var e syscall.Errno
+	var err error
+	switch op.Type {
+	case ops.Msg:
+		_, e, err = t.sys(op, syscall.SYS_MSGCTL, [6]uintptr{id, uintptr(cmd)}, buf, 2)
+	case ops.Sem:
+		_, e, err = t.sys(op, syscall.SYS_SEMCTL, [6]uintptr{id, 0, uintptr(cmd)}, buf, 3)
+	default:
+		_, e, err = t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{id, uintptr(cmd)}, buf, 2)
+	}
+	return e, err
+}
+
+// statObject is ipcStatObject issued by op's task.
+func (t *thread) statObject(op ops.Op) (ops.Object, syscall.Errno, error) {
+	if op.Task == 0 {
+		o, e := ipcStatObject(op.Type, op.Obj.ID)
+		return o, e, nil
+	}
+	var buf statBuf
+	if e, err := t.ctl(op, ipcStat, &buf); e != 0 || err != nil {
+		return ops.Object{}, e, err
+	}
+	return statObjectOf(op.Type, &buf), 0, nil
 }

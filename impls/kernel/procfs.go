@@ -119,11 +119,11 @@ func (t *thread) setLimit(typ ops.IPCType, v int64) (syscall.Errno, error) {
 
 // listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
 // open or a read (a caller run as another user may be refused).
-func (t *thread) listing(typ ops.IPCType) ([]ops.Object, syscall.Errno, error) {
+func (t *thread) listing(typ ops.IPCType) ([]ops.Row, syscall.Errno, error) {
 	b, e, err := t.readProc("/proc/sysvipc/" + typ.String())
 	if err != nil || e != 0 {
 		return nil, e, err
 	}
-	objs, err := parseSysvipc(typ, b)
-	return objs, 0, err
+	rows, err := parseSysvipc(typ, b, t.pid)
+	return rows, 0, err
 }

@@ -52,6 +52,10 @@ type thread struct {
 	// namespace costs about 100 µs.
 	nextIDWritten [len(ops.IPCTypes)]bool
 
+	// shmState holds the task processes and attachments of the shm
+	// subsystem; only the thread's goroutine touches it.
+	shmState
+
 	// discarded is set when the thread could not restore its credentials
 	// after an op run as another user; the goroutine then ends and the
 	// thread exits. The Model must not send it more work.
@@ -115,6 +119,8 @@ func goLocked(f func()) {
 func (t *thread) loop(ready chan<- error) {
 	defer close(t.exited)
 	t.tid = syscall.Gettid()
+	t.shmState.init()
+	defer func() { _ = t.shmReset() }()
 
 	self, err := currentCreds()
 	if err != nil {

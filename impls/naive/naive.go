@@ -17,7 +17,7 @@ import (
 
 // Info describes the naive model.
 func Info() ops.Info {
-	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids"}, ExactIDs: true, Counters: true}
+	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm"}, ExactIDs: true, Counters: true}
 }
 
 // Model is the naive model.

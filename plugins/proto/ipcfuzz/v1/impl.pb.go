@@ -65,6 +65,11 @@ type Op struct {
 	Size          int64                  `protobuf:"varint,10,opt,name=size,proto3" json:"size,omitempty"`
 	Value         int64                  `protobuf:"varint,11,opt,name=value,proto3" json:"value,omitempty"`
 	As            uint32                 `protobuf:"varint,12,opt,name=as,proto3" json:"as,omitempty"`
+	Task          uint32                 `protobuf:"varint,13,opt,name=task,proto3" json:"task,omitempty"`   // uint8
+	Att           int64                  `protobuf:"varint,14,opt,name=att,proto3" json:"att,omitempty"`     // int
+	Cmd           uint32                 `protobuf:"varint,15,opt,name=cmd,proto3" json:"cmd,omitempty"`     // ops.ShmCmd (uint8)
+	Flags         uint32                 `protobuf:"varint,16,opt,name=flags,proto3" json:"flags,omitempty"` // uint8
+	Rows          bool                   `protobuf:"varint,17,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -181,6 +186,41 @@ func (x *Op) GetAs() uint32 {
 		return x.As
 	}
 	return 0
+}
+
+func (x *Op) GetTask() uint32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *Op) GetAtt() int64 {
+	if x != nil {
+		return x.Att
+	}
+	return 0
+}
+
+func (x *Op) GetCmd() uint32 {
+	if x != nil {
+		return x.Cmd
+	}
+	return 0
+}
+
+func (x *Op) GetFlags() uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return 0
+}
+
+func (x *Op) GetRows() bool {
+	if x != nil {
+		return x.Rows
+	}
+	return false
 }
 
 // Object mirrors ops.Object.
@@ -313,7 +353,435 @@ func (x *Entry) GetKey() int32 {
 	return 0
 }
 
-// Result mirrors ops.Result. An absent obj is the zero Object.
+// Row mirrors ops.Row; pids are ops.PID task identities.
+type Row struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           int32                  `protobuf:"varint,1,opt,name=key,proto3" json:"key,omitempty"`
+	Id            int64                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	Mode          uint32                 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"` // uint16
+	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Qnum          int64                  `protobuf:"varint,5,opt,name=qnum,proto3" json:"qnum,omitempty"`
+	Cpid          int32                  `protobuf:"varint,6,opt,name=cpid,proto3" json:"cpid,omitempty"`
+	Lpid          int32                  `protobuf:"varint,7,opt,name=lpid,proto3" json:"lpid,omitempty"`
+	Nattch        int64                  `protobuf:"varint,8,opt,name=nattch,proto3" json:"nattch,omitempty"`
+	Uid           uint32                 `protobuf:"varint,9,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid           uint32                 `protobuf:"varint,10,opt,name=gid,proto3" json:"gid,omitempty"`
+	Cuid          uint32                 `protobuf:"varint,11,opt,name=cuid,proto3" json:"cuid,omitempty"`
+	Cgid          uint32                 `protobuf:"varint,12,opt,name=cgid,proto3" json:"cgid,omitempty"`
+	Atime         bool                   `protobuf:"varint,13,opt,name=atime,proto3" json:"atime,omitempty"`
+	Dtime         bool                   `protobuf:"varint,14,opt,name=dtime,proto3" json:"dtime,omitempty"`
+	Ctime         bool                   `protobuf:"varint,15,opt,name=ctime,proto3" json:"ctime,omitempty"`
+	Rss           int64                  `protobuf:"varint,16,opt,name=rss,proto3" json:"rss,omitempty"`
+	Swap          int64                  `protobuf:"varint,17,opt,name=swap,proto3" json:"swap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Row) Reset() {
+	*x = Row{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Row) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Row) ProtoMessage() {}
+
+func (x *Row) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Row.ProtoReflect.Descriptor instead.
+func (*Row) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Row) GetKey() int32 {
+	if x != nil {
+		return x.Key
+	}
+	return 0
+}
+
+func (x *Row) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Row) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *Row) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *Row) GetQnum() int64 {
+	if x != nil {
+		return x.Qnum
+	}
+	return 0
+}
+
+func (x *Row) GetCpid() int32 {
+	if x != nil {
+		return x.Cpid
+	}
+	return 0
+}
+
+func (x *Row) GetLpid() int32 {
+	if x != nil {
+		return x.Lpid
+	}
+	return 0
+}
+
+func (x *Row) GetNattch() int64 {
+	if x != nil {
+		return x.Nattch
+	}
+	return 0
+}
+
+func (x *Row) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *Row) GetGid() uint32 {
+	if x != nil {
+		return x.Gid
+	}
+	return 0
+}
+
+func (x *Row) GetCuid() uint32 {
+	if x != nil {
+		return x.Cuid
+	}
+	return 0
+}
+
+func (x *Row) GetCgid() uint32 {
+	if x != nil {
+		return x.Cgid
+	}
+	return 0
+}
+
+func (x *Row) GetAtime() bool {
+	if x != nil {
+		return x.Atime
+	}
+	return false
+}
+
+func (x *Row) GetDtime() bool {
+	if x != nil {
+		return x.Dtime
+	}
+	return false
+}
+
+func (x *Row) GetCtime() bool {
+	if x != nil {
+		return x.Ctime
+	}
+	return false
+}
+
+func (x *Row) GetRss() int64 {
+	if x != nil {
+		return x.Rss
+	}
+	return 0
+}
+
+func (x *Row) GetSwap() int64 {
+	if x != nil {
+		return x.Swap
+	}
+	return 0
+}
+
+// ShmInfo mirrors ops.ShmInfo.
+type ShmInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shmmax        uint64                 `protobuf:"varint,1,opt,name=shmmax,proto3" json:"shmmax,omitempty"`
+	Shmmin        uint64                 `protobuf:"varint,2,opt,name=shmmin,proto3" json:"shmmin,omitempty"`
+	Shmmni        uint64                 `protobuf:"varint,3,opt,name=shmmni,proto3" json:"shmmni,omitempty"`
+	Shmseg        uint64                 `protobuf:"varint,4,opt,name=shmseg,proto3" json:"shmseg,omitempty"`
+	Shmall        uint64                 `protobuf:"varint,5,opt,name=shmall,proto3" json:"shmall,omitempty"`
+	UsedIds       int64                  `protobuf:"varint,6,opt,name=used_ids,json=usedIds,proto3" json:"used_ids,omitempty"`
+	ShmTot        int64                  `protobuf:"varint,7,opt,name=shm_tot,json=shmTot,proto3" json:"shm_tot,omitempty"`
+	ShmRss        int64                  `protobuf:"varint,8,opt,name=shm_rss,json=shmRss,proto3" json:"shm_rss,omitempty"`
+	ShmSwp        int64                  `protobuf:"varint,9,opt,name=shm_swp,json=shmSwp,proto3" json:"shm_swp,omitempty"`
+	SwapAttempts  int64                  `protobuf:"varint,10,opt,name=swap_attempts,json=swapAttempts,proto3" json:"swap_attempts,omitempty"`
+	SwapSuccesses int64                  `protobuf:"varint,11,opt,name=swap_successes,json=swapSuccesses,proto3" json:"swap_successes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShmInfo) Reset() {
+	*x = ShmInfo{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShmInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShmInfo) ProtoMessage() {}
+
+func (x *ShmInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShmInfo.ProtoReflect.Descriptor instead.
+func (*ShmInfo) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ShmInfo) GetShmmax() uint64 {
+	if x != nil {
+		return x.Shmmax
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmmin() uint64 {
+	if x != nil {
+		return x.Shmmin
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmmni() uint64 {
+	if x != nil {
+		return x.Shmmni
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmseg() uint64 {
+	if x != nil {
+		return x.Shmseg
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmall() uint64 {
+	if x != nil {
+		return x.Shmall
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetUsedIds() int64 {
+	if x != nil {
+		return x.UsedIds
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmTot() int64 {
+	if x != nil {
+		return x.ShmTot
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmRss() int64 {
+	if x != nil {
+		return x.ShmRss
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetShmSwp() int64 {
+	if x != nil {
+		return x.ShmSwp
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetSwapAttempts() int64 {
+	if x != nil {
+		return x.SwapAttempts
+	}
+	return 0
+}
+
+func (x *ShmInfo) GetSwapSuccesses() int64 {
+	if x != nil {
+		return x.SwapSuccesses
+	}
+	return 0
+}
+
+// Attachment mirrors ops.Attachment.
+type Attachment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Att           int64                  `protobuf:"varint,1,opt,name=att,proto3" json:"att,omitempty"`
+	Task          int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	Id            int64                  `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attachment) Reset() {
+	*x = Attachment{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attachment) ProtoMessage() {}
+
+func (x *Attachment) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
+func (*Attachment) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Attachment) GetAtt() int64 {
+	if x != nil {
+		return x.Att
+	}
+	return 0
+}
+
+func (x *Attachment) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *Attachment) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// ShmState mirrors ops.ShmState.
+type ShmState struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	RmidForced       int64                  `protobuf:"varint,1,opt,name=rmid_forced,json=rmidForced,proto3" json:"rmid_forced,omitempty"`
+	Tot              int64                  `protobuf:"varint,2,opt,name=tot,proto3" json:"tot,omitempty"`
+	Attachments      []*Attachment          `protobuf:"bytes,3,rep,name=attachments,proto3" json:"attachments,omitempty"`
+	AttachmentsEmpty bool                   `protobuf:"varint,4,opt,name=attachments_empty,json=attachmentsEmpty,proto3" json:"attachments_empty,omitempty"` // Attachments is non-nil and empty
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ShmState) Reset() {
+	*x = ShmState{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShmState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShmState) ProtoMessage() {}
+
+func (x *ShmState) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShmState.ProtoReflect.Descriptor instead.
+func (*ShmState) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ShmState) GetRmidForced() int64 {
+	if x != nil {
+		return x.RmidForced
+	}
+	return 0
+}
+
+func (x *ShmState) GetTot() int64 {
+	if x != nil {
+		return x.Tot
+	}
+	return 0
+}
+
+func (x *ShmState) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+func (x *ShmState) GetAttachmentsEmpty() bool {
+	if x != nil {
+		return x.AttachmentsEmpty
+	}
+	return false
+}
+
+// Result mirrors ops.Result. An absent obj, row or info is the zero value.
 type Result struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Err           uint32                 `protobuf:"varint,1,opt,name=err,proto3" json:"err,omitempty"` // ops.Errno (uint16)
@@ -321,13 +789,17 @@ type Result struct {
 	Obj           *Object                `protobuf:"bytes,3,opt,name=obj,proto3" json:"obj,omitempty"`
 	List          []*Entry               `protobuf:"bytes,4,rep,name=list,proto3" json:"list,omitempty"`
 	ListEmpty     bool                   `protobuf:"varint,5,opt,name=list_empty,json=listEmpty,proto3" json:"list_empty,omitempty"` // List is non-nil and empty
+	Row           *Row                   `protobuf:"bytes,6,opt,name=row,proto3" json:"row,omitempty"`
+	Rows          []*Row                 `protobuf:"bytes,7,rep,name=rows,proto3" json:"rows,omitempty"`
+	RowsEmpty     bool                   `protobuf:"varint,8,opt,name=rows_empty,json=rowsEmpty,proto3" json:"rows_empty,omitempty"` // Rows is non-nil and empty
+	Info          *ShmInfo               `protobuf:"bytes,9,opt,name=info,proto3" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +811,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +824,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Result) GetErr() uint32 {
@@ -390,6 +862,34 @@ func (x *Result) GetListEmpty() bool {
 	return false
 }
 
+func (x *Result) GetRow() *Row {
+	if x != nil {
+		return x.Row
+	}
+	return nil
+}
+
+func (x *Result) GetRows() []*Row {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *Result) GetRowsEmpty() bool {
+	if x != nil {
+		return x.RowsEmpty
+	}
+	return false
+}
+
+func (x *Result) GetInfo() *ShmInfo {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
 // TypeState mirrors ops.TypeState.
 type TypeState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -397,13 +897,15 @@ type TypeState struct {
 	ObjectsEmpty  bool                   `protobuf:"varint,2,opt,name=objects_empty,json=objectsEmpty,proto3" json:"objects_empty,omitempty"` // Objects is non-nil and empty
 	NextId        int64                  `protobuf:"varint,3,opt,name=next_id,json=nextId,proto3" json:"next_id,omitempty"`
 	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Rows          []*Row                 `protobuf:"bytes,5,rep,name=rows,proto3" json:"rows,omitempty"`                             // Snapshot.Rows of this type
+	RowsEmpty     bool                   `protobuf:"varint,6,opt,name=rows_empty,json=rowsEmpty,proto3" json:"rows_empty,omitempty"` // those Rows are non-nil and empty
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TypeState) Reset() {
 	*x = TypeState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +917,7 @@ func (x *TypeState) String() string {
 func (*TypeState) ProtoMessage() {}
 
 func (x *TypeState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +930,7 @@ func (x *TypeState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TypeState.ProtoReflect.Descriptor instead.
 func (*TypeState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TypeState) GetObjects() []*Object {
@@ -459,18 +961,33 @@ func (x *TypeState) GetLimit() int64 {
 	return 0
 }
 
+func (x *TypeState) GetRows() []*Row {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *TypeState) GetRowsEmpty() bool {
+	if x != nil {
+		return x.RowsEmpty
+	}
+	return false
+}
+
 // Snapshot mirrors ops.Snapshot: exactly one TypeState per IPC type, in the
 // order of ops.IPCTypes (msg, sem, shm).
 type Snapshot struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ids           []*TypeState           `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	Shm           *ShmState              `protobuf:"bytes,2,opt,name=shm,proto3" json:"shm,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +999,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,12 +1012,19 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Snapshot) GetIds() []*TypeState {
 	if x != nil {
 		return x.Ids
+	}
+	return nil
+}
+
+func (x *Snapshot) GetShm() *ShmState {
+	if x != nil {
+		return x.Shm
 	}
 	return nil
 }
@@ -521,7 +1045,7 @@ type Info struct {
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -533,7 +1057,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -546,7 +1070,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Info) GetName() string {
@@ -609,7 +1133,7 @@ type Config struct {
 
 func (x *Config) Reset() {
 	*x = Config{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +1145,7 @@ func (x *Config) String() string {
 func (*Config) ProtoMessage() {}
 
 func (x *Config) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +1158,7 @@ func (x *Config) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Config.ProtoReflect.Descriptor instead.
 func (*Config) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Config) GetOptions() map[string]string {
@@ -663,7 +1187,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +1199,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +1212,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Outcome) GetResults() []*Result {
@@ -722,7 +1246,7 @@ type Script struct {
 
 func (x *Script) Reset() {
 	*x = Script{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +1258,7 @@ func (x *Script) String() string {
 func (*Script) ProtoMessage() {}
 
 func (x *Script) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +1271,7 @@ func (x *Script) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Script.ProtoReflect.Descriptor instead.
 func (*Script) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Script) GetOps() []*Op {
@@ -768,7 +1292,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +1304,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +1317,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Failure) GetMessage() string {
@@ -811,7 +1335,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1347,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1360,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
 }
 
 type InfoResponse struct {
@@ -849,7 +1373,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +1385,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1398,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InfoResponse) GetInfo() *Info {
@@ -900,7 +1424,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1436,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1449,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResetRequest) GetConfig() *Config {
@@ -944,7 +1468,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1480,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1493,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResetResponse) GetFailure() *Failure {
@@ -988,7 +1512,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1524,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1537,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApplyRequest) GetOps() []*Op {
@@ -1035,7 +1559,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1571,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1584,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApplyResponse) GetResults() []*Result {
@@ -1092,7 +1616,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1628,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1641,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
 }
 
 type SnapshotResponse struct {
@@ -1130,7 +1654,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1666,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1679,7 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{18}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SnapshotResponse) GetSnapshot() *Snapshot {
@@ -1182,7 +1706,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1718,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1731,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{19}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExecRequest) GetConfig() *Config {
@@ -1236,7 +1760,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1772,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1785,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{20}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExecResponse) GetOutcomes() []*Outcome {
@@ -1297,7 +1821,7 @@ type MeasureRequest struct {
 
 func (x *MeasureRequest) Reset() {
 	*x = MeasureRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1833,7 @@ func (x *MeasureRequest) String() string {
 func (*MeasureRequest) ProtoMessage() {}
 
 func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1846,7 @@ func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureRequest.ProtoReflect.Descriptor instead.
 func (*MeasureRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MeasureRequest) GetConfig() *Config {
@@ -1366,7 +1890,7 @@ type MeasureResponse struct {
 
 func (x *MeasureResponse) Reset() {
 	*x = MeasureResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1902,7 @@ func (x *MeasureResponse) String() string {
 func (*MeasureResponse) ProtoMessage() {}
 
 func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1915,7 @@ func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureResponse.ProtoReflect.Descriptor instead.
 func (*MeasureResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MeasureResponse) GetWallNs() []int64 {
@@ -1427,7 +1951,7 @@ var File_ipcfuzz_v1_impl_proto protoreflect.FileDescriptor
 const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\n" +
 	"\x15ipcfuzz/v1/impl.proto\x12\n" +
-	"ipcfuzz.v1\"\x80\x02\n" +
+	"ipcfuzz.v1\"\xe2\x02\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
@@ -1442,7 +1966,12 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x04size\x18\n" +
 	" \x01(\x03R\x04size\x12\x14\n" +
 	"\x05value\x18\v \x01(\x03R\x05value\x12\x0e\n" +
-	"\x02as\x18\f \x01(\rR\x02as\"h\n" +
+	"\x02as\x18\f \x01(\rR\x02as\x12\x12\n" +
+	"\x04task\x18\r \x01(\rR\x04task\x12\x10\n" +
+	"\x03att\x18\x0e \x01(\x03R\x03att\x12\x10\n" +
+	"\x03cmd\x18\x0f \x01(\rR\x03cmd\x12\x14\n" +
+	"\x05flags\x18\x10 \x01(\rR\x05flags\x12\x12\n" +
+	"\x04rows\x18\x11 \x01(\bR\x04rows\"h\n" +
 	"\x06Object\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\x05R\x03key\x12\x12\n" +
@@ -1451,21 +1980,73 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\")\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x10\n" +
-	"\x03key\x18\x02 \x01(\x05R\x03key\"\x96\x01\n" +
+	"\x03key\x18\x02 \x01(\x05R\x03key\"\xd7\x02\n" +
+	"\x03Row\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x12\n" +
+	"\x04qnum\x18\x05 \x01(\x03R\x04qnum\x12\x12\n" +
+	"\x04cpid\x18\x06 \x01(\x05R\x04cpid\x12\x12\n" +
+	"\x04lpid\x18\a \x01(\x05R\x04lpid\x12\x16\n" +
+	"\x06nattch\x18\b \x01(\x03R\x06nattch\x12\x10\n" +
+	"\x03uid\x18\t \x01(\rR\x03uid\x12\x10\n" +
+	"\x03gid\x18\n" +
+	" \x01(\rR\x03gid\x12\x12\n" +
+	"\x04cuid\x18\v \x01(\rR\x04cuid\x12\x12\n" +
+	"\x04cgid\x18\f \x01(\rR\x04cgid\x12\x14\n" +
+	"\x05atime\x18\r \x01(\bR\x05atime\x12\x14\n" +
+	"\x05dtime\x18\x0e \x01(\bR\x05dtime\x12\x14\n" +
+	"\x05ctime\x18\x0f \x01(\bR\x05ctime\x12\x10\n" +
+	"\x03rss\x18\x10 \x01(\x03R\x03rss\x12\x12\n" +
+	"\x04swap\x18\x11 \x01(\x03R\x04swap\"\xb3\x02\n" +
+	"\aShmInfo\x12\x16\n" +
+	"\x06shmmax\x18\x01 \x01(\x04R\x06shmmax\x12\x16\n" +
+	"\x06shmmin\x18\x02 \x01(\x04R\x06shmmin\x12\x16\n" +
+	"\x06shmmni\x18\x03 \x01(\x04R\x06shmmni\x12\x16\n" +
+	"\x06shmseg\x18\x04 \x01(\x04R\x06shmseg\x12\x16\n" +
+	"\x06shmall\x18\x05 \x01(\x04R\x06shmall\x12\x19\n" +
+	"\bused_ids\x18\x06 \x01(\x03R\ausedIds\x12\x17\n" +
+	"\ashm_tot\x18\a \x01(\x03R\x06shmTot\x12\x17\n" +
+	"\ashm_rss\x18\b \x01(\x03R\x06shmRss\x12\x17\n" +
+	"\ashm_swp\x18\t \x01(\x03R\x06shmSwp\x12#\n" +
+	"\rswap_attempts\x18\n" +
+	" \x01(\x03R\fswapAttempts\x12%\n" +
+	"\x0eswap_successes\x18\v \x01(\x03R\rswapSuccesses\"B\n" +
+	"\n" +
+	"Attachment\x12\x10\n" +
+	"\x03att\x18\x01 \x01(\x03R\x03att\x12\x12\n" +
+	"\x04task\x18\x02 \x01(\x05R\x04task\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x03R\x02id\"\xa4\x01\n" +
+	"\bShmState\x12\x1f\n" +
+	"\vrmid_forced\x18\x01 \x01(\x03R\n" +
+	"rmidForced\x12\x10\n" +
+	"\x03tot\x18\x02 \x01(\x03R\x03tot\x128\n" +
+	"\vattachments\x18\x03 \x03(\v2\x16.ipcfuzz.v1.AttachmentR\vattachments\x12+\n" +
+	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\xa6\x02\n" +
 	"\x06Result\x12\x10\n" +
 	"\x03err\x18\x01 \x01(\rR\x03err\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x03R\x02id\x12$\n" +
 	"\x03obj\x18\x03 \x01(\v2\x12.ipcfuzz.v1.ObjectR\x03obj\x12%\n" +
 	"\x04list\x18\x04 \x03(\v2\x11.ipcfuzz.v1.EntryR\x04list\x12\x1d\n" +
 	"\n" +
-	"list_empty\x18\x05 \x01(\bR\tlistEmpty\"\x8d\x01\n" +
+	"list_empty\x18\x05 \x01(\bR\tlistEmpty\x12!\n" +
+	"\x03row\x18\x06 \x01(\v2\x0f.ipcfuzz.v1.RowR\x03row\x12#\n" +
+	"\x04rows\x18\a \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
+	"\n" +
+	"rows_empty\x18\b \x01(\bR\trowsEmpty\x12'\n" +
+	"\x04info\x18\t \x01(\v2\x13.ipcfuzz.v1.ShmInfoR\x04info\"\xd1\x01\n" +
 	"\tTypeState\x12,\n" +
 	"\aobjects\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ObjectR\aobjects\x12#\n" +
 	"\robjects_empty\x18\x02 \x01(\bR\fobjectsEmpty\x12\x17\n" +
 	"\anext_id\x18\x03 \x01(\x03R\x06nextId\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\"3\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12#\n" +
+	"\x04rows\x18\x05 \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
+	"\n" +
+	"rows_empty\x18\x06 \x01(\bR\trowsEmpty\"[\n" +
 	"\bSnapshot\x12'\n" +
-	"\x03ids\x18\x01 \x03(\v2\x15.ipcfuzz.v1.TypeStateR\x03ids\"\xd4\x01\n" +
+	"\x03ids\x18\x01 \x03(\v2\x15.ipcfuzz.v1.TypeStateR\x03ids\x12&\n" +
+	"\x03shm\x18\x02 \x01(\v2\x14.ipcfuzz.v1.ShmStateR\x03shm\"\xd4\x01\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1e\n" +
@@ -1548,76 +2129,86 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*Op)(nil),               // 0: ipcfuzz.v1.Op
 	(*Object)(nil),           // 1: ipcfuzz.v1.Object
 	(*Entry)(nil),            // 2: ipcfuzz.v1.Entry
-	(*Result)(nil),           // 3: ipcfuzz.v1.Result
-	(*TypeState)(nil),        // 4: ipcfuzz.v1.TypeState
-	(*Snapshot)(nil),         // 5: ipcfuzz.v1.Snapshot
-	(*Info)(nil),             // 6: ipcfuzz.v1.Info
-	(*Config)(nil),           // 7: ipcfuzz.v1.Config
-	(*Outcome)(nil),          // 8: ipcfuzz.v1.Outcome
-	(*Script)(nil),           // 9: ipcfuzz.v1.Script
-	(*Failure)(nil),          // 10: ipcfuzz.v1.Failure
-	(*InfoRequest)(nil),      // 11: ipcfuzz.v1.InfoRequest
-	(*InfoResponse)(nil),     // 12: ipcfuzz.v1.InfoResponse
-	(*ResetRequest)(nil),     // 13: ipcfuzz.v1.ResetRequest
-	(*ResetResponse)(nil),    // 14: ipcfuzz.v1.ResetResponse
-	(*ApplyRequest)(nil),     // 15: ipcfuzz.v1.ApplyRequest
-	(*ApplyResponse)(nil),    // 16: ipcfuzz.v1.ApplyResponse
-	(*SnapshotRequest)(nil),  // 17: ipcfuzz.v1.SnapshotRequest
-	(*SnapshotResponse)(nil), // 18: ipcfuzz.v1.SnapshotResponse
-	(*ExecRequest)(nil),      // 19: ipcfuzz.v1.ExecRequest
-	(*ExecResponse)(nil),     // 20: ipcfuzz.v1.ExecResponse
-	(*MeasureRequest)(nil),   // 21: ipcfuzz.v1.MeasureRequest
-	(*MeasureResponse)(nil),  // 22: ipcfuzz.v1.MeasureResponse
-	nil,                      // 23: ipcfuzz.v1.Config.OptionsEntry
-	nil,                      // 24: ipcfuzz.v1.MeasureResponse.CountersEntry
+	(*Row)(nil),              // 3: ipcfuzz.v1.Row
+	(*ShmInfo)(nil),          // 4: ipcfuzz.v1.ShmInfo
+	(*Attachment)(nil),       // 5: ipcfuzz.v1.Attachment
+	(*ShmState)(nil),         // 6: ipcfuzz.v1.ShmState
+	(*Result)(nil),           // 7: ipcfuzz.v1.Result
+	(*TypeState)(nil),        // 8: ipcfuzz.v1.TypeState
+	(*Snapshot)(nil),         // 9: ipcfuzz.v1.Snapshot
+	(*Info)(nil),             // 10: ipcfuzz.v1.Info
+	(*Config)(nil),           // 11: ipcfuzz.v1.Config
+	(*Outcome)(nil),          // 12: ipcfuzz.v1.Outcome
+	(*Script)(nil),           // 13: ipcfuzz.v1.Script
+	(*Failure)(nil),          // 14: ipcfuzz.v1.Failure
+	(*InfoRequest)(nil),      // 15: ipcfuzz.v1.InfoRequest
+	(*InfoResponse)(nil),     // 16: ipcfuzz.v1.InfoResponse
+	(*ResetRequest)(nil),     // 17: ipcfuzz.v1.ResetRequest
+	(*ResetResponse)(nil),    // 18: ipcfuzz.v1.ResetResponse
+	(*ApplyRequest)(nil),     // 19: ipcfuzz.v1.ApplyRequest
+	(*ApplyResponse)(nil),    // 20: ipcfuzz.v1.ApplyResponse
+	(*SnapshotRequest)(nil),  // 21: ipcfuzz.v1.SnapshotRequest
+	(*SnapshotResponse)(nil), // 22: ipcfuzz.v1.SnapshotResponse
+	(*ExecRequest)(nil),      // 23: ipcfuzz.v1.ExecRequest
+	(*ExecResponse)(nil),     // 24: ipcfuzz.v1.ExecResponse
+	(*MeasureRequest)(nil),   // 25: ipcfuzz.v1.MeasureRequest
+	(*MeasureResponse)(nil),  // 26: ipcfuzz.v1.MeasureResponse
+	nil,                      // 27: ipcfuzz.v1.Config.OptionsEntry
+	nil,                      // 28: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
-	1,  // 0: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
-	2,  // 1: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
-	1,  // 2: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
-	4,  // 3: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
-	23, // 4: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	3,  // 5: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
-	5,  // 6: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	0,  // 7: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
-	6,  // 8: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	10, // 9: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	7,  // 10: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	10, // 11: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	0,  // 12: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
-	3,  // 13: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
-	10, // 14: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	5,  // 15: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	10, // 16: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	7,  // 17: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	9,  // 18: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
-	8,  // 19: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	10, // 20: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	7,  // 21: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	24, // 22: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	10, // 23: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	11, // 24: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	13, // 25: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	15, // 26: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	17, // 27: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	19, // 28: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	21, // 29: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	12, // 30: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	14, // 31: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	16, // 32: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	18, // 33: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	20, // 34: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	22, // 35: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	30, // [30:36] is the sub-list for method output_type
-	24, // [24:30] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	5,  // 0: ipcfuzz.v1.ShmState.attachments:type_name -> ipcfuzz.v1.Attachment
+	1,  // 1: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
+	2,  // 2: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
+	3,  // 3: ipcfuzz.v1.Result.row:type_name -> ipcfuzz.v1.Row
+	3,  // 4: ipcfuzz.v1.Result.rows:type_name -> ipcfuzz.v1.Row
+	4,  // 5: ipcfuzz.v1.Result.info:type_name -> ipcfuzz.v1.ShmInfo
+	1,  // 6: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
+	3,  // 7: ipcfuzz.v1.TypeState.rows:type_name -> ipcfuzz.v1.Row
+	8,  // 8: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
+	6,  // 9: ipcfuzz.v1.Snapshot.shm:type_name -> ipcfuzz.v1.ShmState
+	27, // 10: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
+	7,  // 11: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
+	9,  // 12: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
+	0,  // 13: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
+	10, // 14: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	14, // 15: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	11, // 16: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	14, // 17: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	0,  // 18: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
+	7,  // 19: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
+	14, // 20: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	9,  // 21: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
+	14, // 22: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	11, // 23: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	13, // 24: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
+	12, // 25: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	14, // 26: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	11, // 27: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	28, // 28: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	14, // 29: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 30: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	17, // 31: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	19, // 32: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	21, // 33: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	23, // 34: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	25, // 35: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	16, // 36: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	18, // 37: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	20, // 38: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	22, // 39: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	24, // 40: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	26, // 41: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	36, // [36:42] is the sub-list for method output_type
+	30, // [30:36] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -1631,7 +2222,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

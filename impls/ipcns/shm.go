@@ -1,0 +1,285 @@
+package ipcns
+
+import (
+	"math"
+	"slices"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// The shm subsystem of ipc/shm.c over the shared tables: attachments per
+// task, IPC_RMID while attached (SHM_DEST), destruction at the last detach,
+// shm_rmid_forced, exit_shm and the shmctl commands.
+//
+// A task is a process: task 0 is the script's main task, tasks 1..MaxTask
+// come into existence at their first operation and end with KindExit, after
+// which the next operation starts a new incarnation (a new identity). The
+// model assumes every task has a non-zero RLIMIT_MEMLOCK (the kernel
+// adapter checks that its processes do).
+
+// attachment is one shm VMA: what shmat created and shmdt or exit removes.
+type attachment struct {
+	att  int
+	task ops.PID
+	obj  *Obj
+}
+
+// shmState is the namespace's shm state beyond the table.
+type shmState struct {
+	rmidForced int64
+	tot        int64 // shm_tot: pages of the live segments
+	gen        [ops.NumTasks]int
+	attached   []*attachment       // live attachments in attach order
+	atts       map[int]*attachment // by handle: the last shmat that bound it
+}
+
+// taskPID is the identity of the current incarnation of a task.
+func (ns *Namespace) taskPID(task uint8) ops.PID {
+	return ops.TaskPID(int(task), ns.shm.gen[task])
+}
+
+func (ns *Namespace) applyShm(op ops.Op) ops.Result {
+	switch op.Kind {
+	case ops.KindShmat:
+		return ops.Result{Err: ns.shmat(op)}
+	case ops.KindShmdt:
+		return ops.Result{Err: ns.shmdt(op)}
+	case ops.KindShmctl:
+		return ns.shmctl(op)
+	case ops.KindExit:
+		ns.exit(op.Task)
+		return ops.Result{}
+	}
+	return ops.Result{Err: ns.setRmidForced(op.Value)}
+}
+
+// shmat is do_shmat with addr 0 (or an unaligned one).
+func (ns *Namespace) shmat(op ops.Op) ops.Errno {
+	if op.Flags&ops.ShmatBadAddr != 0 {
+		return ops.EINVAL
+	}
+	o := ns.types[ops.Shm].lookup(op.Obj.ID)
+	if o == nil {
+		return ops.EINVAL
+	}
+	acc := uint16(0o444)
+	if op.Flags&ops.ShmatRdonly == 0 {
+		acc |= 0o222
+	}
+	if op.Flags&ops.ShmatExec != 0 {
+		acc |= 0o111
+	}
+	if !permitted(o, op.As, acc) {
+		return ops.EACCES
+	}
+	// shm_open: the new VMA counts, even on a segment marked SHM_DEST.
+	task := ns.taskPID(op.Task)
+	o.Nattch++
+	o.Atime = true
+	o.Lpid = task
+	a := &attachment{att: op.Att, task: task, obj: o}
+	ns.shm.attached = append(ns.shm.attached, a)
+	if op.Att > 0 {
+		ns.shm.atts[op.Att] = a
+	}
+	return ops.OK
+}
+
+// shmdt detaches the attachment a handle names, if the task holds it.
+func (ns *Namespace) shmdt(op ops.Op) ops.Errno {
+	a := ns.shm.atts[op.Att]
+	if a == nil || a.task != ns.taskPID(op.Task) {
+		return ops.EINVAL
+	}
+	ns.detach(a)
+	return ops.OK
+}
+
+// detach is shm_close: one VMA fewer, lpid and dtime of the closer, and the
+// segment destroyed if nothing keeps it.
+func (ns *Namespace) detach(a *attachment) {
+	ns.shm.attached = slices.DeleteFunc(ns.shm.attached, func(x *attachment) bool { return x == a })
+	if ns.shm.atts[a.att] == a {
+		delete(ns.shm.atts, a.att)
+	}
+	o := a.obj
+	o.Lpid = a.task
+	o.Dtime = true
+	o.Nattch--
+	if ns.shmMayDestroy(o) {
+		ns.shmDestroy(o)
+	}
+}
+
+// shmMayDestroy is shm_may_destroy.
+func (ns *Namespace) shmMayDestroy(o *Obj) bool {
+	return o.Nattch == 0 && (ns.shm.rmidForced != 0 || o.Dest)
+}
+
+// shmDestroy is shm_destroy: the id and the pages go.
+func (ns *Namespace) shmDestroy(o *Obj) {
+	ns.types[ops.Shm].table.Remove(o.Idx)
+	ns.shm.tot -= ops.Pages(o.Size)
+}
+
+// shmRmid is do_shm_rmid: destroy now, or mark SHM_DEST and make the key
+// private so that shmget no longer finds it.
+func (ns *Namespace) shmRmid(o *Obj) {
+	if o.Nattch == 0 {
+		ns.shmDestroy(o)
+		return
+	}
+	o.Dest = true
+	if o.Key != ops.IPCPrivate {
+		t := ns.types[ops.Shm].table
+		t.Remove(o.Idx)
+		o.Key = ops.IPCPrivate
+		t.Insert(o)
+	}
+}
+
+// exit is a task's exit: exit_mm detaches every attachment it holds, then
+// exit_shm orphans the segments it created, destroying those that may go
+// when shm_rmid_forced is set. The task's next operation is a new process.
+func (ns *Namespace) exit(task uint8) {
+	pid := ns.taskPID(task)
+	for _, a := range slices.Clone(ns.shm.attached) {
+		if a.task == pid {
+			ns.detach(a)
+		}
+	}
+	for _, o := range ns.types[ops.Shm].table.Listing() {
+		if o.Creator != pid || o.Orphan {
+			continue
+		}
+		o.Orphan = true
+		if ns.shm.rmidForced != 0 && ns.shmMayDestroy(o) {
+			ns.shmDestroy(o)
+		}
+	}
+	ns.shm.gen[task]++
+}
+
+// setRmidForced writes kernel.shm_rmid_forced (0 or 1, else EINVAL); a
+// value of 1 destroys the orphaned segments nobody has attached.
+func (ns *Namespace) setRmidForced(v int64) ops.Errno {
+	if v < 0 || v > 1 {
+		return ops.EINVAL
+	}
+	ns.shm.rmidForced = v
+	if v == 1 {
+		for _, o := range ns.types[ops.Shm].table.Listing() {
+			if o.Orphan && ns.shmMayDestroy(o) {
+				ns.shmDestroy(o)
+			}
+		}
+	}
+	return ops.OK
+}
+
+// maxIdx is ipc_get_maxidx, as the *_INFO commands return it (never below 0).
+func (s *ids) maxIdx() int64 {
+	switch n := s.table.Len(); {
+	case n == 0:
+		return 0
+	case n == ops.IPCMNI:
+		return ops.IPCMNI - 1
+	}
+	return int64(s.table.MaxIdx())
+}
+
+// shmctl is ksys_shmctl with the commands of ops.ShmCmd.
+func (ns *Namespace) shmctl(op ops.Op) ops.Result {
+	s := ns.types[ops.Shm]
+	id := int64(int32(op.Obj.ID))
+	if id < 0 {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	switch op.Cmd {
+	case ops.ShmIPCInfo:
+		limit := uint64(s.limit)
+		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{
+			Shmmax: ops.DefaultShmmax, Shmmin: ops.ShmSegMin, Shmmni: limit, Shmseg: limit, Shmall: ops.DefaultShmall,
+		}}
+	case ops.ShmInfoCmd:
+		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{UsedIDs: int64(s.table.Len()), ShmTot: ns.shm.tot}}
+	case ops.ShmStat, ops.ShmStatAny:
+		o := s.table.Get(ops.IDIdx(id))
+		if o == nil {
+			return ops.Result{Err: ops.EINVAL}
+		}
+		if op.Cmd == ops.ShmStat && !permitted(o, op.As, 0o444) {
+			return ops.Result{Err: ops.EACCES}
+		}
+		return ops.Result{ID: o.ID(), Row: rowOf(ops.Shm, o)}
+	}
+	o := s.lookup(id)
+	if o == nil {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	switch op.Cmd {
+	case ops.ShmIPCStat:
+		if !permitted(o, op.As, 0o444) {
+			return ops.Result{Err: ops.EACCES}
+		}
+		r := rowOf(ops.Shm, o)
+		r.ID = 0
+		return ops.Result{Row: r}
+	case ops.ShmIPCSet:
+		if !ownerOrCreator(o, op.As) {
+			return ops.Result{Err: ops.EPERM}
+		}
+		owner := uint32(op.Value)
+		if owner == math.MaxUint32 { // (uid_t)-1 maps to no user
+			return ops.Result{Err: ops.EINVAL}
+		}
+		o.UID, o.GID = owner, owner
+		o.Mode = op.Mode & 0o777
+		o.Ctime = true
+		return ops.Result{}
+	case ops.ShmLock, ops.ShmUnlock:
+		// Without CAP_IPC_LOCK: the owner or the creator only (and, for
+		// SHM_LOCK, a non-zero RLIMIT_MEMLOCK, which every task has).
+		if op.As != 0 && op.As != o.UID && op.As != o.Owner {
+			return ops.Result{Err: ops.EPERM}
+		}
+		o.Locked = op.Cmd == ops.ShmLock
+		return ops.Result{}
+	}
+	return ops.Result{Err: ops.EINVAL}
+}
+
+// rowOf is the /proc/sysvipc line of o.
+func rowOf(t ops.IPCType, o *Obj) ops.Row {
+	r := ops.Row{
+		Key: o.Key, ID: o.ID(), Mode: o.Mode, Size: o.Size,
+		UID: o.UID, GID: o.GID, CUID: o.Owner, CGID: o.Owner, Ctime: o.Ctime,
+	}
+	if t != ops.Shm {
+		return r
+	}
+	if o.Dest {
+		r.Mode |= ops.ShmDest
+	}
+	if o.Locked {
+		r.Mode |= ops.ShmLocked
+	}
+	r.Cpid, r.Lpid, r.Nattch = o.Cpid, o.Lpid, o.Nattch
+	r.Atime, r.Dtime = o.Atime, o.Dtime
+	return r
+}
+
+// shmSnapshot is the namespace-wide shm state: the sysctl, shm_tot and the
+// live attachments in canonical order.
+func (ns *Namespace) shmSnapshot() ops.ShmState {
+	st := ops.ShmState{RmidForced: ns.shm.rmidForced, Tot: ns.shm.tot}
+	for _, a := range ns.shm.attached {
+		h := a.att
+		if ns.shm.atts[h] != a {
+			h = 0 // its handle was bound again by a later shmat
+		}
+		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID()})
+	}
+	ops.SortAttachments(st.Attachments)
+	return st
+}

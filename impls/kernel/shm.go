@@ -1,0 +1,282 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// shmctl commands and shmat flags of <linux/shm.h>.
+const (
+	ipcSet      = 1
+	shmLock     = 11
+	shmUnlock   = 12
+	shmStatCmd  = 13
+	shmInfoCmd  = 14
+	shmStatAny  = 15
+	shmRdonly   = 0o10000
+	shmExec     = 0o100000
+	unalignedAt = 0x1001 // not page-aligned and no SHM_RND: EINVAL
+	// notAttached is where no task ever has anything mapped (below
+	// vm.mmap_min_addr): shmdt there is EINVAL.
+	notAttached = 0x1000
+)
+
+var shmCmds = map[ops.ShmCmd]int{
+	ops.ShmIPCStat: ipcStat, ops.ShmIPCSet: ipcSet, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
+	ops.ShmIPCInfo: ipcInfo, ops.ShmInfoCmd: shmInfoCmd, ops.ShmStat: shmStatCmd, ops.ShmStatAny: shmStatAny,
+}
+
+// kattach is one attachment the adapter made: which task holds it, at
+// which address.
+type kattach struct {
+	att  int
+	task int
+	pid  ops.PID
+	addr uintptr
+	id   int64
+}
+
+// shmState is what the adapter remembers of the shm subsystem between two
+// Resets: the task processes, the pid of every task incarnation, the
+// attachments it made, and whether shm_rmid_forced was written.
+type shmState struct {
+	tasks         [ops.NumTasks]*taskProc
+	gen           [ops.NumTasks]int
+	pids          map[int]ops.PID
+	attached      []*kattach
+	atts          map[int]*kattach
+	attachedEver  bool
+	forcedWritten bool
+}
+
+func (s *shmState) init() {
+	s.tasks = [ops.NumTasks]*taskProc{}
+	s.gen = [ops.NumTasks]int{}
+	s.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
+	s.attached, s.atts = nil, map[int]*kattach{}
+	s.attachedEver, s.forcedWritten = false, false
+}
+
+// pid translates a pid the kernel reports into a task identity.
+func (s *shmState) pid(p int64) ops.PID {
+	if p == 0 {
+		return 0
+	}
+	if id, ok := s.pids[int(p)]; ok {
+		return id
+	}
+	return ops.PIDUnknown
+}
+
+// shmReset ends every task and detaches the worker's own attachments, so
+// that nothing is left of the namespace about to be dropped.
+func (t *thread) shmReset() error {
+	t.killTasks()
+	var err error
+	for _, a := range t.attached {
+		if a.task == 0 {
+			if _, _, e := syscall.Syscall(syscall.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
+				err = fmt.Errorf("kernel: detaching %#x at reset: %w", a.addr, e)
+			}
+		}
+	}
+	t.shmState.init()
+	return err
+}
+
+// doShm runs a shm operation; ok is false for kinds it does not handle.
+func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
+	switch op.Kind {
+	case ops.KindShmat:
+		return t.shmat(op)
+	case ops.KindShmdt:
+		return t.shmdt(op)
+	case ops.KindShmctl:
+		return t.shmctl(op)
+	case ops.KindExit:
+		return ops.Result{}, 0, t.exitTask(int(op.Task))
+	case ops.KindRmidForced:
+		t.forcedWritten = true
+		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
+		return ops.Result{}, e, err
+	}
+	return ops.Result{}, 0, fmt.Errorf("not a shm operation")
+}
+
+func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
+	var flags uintptr
+	if op.Flags&ops.ShmatRdonly != 0 {
+		flags |= shmRdonly
+	}
+	if op.Flags&ops.ShmatExec != 0 {
+		flags |= shmExec
+	}
+	var addr uintptr
+	if op.Flags&ops.ShmatBadAddr != 0 {
+		addr = unalignedAt
+	}
+	r, e, err := t.sys(op, syscall.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
+	if err != nil || e != 0 {
+		return ops.Result{}, e, err
+	}
+	a := &kattach{att: op.Att, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
+	t.attached = append(t.attached, a)
+	t.attachedEver = true
+	if op.Att > 0 {
+		t.atts[op.Att] = a
+	}
+	return ops.Result{}, 0, nil
+}
+
+func (t *thread) shmdt(op ops.Op) (ops.Result, syscall.Errno, error) {
+	a := t.atts[op.Att]
+	addr := uintptr(notAttached)
+	if a != nil && a.task == int(op.Task) {
+		addr = a.addr
+	}
+	_, e, err := t.sys(op, syscall.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
+	if err != nil || e != 0 {
+		return ops.Result{}, e, err
+	}
+	if a == nil || addr != a.addr {
+		return ops.Result{}, 0, fmt.Errorf("shmdt(%#x) succeeded where nothing of ours is attached", addr)
+	}
+	t.forget(a)
+	return ops.Result{}, 0, nil
+}
+
+func (t *thread) forget(a *kattach) {
+	t.attached = slices.DeleteFunc(t.attached, func(x *kattach) bool { return x == a })
+	if t.atts[a.att] == a {
+		delete(t.atts, a.att)
+	}
+}
+
+// exitTask ends task n's process (if it has one) and makes its next
+// operation start a new incarnation.
+func (t *thread) exitTask(n int) error {
+	if n <= 0 || n > ops.MaxTask {
+		return fmt.Errorf("task t%d cannot exit", n)
+	}
+	var err error
+	if p := t.tasks[n]; p != nil {
+		t.tasks[n] = nil
+		err = p.exit()
+	}
+	for _, a := range slices.Clone(t.attached) {
+		if a.task == n {
+			t.forget(a)
+		}
+	}
+	t.gen[n]++
+	return err
+}
+
+// shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
+type shmid64DS struct {
+	perm                ipc64Perm
+	segsz               uint64
+	atime, dtime, ctime int64
+	cpid, lpid          int32
+	nattch              uint64
+	_                   [2]uint64
+}
+
+func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+	cmd, ok := shmCmds[op.Cmd]
+	if !ok {
+		return ops.Result{}, 0, fmt.Errorf("unknown shmctl command %d", op.Cmd)
+	}
+	var buf statBuf
+	ds := (*shmid64DS)(unsafe.Pointer(&buf.ds))
+	if op.Cmd == ops.ShmIPCSet {
+		ds.perm.uid, ds.perm.gid, ds.perm.mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+	}
+	r, e, err := t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, &buf, 2)
+	if err != nil || e != 0 {
+		return ops.Result{}, e, err
+	}
+	res := ops.Result{}
+	b := unsafe.Pointer(&buf.ds)
+	switch op.Cmd {
+	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
+		res.Row = ops.Row{
+			Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.segsz),
+			Cpid: t.pid(int64(ds.cpid)), Lpid: t.pid(int64(ds.lpid)), Nattch: int64(ds.nattch),
+			UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
+			Atime: ds.atime != 0, Dtime: ds.dtime != 0, Ctime: ds.ctime != 0,
+		}
+		if op.Cmd != ops.ShmIPCStat {
+			res.ID, res.Row.ID = int64(r), int64(r)
+		}
+	case ops.ShmIPCInfo: // struct shminfo64
+		u := (*[5]uint64)(b)
+		res.ID = int64(r)
+		res.Info = ops.ShmInfo{Shmmax: u[0], Shmmin: u[1], Shmmni: u[2], Shmseg: u[3], Shmall: u[4]}
+	case ops.ShmInfoCmd: // struct shm_info: int used_ids, then 5 unsigned longs
+		u := (*[6]int64)(b)
+		res.ID = int64(r)
+		res.Info = ops.ShmInfo{UsedIDs: int64(*(*int32)(b)), ShmTot: u[1], ShmRss: u[2], ShmSwp: u[3], SwapAttempts: u[4], SwapSuccesses: u[5]}
+	}
+	return res, 0, nil
+}
+
+// shmAttachments lists the shm mappings every live task has, from
+// /proc/<pid>/maps: the segment is the mapping's inode number (the shmid),
+// the handle the one whose shmat got that address in that task (0 if none
+// did).
+func (t *thread) shmAttachments() ([]ops.Attachment, error) {
+	if !t.attachedEver {
+		return nil, nil
+	}
+	var out []ops.Attachment
+	for n := range ops.NumTasks {
+		pid := os.Getpid()
+		if n > 0 {
+			if t.tasks[n] == nil {
+				continue
+			}
+			pid = t.tasks[n].pid
+		}
+		b, e, err := t.readProc("/proc/" + strconv.Itoa(pid) + "/maps")
+		if err == nil && e != 0 {
+			err = e
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the maps of task t%d: %w", n, err)
+		}
+		me := ops.TaskPID(n, t.gen[n])
+		for len(b) > 0 {
+			var line []byte
+			line, b, _ = bytes.Cut(b, []byte("\n"))
+			f := bytes.Fields(line)
+			if len(f) < 6 || !bytes.HasPrefix(f[5], []byte("/SYSV")) {
+				continue
+			}
+			start, _, _ := bytes.Cut(f[0], []byte("-"))
+			addr, err1 := strconv.ParseUint(string(start), 16, 64)
+			id, err2 := strconv.ParseInt(string(f[4]), 10, 64)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("task t%d maps line %q: bad address or inode", n, line)
+			}
+			a := ops.Attachment{Task: me, ID: id}
+			for _, k := range t.attached {
+				if k.task == n && k.addr == uintptr(addr) && t.atts[k.att] == k {
+					a.Att = k.att
+				}
+			}
+			out = append(out, a)
+		}
+	}
+	ops.SortAttachments(out)
+	return out, nil
+}
