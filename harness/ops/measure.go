@@ -22,15 +22,24 @@ const (
 	// LookupDepth: queues at idx 1 and idx n-1 (a tree as high as n needs),
 	// then LookupRounds IPC_STATs alternating between the two.
 	LookupDepth Workload = "lookup-depth"
+	// MsgFullQueue: a full queue with n senders asleep on it, each needing
+	// more than one receive frees; then MsgRounds rounds of one receive and
+	// one non-blocking send that fills the queue again. The counters count
+	// sender wake-ups, spurious ones (woken, asleep again) and receives.
+	MsgFullQueue Workload = "msg-full-queue"
+	// MsgPingPong: n queue pairs, a message sent and received back on each
+	// pair per round (pmsg-shared-like), MsgRounds rounds.
+	MsgPingPong Workload = "msg-pingpong"
 )
 
 // Workloads lists every workload.
-var Workloads = []Workload{ProcReadShm, ProcReadMsg, ProcReadSem, ProcReadSparse, AllocChurn, LookupDepth}
+var Workloads = []Workload{ProcReadShm, ProcReadMsg, ProcReadSem, ProcReadSparse, AllocChurn, LookupDepth, MsgFullQueue, MsgPingPong}
 
 // Fixed amounts of the measured parts.
 const (
 	ChurnCycles  = 1024
 	LookupRounds = 4096
+	MsgRounds    = 64
 )
 
 // ParseWorkload checks a workload name.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
 )
 
 // ids is the allocator state of one type (struct ipc_ids).
@@ -20,9 +21,11 @@ type ids struct {
 type Namespace struct {
 	newTable func() Table
 	alloc    Allocator
-	types    [len(ops.IPCTypes)]*ids
-	usedSems int64
-	shm      shmState
+	// msgPolicy is how a receive wakes sleeping senders.
+	msgPolicy msgq.Policy
+	types     [len(ops.IPCTypes)]*ids
+	usedSems  int64
+	shm       shmState
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -43,6 +46,10 @@ func (ns *Namespace) clear() {
 
 // SetAllocator changes the allocation policy; it takes effect from the next Reset.
 func (ns *Namespace) SetAllocator(a Allocator) { ns.alloc = a }
+
+// SetMsgPolicy sets how a receive wakes sleeping senders (msgq.WakeFits
+// since 4.9, msgq.WakeAll before).
+func (ns *Namespace) SetMsgPolicy(p msgq.Policy) { ns.msgPolicy = p }
 
 // Reset implements ops.Model: a fresh namespace. Options are the caller's
 // business (see the naive and optimized packages), so any here is refused.

@@ -2,7 +2,9 @@
 // the simplest structures and the pre-patch algorithms: a slice of slots
 // scanned linearly, a linear key search (before 4.14), a linear rescan for
 // max_idx on removal (4.14) and the /proc/sysvipc walk of Linux <= 5.14,
-// which recounts live ids from 0 for every record (quadratic over a read).
+// which recounts live ids from 0 for every record (quadratic over a read),
+// and the message-queue sender wake-up of Linux < 4.9 (every receive wakes
+// every sleeping sender).
 //
 // Options: alloc=cyclic (default, Linux >= 5.2) or alloc=legacy (lowest free
 // idx, seq bumped on every allocation, Linux < 5.2).
@@ -13,6 +15,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
 )
 
 // Info describes the naive model.
@@ -27,7 +30,9 @@ type Model struct {
 
 // New returns a naive model with the cyclic allocator.
 func New() (ops.Model, error) {
-	return &Model{ipcns.New(func() ipcns.Table { return &Slots{} }, ipcns.Cyclic)}, nil
+	ns := ipcns.New(func() ipcns.Table { return &Slots{} }, ipcns.Cyclic)
+	ns.SetMsgPolicy(msgq.WakeAll)
+	return &Model{ns}, nil
 }
 
 // Reset implements ops.Model and takes the alloc option.
