@@ -14,18 +14,27 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
+	shmprops "github.com/ipcfuzz/ipcfuzz/props/shm"
 )
 
 // generator returns the script generator of a subsystem and engine.
 func generator(subsystem, engine string, rel equiv.Relation) (func(uint64) []ops.Op, error) {
-	if subsystem != "ids" {
-		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids)", subsystem)}
+	type gens struct {
+		rapid, gopter func(equiv.Relation) func(uint64) []ops.Op
+	}
+	byName := map[string]gens{
+		"ids": {idsprops.RapidScripts, idsprops.GopterScripts},
+		"shm": {shmprops.RapidScripts, shmprops.GopterScripts},
+	}
+	g, ok := byName[subsystem]
+	if !ok {
+		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids, shm)", subsystem)}
 	}
 	switch engine {
 	case "rapid":
-		return idsprops.RapidScripts(rel), nil
+		return g.rapid(rel), nil
 	case "gopter":
-		return idsprops.GopterScripts(rel), nil
+		return g.gopter(rel), nil
 	}
 	return nil, usageError{fmt.Sprintf("unknown engine %q (want rapid or gopter)", engine)}
 }

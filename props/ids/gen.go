@@ -295,3 +295,6 @@ func Script(src Source, rel equiv.Relation, focus ops.IPCType, churn bool, n int
 	}
 	return out
 }
+
+// Pick draws one element of pool; other subsystems' generators use it.
+func Pick[T any](src Source, pool []T, label string) T { return pick(src, pool, label) }

@@ -1,0 +1,163 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// taskProcesses lists the live (not zombie) task processes whose parent is
+// ppid (any parent if ppid is 0).
+func taskProcesses(t testing.TB, ppid int) []int {
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if alive, parent, isTask := procInfo(pid); alive && isTask && (ppid == 0 || parent == ppid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procInfo reads whether pid is alive (not a zombie), its parent, and
+// whether it is a task process (by its argv[0]).
+func procInfo(pid int) (alive bool, ppid int, isTask bool) {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false, 0, false
+	}
+	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task-t")
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false, 0, isTask
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "State":
+			alive = !strings.HasPrefix(v, "Z") && !strings.HasPrefix(v, "X")
+		case "PPid":
+			ppid, _ = strconv.Atoi(v)
+		}
+	}
+	return alive, ppid, isTask
+}
+
+func startTasks(t testing.TB, m *Model) {
+	r := apply(t, m, ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: 1, Mode: 0o600, Size: 4096})
+	require.Equal(t, ops.OK, r.Err)
+	for n := 1; n <= ops.MaxTask; n++ {
+		r := apply(t, m, ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Obj: ops.Ref{ID: r.ID}, Att: n, Task: uint8(n)})
+		require.Equal(t, ops.OK, r.Err)
+	}
+}
+
+// Task processes end with Reset and with Close, and an exit op reaps its
+// task.
+func TestTasksEndWithResetAndClose(t *testing.T) {
+	m := newModel(t)
+	me := os.Getpid()
+	require.Empty(t, taskProcesses(t, me))
+	startTasks(t, m)
+	require.Len(t, taskProcesses(t, me), ops.MaxTask)
+	apply(t, m, ops.Op{Kind: ops.KindExit, Type: ops.Shm, Task: 2})
+	require.Len(t, taskProcesses(t, me), ops.MaxTask-1)
+	require.NoError(t, m.Reset(ops.Config{}))
+	require.Empty(t, taskProcesses(t, me))
+	startTasks(t, m)
+	require.Len(t, taskProcesses(t, me), ops.MaxTask)
+	require.NoError(t, m.Close())
+	require.Empty(t, taskProcesses(t, me))
+}
+
+// hostEnv makes the test binary a model host for TestTasksDieWithKilledHost.
+const hostEnv = "IPCFUZZ_TEST_TASK_HOST"
+
+func init() {
+	if os.Getenv(hostEnv) != "" {
+		os.Exit(hostTasks())
+	}
+}
+
+// hostTasks starts a model with every task running, says so on stdout and
+// waits to be killed.
+func hostTasks() int {
+	mm, err := New()
+	if err != nil {
+		fmt.Println("skip:", err)
+		return 0
+	}
+	m := mm.(*Model)
+	r, err := m.Apply(ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: 1, Mode: 0o600, Size: 4096})
+	if err != nil || r.Err != ops.OK {
+		fmt.Println("error:", err, r.Err)
+		return 1
+	}
+	for n := 1; n <= ops.MaxTask; n++ {
+		if _, err := m.Apply(ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Obj: ops.Ref{ID: r.ID}, Att: n, Task: uint8(n)}); err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// The task processes die with the process hosting the model, even when it
+// is killed with SIGKILL and cleans nothing up: their parent-death signal.
+func TestTasksDieWithKilledHost(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), hostEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	if strings.HasPrefix(line, "skip:") {
+		_ = cmd.Wait()
+		t.Skip(line)
+	}
+	require.Equal(t, "ready\n", line)
+	host := cmd.Process.Pid
+	tasks := taskProcesses(t, host)
+	require.Len(t, tasks, ops.MaxTask)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	// The kernel delivers the signal as the host's threads exit; wait for
+	// it, with a generous bound that only a task that never dies reaches.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var left []int
+		for _, p := range tasks {
+			if alive, _, isTask := procInfo(p); alive && isTask {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task processes %v outlived their killed host", left)
+		}
+	}
+}

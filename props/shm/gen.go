@@ -1,0 +1,398 @@
+// Package shm draws scripts for the shm subsystem (shmget, shmat/shmdt per
+// task, shmctl, IPC_RMID while attached, task exit, shm_rmid_forced and the
+// /proc/sysvipc rows) and holds its properties: the rapid state machine
+// with the shm invariants, the gopter commands and FuzzShm.
+//
+// The generator reuses the ids package's sources (rapid, gopter's random
+// generator, fuzz bytes) and keeps a shadow of its own, which predicts
+// successes closely enough to steer the choices (never an oracle).
+package shm
+
+import (
+	"math"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/props/ids"
+)
+
+// segment is the shadow of one segment a get bound.
+type segment struct {
+	key        int32
+	mode       uint16
+	creator    uint32 // cuid
+	uid        uint32
+	live, dest bool
+	nattch     int
+	task, gen  int // creating task incarnation
+	orphan     bool
+}
+
+// attachment is the shadow of one shmat that succeeded.
+type attachment struct {
+	seg       *segment
+	task, gen int
+	live      bool
+}
+
+// Shadow is the generator's idea of the state a script has reached.
+type Shadow struct {
+	segs       map[int]*segment
+	segOrder   []int
+	keys       map[int32]*segment
+	atts       map[int]*attachment
+	attOrder   []int
+	nextHandle int
+	nextAtt    int
+	gen        [ops.NumTasks]int
+	forced     bool
+	renamed    bool
+}
+
+// NewShadow returns the shadow of a fresh namespace for scripts compared
+// under rel.
+func NewShadow(rel equiv.Relation) *Shadow {
+	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{}, renamed: rel == equiv.IDsRenamed}
+}
+
+var (
+	keyPool   = []int32{0x1, 0x2, 0x3}
+	modePool  = []uint16{0600, 0600, 0640, 0644, 0666, 0400, 0440, 0000, 0777, 0700}
+	userPool  = []uint32{1000, 1001}
+	ownerPool = []uint32{0, 1000, 1001, math.MaxUint32}
+	sizePool  = []int64{1, 4096, 4097, 8192, 65536, 0}
+)
+
+type action uint8
+
+const (
+	actCreate action = iota
+	actGetKey
+	actAttach
+	actAttachStale
+	actDetach
+	actDetachOther
+	actDetachStale
+	actRmid
+	actStat
+	actStatStale
+	actSet
+	actLock
+	actInfo
+	actStatIdx
+	actExit
+	actForced
+	actList
+	actOtherType
+)
+
+// Step draws one operation and advances the shadow by its expected effect.
+func (s *Shadow) Step(src ids.Source) ops.Op {
+	menu := []action{actCreate, actCreate, actGetKey, actGetKey, actInfo, actStatIdx, actExit, actForced, actList, actOtherType}
+	live, stale := s.handles(true), s.handles(false)
+	liveAtts, staleAtts := s.attHandles(true), s.attHandles(false)
+	if len(live) > 0 {
+		menu = append(menu, actAttach, actAttach, actAttach, actAttach, actRmid, actRmid, actStat, actSet, actLock, actLock)
+	}
+	if len(stale) > 0 {
+		menu = append(menu, actAttachStale, actStatStale)
+	}
+	if len(liveAtts) > 0 {
+		menu = append(menu, actDetach, actDetach, actDetach, actDetachOther, actExit)
+	}
+	if len(staleAtts) > 0 {
+		menu = append(menu, actDetachStale)
+	}
+	switch menu[src.Intn(len(menu), "action")] {
+	case actCreate:
+		return s.get(src, ops.IPCPrivate)
+	case actGetKey:
+		return s.get(src, ids.Pick(src, keyPool, "key"))
+	case actAttach:
+		return s.attach(src, ids.Pick(src, live, "handle"))
+	case actAttachStale:
+		return s.attach(src, ids.Pick(src, stale, "handle"))
+	case actDetach:
+		a := ids.Pick(src, liveAtts, "attachment")
+		return s.detach(a, s.atts[a].task)
+	case actDetachOther:
+		a := ids.Pick(src, liveAtts, "attachment")
+		return s.detach(a, src.Intn(ops.NumTasks, "task"))
+	case actDetachStale:
+		a := ids.Pick(src, staleAtts, "attachment")
+		return s.detach(a, s.atts[a].task)
+	case actRmid:
+		return s.rmid(src, ids.Pick(src, live, "handle"))
+	case actStat:
+		return s.ctl(src, ids.Pick(src, live, "handle"), ops.ShmIPCStat)
+	case actStatStale:
+		return s.ctl(src, ids.Pick(src, stale, "handle"), ops.ShmIPCStat)
+	case actSet:
+		return s.set(src, ids.Pick(src, live, "handle"))
+	case actLock:
+		return s.ctl(src, ids.Pick(src, live, "handle"), ids.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
+	case actInfo:
+		op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: int64(src.Intn(3, "id"))}, Cmd: ids.Pick(src, []ops.ShmCmd{ops.ShmIPCInfo, ops.ShmInfoCmd}, "cmd"), Task: s.task(src)}
+		if src.Intn(10, "negative") == 0 {
+			op.Obj.ID = -1
+		}
+		return op
+	case actStatIdx:
+		if s.renamed {
+			return ops.Op{Kind: ops.KindList, Type: ops.Shm, Rows: true}
+		}
+		// An index, possibly with a stale or foreign seq: only idx counts.
+		id := int64(src.Intn(6, "idx")) + ops.MakeID(src.Intn(3, "seq"), 0)
+		return ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: id}, Cmd: ids.Pick(src, []ops.ShmCmd{ops.ShmStat, ops.ShmStatAny}, "cmd"), As: s.caller(src), Task: s.task(src)}
+	case actExit:
+		n := 1 + src.Intn(ops.MaxTask, "task")
+		s.exit(n)
+		return ops.Op{Kind: ops.KindExit, Type: ops.Shm, Task: uint8(n)}
+	case actForced:
+		v := ids.Pick(src, []int64{0, 1, 1, 2}, "value")
+		s.setForced(v)
+		return ops.Op{Kind: ops.KindRmidForced, Type: ops.Shm, Value: v}
+	case actOtherType:
+		t := ids.Pick(src, []ops.IPCType{ops.Msg, ops.Sem}, "type")
+		if src.Intn(2, "list") == 0 {
+			return ops.Op{Kind: ops.KindList, Type: t, Rows: true}
+		}
+		s.nextHandle++
+		op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.nextHandle, Mode: ids.Pick(src, modePool, "mode")}
+		if t == ops.Sem {
+			op.Size = 1 + int64(src.Intn(3, "nsems"))
+		}
+		return op
+	}
+	return ops.Op{Kind: ops.KindList, Type: ops.Shm, Rows: src.Intn(4, "plain") != 0}
+}
+
+// task is usually the main task, otherwise one of the others.
+func (s *Shadow) task(src ids.Source) uint8 {
+	if src.Intn(3, "other task") == 0 {
+		return 0
+	}
+	return uint8(1 + src.Intn(ops.MaxTask, "task"))
+}
+
+// caller is usually root, sometimes an unprivileged user.
+func (s *Shadow) caller(src ids.Source) uint32 {
+	if src.Intn(4, "unprivileged") == 0 {
+		return ids.Pick(src, userPool, "as")
+	}
+	return 0
+}
+
+func (s *Shadow) handles(live bool) []int {
+	var hs []int
+	for _, h := range s.segOrder {
+		if s.segs[h].live == live {
+			hs = append(hs, h)
+		}
+	}
+	return hs
+}
+
+func (s *Shadow) attHandles(live bool) []int {
+	var as []int
+	for _, a := range s.attOrder {
+		if s.atts[a].live == live {
+			as = append(as, a)
+		}
+	}
+	return as
+}
+
+// permitted predicts ipcperms for caller as.
+func permitted(g *segment, as uint32, acc uint16) bool {
+	if as == 0 {
+		return true
+	}
+	req := ((acc >> 6) | (acc >> 3) | acc) & 7
+	granted := g.mode & 7
+	if as == g.creator || as == g.uid {
+		granted = g.mode >> 6
+	}
+	return req&^granted&7 == 0
+}
+
+func (s *Shadow) get(src ids.Source, key int32) ops.Op {
+	s.nextHandle++
+	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Key: key, Mode: ids.Pick(src, modePool, "mode"),
+		Size: ids.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src)}
+	if key != ops.IPCPrivate {
+		switch src.Intn(5, "flags") {
+		case 0:
+		case 1:
+			op.Creat, op.Excl = true, true
+		default:
+			op.Creat = true
+		}
+	}
+	if g := s.keys[key]; key != ops.IPCPrivate && g != nil {
+		if !(op.Creat && op.Excl) {
+			s.bind(op.Bind, g)
+		}
+		return op
+	}
+	if (key != ops.IPCPrivate && !op.Creat) || op.Size < 1 {
+		return op
+	}
+	g := &segment{key: key, mode: op.Mode, creator: op.As, uid: op.As, live: true, task: int(op.Task), gen: s.gen[op.Task]}
+	s.bind(op.Bind, g)
+	if key != ops.IPCPrivate {
+		s.keys[key] = g
+	}
+	return op
+}
+
+func (s *Shadow) bind(h int, g *segment) {
+	s.segs[h] = g
+	s.segOrder = append(s.segOrder, h)
+}
+
+func (s *Shadow) attach(src ids.Source, h int) ops.Op {
+	s.nextAtt++
+	op := ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Att: s.nextAtt, Obj: ops.Ref{Handle: h}, As: s.caller(src), Task: s.task(src)}
+	switch src.Intn(8, "flags") {
+	case 0:
+		op.Flags = ops.ShmatRdonly
+	case 1:
+		op.Flags = ops.ShmatExec
+	case 2:
+		op.Flags = ops.ShmatRdonly | ops.ShmatExec
+	case 3:
+		if src.Intn(4, "bad address") == 0 {
+			op.Flags = ops.ShmatBadAddr
+		}
+	}
+	acc := uint16(0o444)
+	if op.Flags&ops.ShmatRdonly == 0 {
+		acc |= 0o222
+	}
+	if op.Flags&ops.ShmatExec != 0 {
+		acc |= 0o111
+	}
+	g := s.segs[h]
+	if g.live && op.Flags&ops.ShmatBadAddr == 0 && permitted(g, op.As, acc) {
+		g.nattch++
+		s.atts[op.Att] = &attachment{seg: g, task: int(op.Task), gen: s.gen[op.Task], live: true}
+		s.attOrder = append(s.attOrder, op.Att)
+	}
+	return op
+}
+
+func (s *Shadow) detach(a, task int) ops.Op {
+	op := ops.Op{Kind: ops.KindShmdt, Type: ops.Shm, Att: a, Task: uint8(task)}
+	at := s.atts[a]
+	if at.live && at.task == task && at.gen == s.gen[task] {
+		s.close(at)
+	}
+	return op
+}
+
+// close is one attachment going away.
+func (s *Shadow) close(at *attachment) {
+	at.live = false
+	g := at.seg
+	g.nattch--
+	if g.nattch == 0 && (g.dest || s.forced) {
+		s.destroy(g)
+	}
+}
+
+func (s *Shadow) destroy(g *segment) {
+	g.live = false
+	if s.keys[g.key] == g {
+		delete(s.keys, g.key)
+	}
+}
+
+func (s *Shadow) rmid(src ids.Source, h int) ops.Op {
+	op := ops.Op{Kind: ops.KindRmid, Type: ops.Shm, Obj: ops.Ref{Handle: h}, As: s.caller(src), Task: s.task(src)}
+	g := s.segs[h]
+	if !(op.As == 0 || op.As == g.creator || op.As == g.uid) {
+		return op
+	}
+	if g.nattch == 0 {
+		s.destroy(g)
+		return op
+	}
+	g.dest = true
+	if s.keys[g.key] == g {
+		delete(s.keys, g.key)
+	}
+	return op
+}
+
+func (s *Shadow) ctl(src ids.Source, h int, cmd ops.ShmCmd) ops.Op {
+	op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{Handle: h}, Cmd: cmd, As: s.caller(src), Task: s.task(src)}
+	if (cmd == ops.ShmLock || cmd == ops.ShmUnlock) && op.As != 0 && src.Intn(2, "as owner") == 0 {
+		op.As = s.segs[h].uid // the owner without CAP_IPC_LOCK (0 stays root)
+	}
+	return op
+}
+
+func (s *Shadow) set(src ids.Source, h int) ops.Op {
+	op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{Handle: h}, Cmd: ops.ShmIPCSet,
+		Value: int64(ids.Pick(src, ownerPool, "owner")), Mode: ids.Pick(src, modePool, "mode"), As: s.caller(src), Task: s.task(src)}
+	g := s.segs[h]
+	if g.live && (op.As == 0 || op.As == g.creator || op.As == g.uid) && op.Value != math.MaxUint32 {
+		g.uid, g.mode = uint32(op.Value), op.Mode
+	}
+	return op
+}
+
+func (s *Shadow) exit(n int) {
+	for _, a := range s.attOrder {
+		if at := s.atts[a]; at.live && at.task == n && at.gen == s.gen[n] {
+			s.close(at)
+		}
+	}
+	for _, h := range s.segOrder {
+		g := s.segs[h]
+		if g.live && !g.orphan && g.task == n && g.gen == s.gen[n] {
+			g.orphan = true
+			if s.forced && g.nattch == 0 {
+				s.destroy(g)
+			}
+		}
+	}
+	s.gen[n]++
+}
+
+func (s *Shadow) setForced(v int64) {
+	if v != 0 && v != 1 {
+		return
+	}
+	s.forced = v == 1
+	if s.forced {
+		for _, h := range s.segOrder {
+			if g := s.segs[h]; g.live && g.orphan && g.nattch == 0 {
+				s.destroy(g)
+			}
+		}
+	}
+}
+
+// MaxLen is the longest script Draw makes.
+const MaxLen = 120
+
+// Draw draws a script: a length, then the steps.
+func Draw(src ids.Source, rel equiv.Relation) []ops.Op {
+	n := 1 + src.Intn(30, "length")
+	if src.Intn(2, "long") == 0 {
+		n = 30 + src.Intn(MaxLen-30+1, "length")
+	}
+	return Script(src, rel, n)
+}
+
+// Script draws n operations from a fresh shadow.
+func Script(src ids.Source, rel equiv.Relation, n int) []ops.Op {
+	s := NewShadow(rel)
+	out := make([]ops.Op, n)
+	for i := range out {
+		out[i] = s.Step(src)
+	}
+	return out
+}

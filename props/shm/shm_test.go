@@ -1,0 +1,339 @@
+package shm
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/commands"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/impls/naive"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/props/ids"
+)
+
+func newNaive(t testing.TB) ops.Impl {
+	m, err := naive.New()
+	require.NoError(t, err)
+	return ops.NewLocal(naive.Info(), m)
+}
+
+func newOptimized(t testing.TB) ops.Impl {
+	m, err := optimized.New()
+	require.NoError(t, err)
+	return ops.NewLocal(optimized.Info(), m)
+}
+
+// newKernel returns the live kernel in a private IPC namespace, or skips
+// naming what is missing.
+func newKernel(t testing.TB) ops.Impl {
+	m, err := kernel.New()
+	if err != nil {
+		t.Skipf("the live kernel side needs a private IPC namespace: %v", err)
+	}
+	impl := ops.NewLocal(kernel.Info(), m)
+	t.Cleanup(func() { _ = impl.Close() })
+	return impl
+}
+
+func steps(script []ops.Op) []ops.Step {
+	out := make([]ops.Step, len(script))
+	for i, op := range script {
+		out[i] = ops.Step{Op: op}
+	}
+	return out
+}
+
+func TestTextRoundTrip(t *testing.T) {
+	m, err := naive.New()
+	require.NoError(t, err)
+	rapid.Check(t, func(t *rapid.T) {
+		script := Draw(ids.RapidSource{T: t}, equiv.Exact)
+		out, err := ops.Run(m, ops.Config{}, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &ops.Script{Subsystem: "shm"}
+		for i, op := range script {
+			st := ops.Step{Op: op}
+			if rapid.Bool().Draw(t, "with result") {
+				r := out.Results[i]
+				st.Want = &r
+			}
+			sc.Steps = append(sc.Steps, st)
+		}
+		text := ops.Format(sc)
+		back, err := ops.ParseString(text)
+		if err != nil {
+			t.Fatalf("parse(format(x)): %v\n%s", err, text)
+		}
+		if again := ops.Format(back); again != text {
+			t.Fatalf("format(parse(format(x))) differs:\n%s\nvs\n%s", text, again)
+		}
+		require.Equal(t, sc, back)
+	})
+}
+
+// The generator must reach every situation the subsystem is about.
+func TestGeneratorReaches(t *testing.T) {
+	want := map[string]bool{}
+	note := func(k string) { want[k] = true }
+	m, err := optimized.New()
+	require.NoError(t, err)
+	gen := RapidScripts(equiv.Exact)
+	for seed := uint64(0); seed < 300; seed++ {
+		script := gen(seed)
+		out, err := ops.Run(m, ops.Config{}, script)
+		require.NoError(t, err)
+		tasks := map[uint8]bool{}
+		for i, op := range script {
+			r := out.Results[i]
+			switch {
+			case op.Kind == ops.KindShmat && r.Err == ops.OK:
+				tasks[op.Task] = true
+				if len(tasks) >= 2 {
+					note("attach by several tasks")
+				}
+			case op.Kind == ops.KindExit:
+				note("exit")
+			case op.Kind == ops.KindRmidForced && op.Value == 1:
+				note("shm_rmid_forced 1")
+			case op.Kind == ops.KindShmctl && op.Cmd == ops.ShmLock && r.Err == ops.EPERM:
+				note("SHM_LOCK EPERM")
+			case op.Kind == ops.KindShmctl && op.Cmd == ops.ShmLock && r.Err == ops.OK && op.As != 0:
+				note("SHM_LOCK as owner")
+			case op.Kind == ops.KindShmctl && op.Cmd == ops.ShmIPCSet && r.Err == ops.OK:
+				note("IPC_SET")
+			case op.Kind == ops.KindShmctl && op.Cmd == ops.ShmStat && r.Err == ops.OK:
+				note("SHM_STAT")
+			case op.Kind == ops.KindShmctl && (op.Cmd == ops.ShmInfoCmd || op.Cmd == ops.ShmIPCInfo) && r.Err == ops.OK && r.ID > 0:
+				note("*_INFO > 0")
+			case op.Kind == ops.KindShmctl && r.Row.Mode&ops.ShmDest != 0:
+				note("SHM_DEST seen")
+			case op.Kind == ops.KindList && op.Rows && op.Type == ops.Shm:
+				for _, row := range r.Rows {
+					if row.Mode&ops.ShmDest != 0 {
+						note("SHM_DEST seen")
+					}
+				}
+			}
+		}
+	}
+	for _, k := range []string{"attach by several tasks", "exit", "shm_rmid_forced 1", "SHM_LOCK EPERM", "SHM_LOCK as owner", "IPC_SET", "SHM_STAT", "*_INFO > 0", "SHM_DEST seen"} {
+		require.True(t, want[k], "no script of 300 reached %q", k)
+	}
+}
+
+func TestMachineNaiveOptimized(t *testing.T) {
+	rapid.Check(t, Machine(ids.Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}))
+}
+
+func TestMachineOptimizedKernel(t *testing.T) {
+	k := newKernel(t)
+	rapid.Check(t, Machine(ids.Pair{A: newOptimized(t), B: k, Relation: equiv.Exact}))
+}
+
+// tabled is a model whose tables can be inspected.
+type tabled interface {
+	ops.Model
+	Table(ops.IPCType) ipcns.Table
+}
+
+// After every operation of random shm and ids scripts, each table's max_idx
+// is its highest live idx, and the optimized listing (the 6.1 walk) equals
+// the naive one (the quadratic walk of <= 5.14).
+func TestListingAndMaxIdx(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var script []ops.Op
+		if rapid.Bool().Draw(t, "ids") {
+			script = ids.Draw(ids.RapidSource{T: t}, equiv.Exact)
+		} else {
+			script = Draw(ids.RapidSource{T: t}, equiv.Exact)
+		}
+		mn, _ := naive.New()
+		mo, _ := optimized.New()
+		n, o := mn.(tabled), mo.(tabled)
+		hn, ho := ops.Handles{}, ops.Handles{}
+		for i, op := range script {
+			rn, err := n.Apply(hn.Resolve(op))
+			require.NoError(t, err)
+			ro, err := o.Apply(ho.Resolve(op))
+			require.NoError(t, err)
+			hn.Record(op, rn)
+			ho.Record(op, ro)
+			for _, typ := range ops.IPCTypes {
+				ln, lo := n.Table(typ).Listing(), o.Table(typ).Listing()
+				if len(ln) != len(lo) {
+					t.Fatalf("after op %d (%s): %s listings have %d and %d objects", i+1, ops.FormatOp(op), typ, len(ln), len(lo))
+				}
+				for j := range ln {
+					if ln[j].ID() != lo[j].ID() || ln[j].Key != lo[j].Key {
+						t.Fatalf("after op %d (%s): %s listings differ at %d", i+1, ops.FormatOp(op), typ, j)
+					}
+				}
+				for name, m := range map[string]tabled{"naive": n, "optimized": o} {
+					tb := m.Table(typ)
+					want := -1
+					for _, x := range tb.Listing() {
+						want = max(want, x.Idx)
+					}
+					if got := tb.MaxIdx(); got != want {
+						t.Fatalf("after op %d (%s): %s %s max_idx %d, highest live idx %d", i+1, ops.FormatOp(op), name, typ, got, want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// commandsFor builds gopter commands whose system under test is a pair of
+// implementations; each command applies one operation to both.
+func commandsFor(p ids.Pair) *commands.ProtoCommands {
+	type sut struct {
+		script []ops.Op
+		out    [2]ops.Outcome
+	}
+	ctx := context.Background()
+	return &commands.ProtoCommands{
+		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
+			if err := p.A.Reset(ctx, p.CfgA); err != nil {
+				panic(err)
+			}
+			if err := p.B.Reset(ctx, p.CfgB); err != nil {
+				panic(err)
+			}
+			return &sut{}
+		},
+		InitialStateGen: func(*gopter.GenParameters) *gopter.GenResult {
+			return gopter.NewGenResult(NewShadow(p.Relation), gopter.NoShrinker)
+		},
+		GenCommandFunc: func(st commands.State) gopter.Gen {
+			return OpGen(st.(*Shadow)).Map(func(d Drawn) commands.Command {
+				return &commands.ProtoCommand{
+					Name: ops.FormatOp(d.Op),
+					RunFunc: func(s commands.SystemUnderTest) commands.Result {
+						u := s.(*sut)
+						ra, errA := p.A.Apply(ctx, []ops.Op{d.Op})
+						rb, errB := p.B.Apply(ctx, []ops.Op{d.Op})
+						if errA != nil || errB != nil {
+							return &equiv.Divergence{Step: len(u.script), Reason: "implementation failed"}
+						}
+						u.script = append(u.script, d.Op)
+						u.out[0].Results = append(u.out[0].Results, ra...)
+						u.out[1].Results = append(u.out[1].Results, rb...)
+						u.out[0].Snapshot, _ = p.A.Snapshot(ctx)
+						u.out[1].Snapshot, _ = p.B.Snapshot(ctx)
+						for _, s := range u.out {
+							if err := CheckInvariants(s.Snapshot); err != nil {
+								return &equiv.Divergence{Step: -1, Reason: err.Error()}
+							}
+						}
+						return equiv.Compare(p.Relation, u.script, u.out[0], u.out[1])
+					},
+					NextStateFunc: func(commands.State) commands.State { return d.After },
+					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
+						if d, _ := r.(*equiv.Divergence); d != nil {
+							return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
+						}
+						return &gopter.PropResult{Status: gopter.PropTrue}
+					},
+				}
+			})
+		},
+	}
+}
+
+func TestGopterCommands(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.Rng.Seed(1)
+	props := gopter.NewProperties(params)
+	props.Property("naive = optimized", commands.Prop(commandsFor(ids.Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact})))
+	props.Property("optimized = kernel", commands.Prop(commandsFor(ids.Pair{A: newOptimized(t), B: newKernel(t), Relation: equiv.Exact})))
+	props.TestingRun(t)
+}
+
+// FuzzMaxLen bounds the scripts FuzzShm draws, so that one input stays
+// small and fast.
+const FuzzMaxLen = 64
+
+// FuzzShm turns the fuzzer's bytes into a script (each byte one choice of
+// the generator, see ids.ByteSource), runs it on the naive and optimized
+// models and on the live kernel (when a private IPC namespace can be had),
+// checks the shm invariants on every final state and compares naive with
+// optimized and optimized with the kernel exactly.
+func FuzzShm(f *testing.F) {
+	n, o := newNaive(f), newOptimized(f)
+	var k ops.Impl
+	if m, err := kernel.New(); err == nil {
+		k = ops.NewLocal(kernel.Info(), m)
+		f.Cleanup(func() { _ = k.Close() })
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := &ids.ByteSource{Data: data}
+		script := Script(src, equiv.Exact, 1+src.Intn(FuzzMaxLen, "length"))
+		text := func() string { return ops.Format(&ops.Script{Subsystem: "shm", Steps: steps(script)}) }
+		ctx := context.Background()
+		var outs []ops.Outcome
+		for _, impl := range []ops.Impl{n, o, k} {
+			if impl == nil {
+				break
+			}
+			out, err := impl.Exec(ctx, ops.Config{}, [][]ops.Op{script})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, text())
+			}
+			if err := CheckInvariants(out[0].Snapshot); err != nil {
+				t.Fatalf("invariant: %v\n%s", err, text())
+			}
+			outs = append(outs, out[0])
+		}
+		if d := equiv.Compare(equiv.Exact, script, outs[0], outs[1]); d != nil {
+			t.Fatalf("naive vs optimized: %v\n%s", d, text())
+		}
+		if len(outs) == 3 {
+			if d := equiv.Compare(equiv.Exact, script, outs[1], outs[2]); d != nil {
+				t.Fatalf("optimized vs kernel: %v\n%s", d, text())
+			}
+		}
+	})
+}
+
+// TestCorpusReplay replays every committed shm script: the implementations
+// must agree with each other and with every expectation the script states.
+func TestCorpusReplay(t *testing.T) {
+	files, err := corpus.Files(filepath.Join("..", "..", "corpus"))
+	require.NoError(t, err)
+	pairs := map[string]ids.Pair{"naive-optimized": {A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}}
+	if m, err := kernel.New(); err == nil {
+		k := ops.NewLocal(kernel.Info(), m)
+		t.Cleanup(func() { _ = k.Close() })
+		pairs["optimized-kernel"] = ids.Pair{A: newOptimized(t), B: k, Relation: equiv.Exact}
+	} else {
+		t.Logf("replaying on the models only: the live kernel needs a private IPC namespace: %v", err)
+	}
+	found := 0
+	for _, file := range files {
+		sc, err := corpus.Read(file)
+		require.NoError(t, err)
+		if sc.Subsystem != "shm" {
+			continue
+		}
+		found++
+		for name, p := range pairs {
+			t.Run(filepath.Base(file)+"/"+name, func(t *testing.T) {
+				a, b := runner.Side{Name: "A", Impl: p.A, Config: p.CfgA}, runner.Side{Name: "B", Impl: p.B, Config: p.CfgB}
+				require.NoError(t, runner.Replay(context.Background(), sc, a, b, p.Relation))
+			})
+		}
+	}
+	require.NotZero(t, found, "no shm scripts under corpus/")
+}
