@@ -1,6 +1,7 @@
-// Package kernel runs the ids subsystem on the real Linux kernel: msgget,
-// semget, shmget, their IPC_RMID and IPC_STAT, the *_next_id and *mni
-// sysctls, and the /proc/sysvipc listings.
+// Package kernel runs the ids and shm subsystems on the real Linux kernel:
+// msgget, semget, shmget, their IPC_RMID and IPC_STAT, shmat, shmdt and
+// shmctl by several tasks (task.go), the *_next_id, *mni and
+// shm_rmid_forced sysctls, and the /proc/sysvipc listings.
 //
 // It never touches the host's IPC namespace. Every syscall of a Model runs on
 // one OS thread that is locked to a goroutine for its whole life and that
