@@ -14,8 +14,10 @@ import (
 // A task is a process: task 0 is the script's main task, tasks 1..MaxTask
 // come into existence at their first operation and end with KindExit, after
 // which the next operation starts a new incarnation (a new identity). The
-// model assumes every task has a non-zero RLIMIT_MEMLOCK (the kernel
-// adapter checks that its processes do).
+// model assumes every task has a non-zero RLIMIT_MEMLOCK and that SHM_LOCK by
+// an unprivileged owner stays within it (its ENOMEM is not modelled: the
+// kernel counts locked pages per uid across the whole machine). The kernel
+// adapter's tasks inherit the plugin's limit, 8 MiB on the test machine.
 
 // attachment is one shm VMA: what shmat created and shmdt or exit removes.
 type attachment struct {
