@@ -40,6 +40,10 @@ func fillOp(m *ipcfuzzv1.Op, op ops.Op) {
 	m.Cmd = uint32(op.Cmd)
 	m.Flags = uint32(op.Flags)
 	m.Rows = op.Rows
+	m.Mtype = op.Mtype
+	m.Fill = uint32(op.Fill)
+	m.MsgFlags = uint32(op.MsgFlags)
+	m.Mcmd = uint32(op.MCmd)
 }
 
 // OpFromProto decodes one operation.
@@ -71,23 +75,30 @@ func OpFromProto(m *ipcfuzzv1.Op) (ops.Op, error) {
 	if m.Task > math.MaxUint8 || m.Cmd > math.MaxUint8 || m.Flags > math.MaxUint8 {
 		return ops.Op{}, fmt.Errorf("op task %d, cmd %d or flags %d out of range", m.Task, m.Cmd, m.Flags)
 	}
+	if m.Fill > math.MaxUint8 || m.MsgFlags > math.MaxUint8 || m.Mcmd > math.MaxUint8 {
+		return ops.Op{}, fmt.Errorf("op fill %d, msg flags %d or msgctl command %d out of range", m.Fill, m.MsgFlags, m.Mcmd)
+	}
 	return ops.Op{
-		Task:  uint8(m.Task),
-		Att:   att,
-		Cmd:   ops.ShmCmd(m.Cmd),
-		Flags: uint8(m.Flags),
-		Rows:  m.Rows,
-		Kind:  ops.Kind(m.Kind),
-		Type:  ops.IPCType(m.Type),
-		Bind:  bind,
-		Obj:   ops.Ref{Handle: handle, ID: m.ObjId},
-		Key:   m.Key,
-		Creat: m.Creat,
-		Excl:  m.Excl,
-		Mode:  uint16(m.Mode),
-		Size:  m.Size,
-		Value: m.Value,
-		As:    m.As,
+		Mtype:    m.Mtype,
+		Fill:     uint8(m.Fill),
+		MsgFlags: uint8(m.MsgFlags),
+		MCmd:     ops.MsgCmd(m.Mcmd),
+		Task:     uint8(m.Task),
+		Att:      att,
+		Cmd:      ops.ShmCmd(m.Cmd),
+		Flags:    uint8(m.Flags),
+		Rows:     m.Rows,
+		Kind:     ops.Kind(m.Kind),
+		Type:     ops.IPCType(m.Type),
+		Bind:     bind,
+		Obj:      ops.Ref{Handle: handle, ID: m.ObjId},
+		Key:      m.Key,
+		Creat:    m.Creat,
+		Excl:     m.Excl,
+		Mode:     uint16(m.Mode),
+		Size:     m.Size,
+		Value:    m.Value,
+		As:       m.As,
 	}, nil
 }
 
@@ -169,6 +180,24 @@ func fillResult(m *ipcfuzzv1.Result, r ops.Result) {
 	if r.Rows != nil {
 		m.Rows, m.RowsEmpty = rowsToProto(r.Rows), len(r.Rows) == 0
 	}
+	m.Blocked, m.Qbytes = r.Blocked, r.Qbytes
+	if r.Msg != (ops.Message{}) {
+		m.Msg = messageToProto(r.Msg)
+	}
+	if r.MsgInfo != (ops.MsgInfo{}) {
+		i := r.MsgInfo
+		m.MsgInfo = &ipcfuzzv1.MsgInfo{Msgpool: i.Msgpool, Msgmap: i.Msgmap, Msgmax: i.Msgmax, Msgmnb: i.Msgmnb,
+			Msgmni: i.Msgmni, Msgssz: i.Msgssz, Msgtql: i.Msgtql, Msgseg: i.Msgseg}
+	}
+	if r.Done != nil {
+		m.Done, m.DoneEmpty = make([]*ipcfuzzv1.Completion, len(r.Done)), len(r.Done) == 0
+		for i, c := range r.Done {
+			m.Done[i] = &ipcfuzzv1.Completion{Task: uint32(c.Task), Err: uint32(c.Err), Recv: c.Recv}
+			if c.Msg != (ops.Message{}) {
+				m.Done[i].Msg = messageToProto(c.Msg)
+			}
+		}
+	}
 	if r.List != nil {
 		m.List = make([]*ipcfuzzv1.Entry, len(r.List))
 		slab := make([]ipcfuzzv1.Entry, len(r.List))
@@ -207,7 +236,68 @@ func ResultFromProto(m *ipcfuzzv1.Result) (ops.Result, error) {
 			}
 		}
 	}
+	r.Blocked, r.Qbytes, r.Msg = m.Blocked, m.Qbytes, messageFromProto(m.Msg)
+	if i := m.MsgInfo; i != nil {
+		r.MsgInfo = ops.MsgInfo{Msgpool: i.Msgpool, Msgmap: i.Msgmap, Msgmax: i.Msgmax, Msgmnb: i.Msgmnb,
+			Msgmni: i.Msgmni, Msgssz: i.Msgssz, Msgtql: i.Msgtql, Msgseg: i.Msgseg}
+	}
+	if len(m.Done) > 0 || m.DoneEmpty {
+		r.Done = make([]ops.Completion, len(m.Done))
+		for i, c := range m.Done {
+			if c.GetTask() > math.MaxUint8 || c.GetErr() > math.MaxUint16 {
+				return ops.Result{}, fmt.Errorf("completion task %d or errno %d out of range", c.GetTask(), c.GetErr())
+			}
+			r.Done[i] = ops.Completion{Task: uint8(c.GetTask()), Err: ops.Errno(c.GetErr()), Msg: messageFromProto(c.GetMsg()), Recv: c.GetRecv()}
+		}
+	}
 	return r, nil
+}
+
+func messageToProto(msg ops.Message) *ipcfuzzv1.Message {
+	return &ipcfuzzv1.Message{Type: msg.Type, Text: []byte(msg.Text)}
+}
+
+func messageFromProto(m *ipcfuzzv1.Message) ops.Message {
+	if m == nil {
+		return ops.Message{}
+	}
+	return ops.Message{Type: m.Type, Text: string(m.Text)}
+}
+
+func queuesToProto(qs []ops.QueueState) []*ipcfuzzv1.QueueState {
+	out := make([]*ipcfuzzv1.QueueState, len(qs))
+	for i, q := range qs {
+		mq := &ipcfuzzv1.QueueState{Id: q.ID, Qbytes: q.Qbytes, Senders: q.Senders, Receivers: q.Receivers}
+		if q.Msgs != nil {
+			mq.MsgsEmpty = len(q.Msgs) == 0
+			for _, msg := range q.Msgs {
+				mq.Msgs = append(mq.Msgs, messageToProto(msg))
+			}
+		}
+		out[i] = mq
+	}
+	return out
+}
+
+func queuesFromProto(ms []*ipcfuzzv1.QueueState) []ops.QueueState {
+	out := make([]ops.QueueState, len(ms))
+	for i, m := range ms {
+		q := ops.QueueState{ID: m.GetId(), Qbytes: m.GetQbytes()}
+		if len(m.GetSenders()) > 0 {
+			q.Senders = append([]uint8(nil), m.GetSenders()...)
+		}
+		if len(m.GetReceivers()) > 0 {
+			q.Receivers = append([]uint8(nil), m.GetReceivers()...)
+		}
+		if len(m.GetMsgs()) > 0 || m.GetMsgsEmpty() {
+			q.Msgs = make([]ops.Message, len(m.GetMsgs()))
+			for j, mm := range m.GetMsgs() {
+				q.Msgs[j] = messageFromProto(mm)
+			}
+		}
+		out[i] = q
+	}
+	return out
 }
 
 // ResultsToProto encodes the results of a batch; empty reports whether rs is
@@ -255,6 +345,9 @@ func SnapshotToProto(s ops.Snapshot) *ipcfuzzv1.Snapshot {
 			mt.Rows, mt.RowsEmpty = rowsToProto(rows), len(rows) == 0
 		}
 		m.Ids[i] = mt
+	}
+	if s.Queues != nil {
+		m.Queues, m.QueuesEmpty = queuesToProto(s.Queues), len(s.Queues) == 0
 	}
 	m.Shm = &ipcfuzzv1.ShmState{RmidForced: s.Shm.RmidForced, Tot: s.Shm.Tot}
 	if as := s.Shm.Attachments; as != nil {
@@ -375,6 +468,9 @@ func SnapshotFromProto(m *ipcfuzzv1.Snapshot) (ops.Snapshot, error) {
 		}
 		s.IDs[i] = ts
 	}
+	if len(m.Queues) > 0 || m.QueuesEmpty {
+		s.Queues = queuesFromProto(m.Queues)
+	}
 	if sh := m.Shm; sh != nil {
 		s.Shm = ops.ShmState{RmidForced: sh.RmidForced, Tot: sh.Tot}
 		if len(sh.Attachments) > 0 || sh.AttachmentsEmpty {
@@ -401,6 +497,7 @@ func InfoToProto(info ops.Info) *ipcfuzzv1.Info {
 		ExactIds:        info.ExactIDs,
 		Blocking:        info.Blocking,
 		Counters:        info.Counters,
+		Follows:         info.Follows,
 	}
 }
 
@@ -415,6 +512,7 @@ func InfoFromProto(m *ipcfuzzv1.Info) (ops.Info, error) {
 		ExactIDs: m.ExactIds,
 		Blocking: m.Blocking,
 		Counters: m.Counters,
+		Follows:  m.Follows,
 	}
 	if len(m.Subsystems) > 0 || m.SubsystemsEmpty {
 		info.Subsystems = append(make([]string, 0, len(m.Subsystems)), m.Subsystems...)

@@ -88,7 +88,16 @@ func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzz
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "exec: %v", err)
 	}
-	outcomes, err := s.impl.Exec(ctx, ConfigFromProto(req.GetConfig()), scripts)
+	var outcomes []ops.Outcome
+	if req.GetFollowSet() {
+		others, ferr := OutcomesFromProto(req.GetFollow(), true)
+		if ferr != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "exec: outcomes to follow: %v", ferr)
+		}
+		outcomes, err = s.impl.ExecFollowing(ctx, ConfigFromProto(req.GetConfig()), scripts, others)
+	} else {
+		outcomes, err = s.impl.Exec(ctx, ConfigFromProto(req.GetConfig()), scripts)
+	}
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr

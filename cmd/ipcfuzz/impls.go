@@ -18,6 +18,20 @@ import (
 // binary, or an executable given by path. inProcess runs a built-in inside
 // this process instead (for debugging and speed comparisons).
 func openSide(ctx context.Context, spec string, inProcess bool, callTimeout time.Duration) (runner.Side, error) {
+	side, err := startSide(ctx, spec, inProcess, callTimeout)
+	if err != nil || side.Impl == nil {
+		return side, err
+	}
+	info, err := side.Impl.Info(ctx)
+	if err != nil {
+		side.Impl.Close()
+		return side, fmt.Errorf("%s: %w", spec, err)
+	}
+	side.Follows = info.Follows
+	return side, nil
+}
+
+func startSide(ctx context.Context, spec string, inProcess bool, callTimeout time.Duration) (runner.Side, error) {
 	name, cfg, err := ops.ParseImplName(spec)
 	if err != nil {
 		return runner.Side{}, usageError{err.Error()}

@@ -409,10 +409,19 @@ func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
 // Exec implements ops.Impl. With a Failed error it also returns the outcomes
 // of the scripts before the failing one.
 func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op) ([]ops.Outcome, error) {
+	return p.ExecFollowing(ctx, cfg, scripts, nil)
+}
+
+// ExecFollowing implements ops.Impl.
+func (p *Plugin) ExecFollowing(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, others []ops.Outcome) ([]ops.Outcome, error) {
 	if err := p.checkConfig("exec", cfg); err != nil {
 		return nil, err
 	}
 	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: plugins.ScriptsToProto(scripts)}
+	if others != nil {
+		req.Follow, _ = plugins.OutcomesToProto(others)
+		req.FollowSet = true
+	}
 	resp, err := call(ctx, p, "exec", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ExecResponse, error) {
 		return c.Exec(ctx, req)
 	})

@@ -7,15 +7,18 @@ type Errno uint16
 
 // The errors the vocabulary can express. Values are the x86-64 Linux numbers.
 const (
-	OK      Errno = 0
-	EPERM   Errno = 1
-	ENOENT  Errno = 2
-	EINTR   Errno = 4
-	E2BIG   Errno = 7
-	EAGAIN  Errno = 11
-	ENOMEM  Errno = 12
-	EACCES  Errno = 13
-	EFAULT  Errno = 14
+	OK     Errno = 0
+	EPERM  Errno = 1
+	ENOENT Errno = 2
+	EINTR  Errno = 4
+	E2BIG  Errno = 7
+	EAGAIN Errno = 11
+	ENOMEM Errno = 12
+	EACCES Errno = 13
+	EFAULT Errno = 14
+	// EBUSY is not a syscall's: it is the result of an operation issued by
+	// a task that is still asleep in an earlier call.
+	EBUSY   Errno = 16
 	EEXIST  Errno = 17
 	EINVAL  Errno = 22
 	ENOSPC  Errno = 28
@@ -28,7 +31,7 @@ const (
 
 var errnoNames = map[Errno]string{
 	OK: "ok", EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", E2BIG: "E2BIG", EAGAIN: "EAGAIN",
-	ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT", EEXIST: "EEXIST", EINVAL: "EINVAL",
+	ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT", EBUSY: "EBUSY", EEXIST: "EEXIST", EINVAL: "EINVAL",
 	ENOSPC: "ENOSPC", ERANGE: "ERANGE", ENOMSG: "ENOMSG", EIDRM: "EIDRM", ENOSYS: "ENOSYS",
 	EOVERFL: "EOVERFLOW",
 }

@@ -133,6 +133,11 @@ type Op struct {
 	Cmd   ShmCmd // KindShmctl
 	Flags uint8  // KindShmat: ShmatRdonly, ShmatExec, ShmatBadAddr
 	Rows  bool   // KindList: full rows (Result.Rows) instead of id:key entries
+
+	Mtype    int64  // KindMsgsnd: mtype; KindMsgrcv: msgtyp
+	Fill     uint8  // KindMsgsnd: the text is MsgText(Fill, Size)
+	MsgFlags uint8  // KindMsgsnd, KindMsgrcv: MsgNowait, MsgNoerror, MsgExcept, MsgCopy
+	MCmd     MsgCmd // KindMsgctl (IPC_SET: Op.Value is qbytes, Op.Mode the mode)
 }
 
 // Object is one live IPC object as a listing or IPC_STAT shows it.
@@ -161,6 +166,15 @@ type Result struct {
 	Row  Row     // shmctl IPC_STAT, SHM_STAT, SHM_STAT_ANY on success
 	Rows []Row   // KindList with Rows on success, in iteration order
 	Info ShmInfo // shmctl IPC_INFO, SHM_INFO on success
+
+	// The msg subsystem. Blocked: the call sleeps (its task is busy until a
+	// later operation completes it). Done: tasks asleep in earlier calls
+	// that returned during this operation, in task order.
+	Blocked bool
+	Msg     Message // msgrcv on success
+	Qbytes  int64   // msgctl IPC_STAT, MSG_STAT, MSG_STAT_ANY (Row has the rest)
+	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
+	Done    []Completion
 }
 
 // TypeState is the observable state of one IPC type.
@@ -177,6 +191,9 @@ type Snapshot struct {
 	// in ascending idx order.
 	Rows [len(IPCTypes)][]Row
 	Shm  ShmState
+	// Queues holds every message queue's messages and sleepers, in
+	// ascending idx order.
+	Queues []QueueState
 }
 
 // ObjectsOf returns the live objects of one type.

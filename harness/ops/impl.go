@@ -17,6 +17,9 @@ type Impl interface {
 	Apply(ctx context.Context, ops []Op) ([]Result, error)
 	Snapshot(ctx context.Context) (Snapshot, error)
 	Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error)
+	// ExecFollowing is Exec where others[i] is the other implementation's
+	// outcome of scripts[i], for an implementation that follows (Info.Follows).
+	ExecFollowing(ctx context.Context, cfg Config, scripts [][]Op, others []Outcome) ([]Outcome, error)
 	// Measure runs a workload of size n, reps times, inside the implementation.
 	Measure(ctx context.Context, cfg Config, w Workload, n, reps int) (Measurement, error)
 	Close() error
@@ -82,6 +85,14 @@ func (l *Local) Snapshot(context.Context) (Snapshot, error) {
 
 // Exec implements Impl.
 func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error) {
+	return l.ExecFollowing(ctx, cfg, scripts, nil)
+}
+
+// ExecFollowing implements Impl.
+func (l *Local) ExecFollowing(ctx context.Context, cfg Config, scripts [][]Op, others []Outcome) ([]Outcome, error) {
+	if others != nil && len(others) != len(scripts) {
+		return nil, fmt.Errorf("%d outcomes to follow for %d scripts", len(others), len(scripts))
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Outcome, 0, len(scripts))
@@ -91,9 +102,13 @@ func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome
 		}
 		var o Outcome
 		var err error
-		if sr, ok := l.model.(ScriptRunner); ok {
+		sr, runsScripts := l.model.(ScriptRunner)
+		switch {
+		case others != nil:
+			o, err = RunFollowing(l.model, cfg, s, &others[i])
+		case runsScripts:
 			o, err = sr.Run(cfg, s)
-		} else {
+		default:
 			o, err = Run(l.model, cfg, s)
 		}
 		if err != nil {

@@ -54,6 +54,9 @@ type Info struct {
 	ExactIDs   bool // predicts the kernel's ids exactly (not just up to renaming)
 	Blocking   bool // supports tasks that block
 	Counters   bool // counts its own work for the complexity engine
+	// Follows: where an operation may end in several allowed ways (woken
+	// tasks racing), the implementation can follow the other side's way.
+	Follows bool
 }
 
 // Model is one implementation driven operation by operation. Handles are
@@ -97,9 +100,55 @@ type Outcome struct {
 	Snapshot Snapshot
 }
 
+// Follower is a Model whose operations may end in several allowed ways
+// (woken tasks racing for a lock). Given the other implementation's result of
+// an operation (or its final snapshot), it takes that way when it is one of
+// its allowed ways, and its own first way otherwise; other is nil when there
+// is nothing to follow.
+type Follower interface {
+	ApplyFollowing(op Op, other *Result) (Result, error)
+	SnapshotFollowing(other *Snapshot) (Snapshot, error)
+}
+
 // Run resets m with cfg, applies every operation (resolving handles) and takes
 // the final snapshot.
 func Run(m Model, cfg Config, script []Op) (Outcome, error) {
+	return RunFollowing(m, cfg, script, nil)
+}
+
+// RunFollowing is Run for a model that follows other (the other
+// implementation's outcome of the same script) where it is a Follower.
+func RunFollowing(m Model, cfg Config, script []Op, other *Outcome) (Outcome, error) {
+	f, follows := m.(Follower)
+	if !follows || other == nil {
+		return run(m, cfg, script)
+	}
+	if err := m.Reset(cfg); err != nil {
+		return Outcome{}, fmt.Errorf("reset: %w", err)
+	}
+	out := Outcome{Results: make([]Result, 0, len(script))}
+	h := Handles{}
+	for i, op := range script {
+		var want *Result
+		if i < len(other.Results) {
+			want = &other.Results[i]
+		}
+		r, err := f.ApplyFollowing(h.Resolve(op), want)
+		if err != nil {
+			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
+		}
+		h.Record(op, r)
+		out.Results = append(out.Results, r)
+	}
+	snap, err := f.SnapshotFollowing(&other.Snapshot)
+	if err != nil {
+		return out, fmt.Errorf("snapshot: %w", err)
+	}
+	out.Snapshot = snap
+	return out, nil
+}
+
+func run(m Model, cfg Config, script []Op) (Outcome, error) {
 	if err := m.Reset(cfg); err != nil {
 		return Outcome{}, fmt.Errorf("reset: %w", err)
 	}

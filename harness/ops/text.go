@@ -76,6 +76,8 @@ func FormatOp(op Op) string {
 		}
 	case KindShmdt:
 		fmt.Fprintf(&b, " a%d", op.Att)
+	case KindMsgsnd, KindMsgrcv, KindMsgctl:
+		formatMsgOp(&b, op)
 	case KindShmctl:
 		fmt.Fprintf(&b, " %s %s", formatRef(op.Obj), op.Cmd)
 		if op.Cmd == ShmIPCSet {
@@ -100,12 +102,19 @@ func formatRef(r Ref) string {
 	return fmt.Sprintf("id=%d", r.ID)
 }
 
-// FormatResult writes the canonical text of the result of op.
+// FormatResult writes the canonical text of the result of op, followed by
+// the completions of sleeping tasks it caused (" ; t1 ok").
 func FormatResult(op Op, r Result) string {
+	return formatResult(op, r) + formatDone(r.Done)
+}
+
+func formatResult(op Op, r Result) string {
 	if r.Err != OK {
 		return r.Err.String()
 	}
 	switch k := op.Kind; k {
+	case KindMsgsnd, KindMsgrcv, KindMsgctl:
+		return formatMsgResult(op, r)
 	case KindGet:
 		return fmt.Sprintf("id=%d", r.ID)
 	case KindStat:
@@ -288,6 +297,25 @@ func ParseOp(text string) (Op, error) {
 			return op, err
 		}
 		args = args[1:]
+	case KindMsgsnd, KindMsgrcv, KindMsgctl:
+		if len(args) == 0 {
+			return op, fmt.Errorf("%s needs a queue (hN or id=N)", op.Kind)
+		}
+		if op.Obj, err = parseRef(args[0]); err != nil {
+			return op, err
+		}
+		args = args[1:]
+		var rest []string
+		for _, a := range args {
+			ok, err := parseMsgArg(&op, a)
+			if err != nil {
+				return op, err
+			}
+			if !ok {
+				rest = append(rest, a)
+			}
+		}
+		args = rest
 	case KindShmat:
 		if len(args) == 0 {
 			return op, fmt.Errorf("shmat needs a segment (hN or id=N)")
@@ -394,8 +422,16 @@ func ParseOp(text string) (Op, error) {
 	if op.Kind == KindExit && op.Task == 0 {
 		return op, fmt.Errorf("exit needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
 	}
-	if op.Task != 0 && op.Type != Shm {
-		return op, fmt.Errorf("task= is only for shm operations")
+	if op.Task != 0 && op.Type != Shm && !isMsgKind(op.Kind) && !(op.Kind == KindRmid && op.Type == Msg) {
+		return op, fmt.Errorf("task= is only for shm and msg operations")
+	}
+	if isMsgKind(op.Kind) {
+		if op.Type != Msg {
+			return op, fmt.Errorf("%s is an operation on msg, not %s", op.Kind, op.Type)
+		}
+		if err := checkMsgOp(op); err != nil {
+			return op, err
+		}
 	}
 	return op, nil
 }
@@ -481,8 +517,23 @@ func parseKey(s string) (int32, error) {
 	return int32(uint32(v)), nil
 }
 
-// ParseResult reads the canonical text of a result of op.
+// ParseResult reads the canonical text of a result of op, with the
+// completions that may follow it.
 func ParseResult(op Op, text string) (Result, error) {
+	parts := strings.Split(text, " ; ")
+	r, err := parseResult(op, strings.TrimSpace(parts[0]))
+	if err != nil {
+		return r, err
+	}
+	if len(parts) > 1 {
+		if r.Done, err = parseDone(parts[1:]); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func parseResult(op Op, text string) (Result, error) {
 	k := op.Kind
 	var r Result
 	if strings.HasPrefix(text, "E") || strings.HasPrefix(text, "errno") {
@@ -497,6 +548,8 @@ func ParseResult(op Op, text string) (Result, error) {
 		return r, nil
 	}
 	switch k {
+	case KindMsgsnd, KindMsgrcv, KindMsgctl:
+		return parseMsgResult(op, text)
 	case KindGet:
 		v, ok := strings.CutPrefix(text, "id=")
 		id, err := strconv.ParseInt(v, 10, 64)

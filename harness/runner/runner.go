@@ -26,6 +26,10 @@ type Side struct {
 	Name   string // as the user wrote it, e.g. "naive:alloc=legacy"
 	Impl   ops.Impl
 	Config ops.Config // handed to every Reset
+	// Follows is the implementation's Info.Follows: where an operation may
+	// end in several allowed ways, it takes the other side's way. Such a
+	// side runs after the other one.
+	Follows bool
 }
 
 // Restarter is an Impl that can be replaced by a fresh instance after it
@@ -158,8 +162,27 @@ func generate(ctx context.Context, o Options) <-chan batch {
 	return ch
 }
 
-// execBoth runs the scripts on both sides at once.
+// execBoth runs the scripts on both sides: at once, or, when one side
+// follows, the other first and then the follower with its outcomes.
 func execBoth(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB []ops.Outcome, errA, errB error) {
+	switch {
+	case b.Follows:
+		outA, errA = a.Impl.Exec(ctx, a.Config, scripts)
+		if errA == nil && len(outA) != len(scripts) {
+			errA = fmt.Errorf("%s returned %d outcomes for %d scripts", a.Name, len(outA), len(scripts))
+		}
+		if errA != nil {
+			return outA, nil, errA, nil
+		}
+		outB, errB = b.Impl.ExecFollowing(ctx, b.Config, scripts, outA)
+		if errB == nil && len(outB) != len(scripts) {
+			errB = fmt.Errorf("%s returned %d outcomes for %d scripts", b.Name, len(outB), len(scripts))
+		}
+		return outA, outB, errA, errB
+	case a.Follows:
+		outB, outA, errB, errA = execBoth(ctx, b, a, scripts)
+		return outA, outB, errA, errB
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

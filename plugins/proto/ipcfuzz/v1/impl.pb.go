@@ -70,6 +70,10 @@ type Op struct {
 	Cmd           uint32                 `protobuf:"varint,15,opt,name=cmd,proto3" json:"cmd,omitempty"`     // ops.ShmCmd (uint8)
 	Flags         uint32                 `protobuf:"varint,16,opt,name=flags,proto3" json:"flags,omitempty"` // uint8
 	Rows          bool                   `protobuf:"varint,17,opt,name=rows,proto3" json:"rows,omitempty"`
+	Mtype         int64                  `protobuf:"varint,18,opt,name=mtype,proto3" json:"mtype,omitempty"`
+	Fill          uint32                 `protobuf:"varint,19,opt,name=fill,proto3" json:"fill,omitempty"`                         // uint8
+	MsgFlags      uint32                 `protobuf:"varint,20,opt,name=msg_flags,json=msgFlags,proto3" json:"msg_flags,omitempty"` // uint8
+	Mcmd          uint32                 `protobuf:"varint,21,opt,name=mcmd,proto3" json:"mcmd,omitempty"`                         // ops.MsgCmd (uint8)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -223,6 +227,342 @@ func (x *Op) GetRows() bool {
 	return false
 }
 
+func (x *Op) GetMtype() int64 {
+	if x != nil {
+		return x.Mtype
+	}
+	return 0
+}
+
+func (x *Op) GetFill() uint32 {
+	if x != nil {
+		return x.Fill
+	}
+	return 0
+}
+
+func (x *Op) GetMsgFlags() uint32 {
+	if x != nil {
+		return x.MsgFlags
+	}
+	return 0
+}
+
+func (x *Op) GetMcmd() uint32 {
+	if x != nil {
+		return x.Mcmd
+	}
+	return 0
+}
+
+// Message mirrors ops.Message.
+type Message struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          int64                  `protobuf:"varint,1,opt,name=type,proto3" json:"type,omitempty"`
+	Text          []byte                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Message) Reset() {
+	*x = Message{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Message) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Message) ProtoMessage() {}
+
+func (x *Message) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Message.ProtoReflect.Descriptor instead.
+func (*Message) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Message) GetType() int64 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *Message) GetText() []byte {
+	if x != nil {
+		return x.Text
+	}
+	return nil
+}
+
+// Completion mirrors ops.Completion.
+type Completion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          uint32                 `protobuf:"varint,1,opt,name=task,proto3" json:"task,omitempty"` // uint8
+	Err           uint32                 `protobuf:"varint,2,opt,name=err,proto3" json:"err,omitempty"`   // ops.Errno
+	Msg           *Message               `protobuf:"bytes,3,opt,name=msg,proto3" json:"msg,omitempty"`
+	Recv          bool                   `protobuf:"varint,4,opt,name=recv,proto3" json:"recv,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Completion) Reset() {
+	*x = Completion{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Completion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Completion) ProtoMessage() {}
+
+func (x *Completion) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Completion.ProtoReflect.Descriptor instead.
+func (*Completion) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Completion) GetTask() uint32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *Completion) GetErr() uint32 {
+	if x != nil {
+		return x.Err
+	}
+	return 0
+}
+
+func (x *Completion) GetMsg() *Message {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *Completion) GetRecv() bool {
+	if x != nil {
+		return x.Recv
+	}
+	return false
+}
+
+// MsgInfo mirrors ops.MsgInfo.
+type MsgInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Msgpool       int64                  `protobuf:"varint,1,opt,name=msgpool,proto3" json:"msgpool,omitempty"`
+	Msgmap        int64                  `protobuf:"varint,2,opt,name=msgmap,proto3" json:"msgmap,omitempty"`
+	Msgmax        int64                  `protobuf:"varint,3,opt,name=msgmax,proto3" json:"msgmax,omitempty"`
+	Msgmnb        int64                  `protobuf:"varint,4,opt,name=msgmnb,proto3" json:"msgmnb,omitempty"`
+	Msgmni        int64                  `protobuf:"varint,5,opt,name=msgmni,proto3" json:"msgmni,omitempty"`
+	Msgssz        int64                  `protobuf:"varint,6,opt,name=msgssz,proto3" json:"msgssz,omitempty"`
+	Msgtql        int64                  `protobuf:"varint,7,opt,name=msgtql,proto3" json:"msgtql,omitempty"`
+	Msgseg        int64                  `protobuf:"varint,8,opt,name=msgseg,proto3" json:"msgseg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MsgInfo) Reset() {
+	*x = MsgInfo{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MsgInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MsgInfo) ProtoMessage() {}
+
+func (x *MsgInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MsgInfo.ProtoReflect.Descriptor instead.
+func (*MsgInfo) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MsgInfo) GetMsgpool() int64 {
+	if x != nil {
+		return x.Msgpool
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgmap() int64 {
+	if x != nil {
+		return x.Msgmap
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgmax() int64 {
+	if x != nil {
+		return x.Msgmax
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgmnb() int64 {
+	if x != nil {
+		return x.Msgmnb
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgmni() int64 {
+	if x != nil {
+		return x.Msgmni
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgssz() int64 {
+	if x != nil {
+		return x.Msgssz
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgtql() int64 {
+	if x != nil {
+		return x.Msgtql
+	}
+	return 0
+}
+
+func (x *MsgInfo) GetMsgseg() int64 {
+	if x != nil {
+		return x.Msgseg
+	}
+	return 0
+}
+
+// QueueState mirrors ops.QueueState (sleeper sets are nil when empty).
+type QueueState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Msgs          []*Message             `protobuf:"bytes,2,rep,name=msgs,proto3" json:"msgs,omitempty"`
+	MsgsEmpty     bool                   `protobuf:"varint,3,opt,name=msgs_empty,json=msgsEmpty,proto3" json:"msgs_empty,omitempty"`
+	Qbytes        int64                  `protobuf:"varint,4,opt,name=qbytes,proto3" json:"qbytes,omitempty"`
+	Senders       []byte                 `protobuf:"bytes,5,opt,name=senders,proto3" json:"senders,omitempty"`
+	Receivers     []byte                 `protobuf:"bytes,6,opt,name=receivers,proto3" json:"receivers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueState) Reset() {
+	*x = QueueState{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueState) ProtoMessage() {}
+
+func (x *QueueState) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
+func (*QueueState) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *QueueState) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *QueueState) GetMsgs() []*Message {
+	if x != nil {
+		return x.Msgs
+	}
+	return nil
+}
+
+func (x *QueueState) GetMsgsEmpty() bool {
+	if x != nil {
+		return x.MsgsEmpty
+	}
+	return false
+}
+
+func (x *QueueState) GetQbytes() int64 {
+	if x != nil {
+		return x.Qbytes
+	}
+	return 0
+}
+
+func (x *QueueState) GetSenders() []byte {
+	if x != nil {
+		return x.Senders
+	}
+	return nil
+}
+
+func (x *QueueState) GetReceivers() []byte {
+	if x != nil {
+		return x.Receivers
+	}
+	return nil
+}
+
 // Object mirrors ops.Object.
 type Object struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -237,7 +577,7 @@ type Object struct {
 
 func (x *Object) Reset() {
 	*x = Object{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +589,7 @@ func (x *Object) String() string {
 func (*Object) ProtoMessage() {}
 
 func (x *Object) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +602,7 @@ func (x *Object) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Object.ProtoReflect.Descriptor instead.
 func (*Object) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{1}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Object) GetId() int64 {
@@ -311,7 +651,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +663,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +676,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Entry) GetId() int64 {
@@ -379,7 +719,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +731,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +744,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Row) GetKey() int32 {
@@ -546,7 +886,7 @@ type ShmInfo struct {
 
 func (x *ShmInfo) Reset() {
 	*x = ShmInfo{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +898,7 @@ func (x *ShmInfo) String() string {
 func (*ShmInfo) ProtoMessage() {}
 
 func (x *ShmInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +911,7 @@ func (x *ShmInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShmInfo.ProtoReflect.Descriptor instead.
 func (*ShmInfo) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ShmInfo) GetShmmax() uint64 {
@@ -663,7 +1003,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +1015,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +1028,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Attachment) GetAtt() int64 {
@@ -725,7 +1065,7 @@ type ShmState struct {
 
 func (x *ShmState) Reset() {
 	*x = ShmState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +1077,7 @@ func (x *ShmState) String() string {
 func (*ShmState) ProtoMessage() {}
 
 func (x *ShmState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +1090,7 @@ func (x *ShmState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShmState.ProtoReflect.Descriptor instead.
 func (*ShmState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ShmState) GetRmidForced() int64 {
@@ -793,13 +1133,19 @@ type Result struct {
 	Rows          []*Row                 `protobuf:"bytes,7,rep,name=rows,proto3" json:"rows,omitempty"`
 	RowsEmpty     bool                   `protobuf:"varint,8,opt,name=rows_empty,json=rowsEmpty,proto3" json:"rows_empty,omitempty"` // Rows is non-nil and empty
 	Info          *ShmInfo               `protobuf:"bytes,9,opt,name=info,proto3" json:"info,omitempty"`
+	Blocked       bool                   `protobuf:"varint,10,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	Msg           *Message               `protobuf:"bytes,11,opt,name=msg,proto3" json:"msg,omitempty"`
+	Qbytes        int64                  `protobuf:"varint,12,opt,name=qbytes,proto3" json:"qbytes,omitempty"`
+	MsgInfo       *MsgInfo               `protobuf:"bytes,13,opt,name=msg_info,json=msgInfo,proto3" json:"msg_info,omitempty"`
+	Done          []*Completion          `protobuf:"bytes,14,rep,name=done,proto3" json:"done,omitempty"`
+	DoneEmpty     bool                   `protobuf:"varint,15,opt,name=done_empty,json=doneEmpty,proto3" json:"done_empty,omitempty"` // Done is non-nil and empty
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +1157,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +1170,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Result) GetErr() uint32 {
@@ -890,6 +1236,48 @@ func (x *Result) GetInfo() *ShmInfo {
 	return nil
 }
 
+func (x *Result) GetBlocked() bool {
+	if x != nil {
+		return x.Blocked
+	}
+	return false
+}
+
+func (x *Result) GetMsg() *Message {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *Result) GetQbytes() int64 {
+	if x != nil {
+		return x.Qbytes
+	}
+	return 0
+}
+
+func (x *Result) GetMsgInfo() *MsgInfo {
+	if x != nil {
+		return x.MsgInfo
+	}
+	return nil
+}
+
+func (x *Result) GetDone() []*Completion {
+	if x != nil {
+		return x.Done
+	}
+	return nil
+}
+
+func (x *Result) GetDoneEmpty() bool {
+	if x != nil {
+		return x.DoneEmpty
+	}
+	return false
+}
+
 // TypeState mirrors ops.TypeState.
 type TypeState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -905,7 +1293,7 @@ type TypeState struct {
 
 func (x *TypeState) Reset() {
 	*x = TypeState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1305,7 @@ func (x *TypeState) String() string {
 func (*TypeState) ProtoMessage() {}
 
 func (x *TypeState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1318,7 @@ func (x *TypeState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TypeState.ProtoReflect.Descriptor instead.
 func (*TypeState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TypeState) GetObjects() []*Object {
@@ -981,13 +1369,15 @@ type Snapshot struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ids           []*TypeState           `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
 	Shm           *ShmState              `protobuf:"bytes,2,opt,name=shm,proto3" json:"shm,omitempty"`
+	Queues        []*QueueState          `protobuf:"bytes,3,rep,name=queues,proto3" json:"queues,omitempty"`
+	QueuesEmpty   bool                   `protobuf:"varint,4,opt,name=queues_empty,json=queuesEmpty,proto3" json:"queues_empty,omitempty"` // Queues is non-nil and empty
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1389,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1402,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Snapshot) GetIds() []*TypeState {
@@ -1029,6 +1419,20 @@ func (x *Snapshot) GetShm() *ShmState {
 	return nil
 }
 
+func (x *Snapshot) GetQueues() []*QueueState {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *Snapshot) GetQueuesEmpty() bool {
+	if x != nil {
+		return x.QueuesEmpty
+	}
+	return false
+}
+
 // Info mirrors ops.Info.
 type Info struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -1039,13 +1443,14 @@ type Info struct {
 	ExactIds        bool                   `protobuf:"varint,5,opt,name=exact_ids,json=exactIds,proto3" json:"exact_ids,omitempty"`
 	Blocking        bool                   `protobuf:"varint,6,opt,name=blocking,proto3" json:"blocking,omitempty"`
 	Counters        bool                   `protobuf:"varint,7,opt,name=counters,proto3" json:"counters,omitempty"`
+	Follows         bool                   `protobuf:"varint,8,opt,name=follows,proto3" json:"follows,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1462,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1475,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Info) GetName() string {
@@ -1122,6 +1527,13 @@ func (x *Info) GetCounters() bool {
 	return false
 }
 
+func (x *Info) GetFollows() bool {
+	if x != nil {
+		return x.Follows
+	}
+	return false
+}
+
 // Config mirrors ops.Config.
 type Config struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1133,7 +1545,7 @@ type Config struct {
 
 func (x *Config) Reset() {
 	*x = Config{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1557,7 @@ func (x *Config) String() string {
 func (*Config) ProtoMessage() {}
 
 func (x *Config) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1570,7 @@ func (x *Config) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Config.ProtoReflect.Descriptor instead.
 func (*Config) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Config) GetOptions() map[string]string {
@@ -1187,7 +1599,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1611,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1624,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Outcome) GetResults() []*Result {
@@ -1246,7 +1658,7 @@ type Script struct {
 
 func (x *Script) Reset() {
 	*x = Script{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1670,7 @@ func (x *Script) String() string {
 func (*Script) ProtoMessage() {}
 
 func (x *Script) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1683,7 @@ func (x *Script) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Script.ProtoReflect.Descriptor instead.
 func (*Script) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Script) GetOps() []*Op {
@@ -1292,7 +1704,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1716,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1729,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Failure) GetMessage() string {
@@ -1335,7 +1747,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1759,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1772,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{19}
 }
 
 type InfoResponse struct {
@@ -1373,7 +1785,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1797,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1810,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InfoResponse) GetInfo() *Info {
@@ -1424,7 +1836,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1848,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1861,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResetRequest) GetConfig() *Config {
@@ -1468,7 +1880,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1892,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1905,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{18}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResetResponse) GetFailure() *Failure {
@@ -1512,7 +1924,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1936,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1949,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{19}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplyRequest) GetOps() []*Op {
@@ -1559,7 +1971,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1983,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1996,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{20}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplyResponse) GetResults() []*Result {
@@ -1616,7 +2028,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +2040,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1641,7 +2053,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{25}
 }
 
 type SnapshotResponse struct {
@@ -1654,7 +2066,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +2078,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +2091,7 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SnapshotResponse) GetSnapshot() *Snapshot {
@@ -1697,16 +2109,21 @@ func (x *SnapshotResponse) GetFailure() *Failure {
 }
 
 type ExecRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Config        *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
-	Scripts       []*Script              `protobuf:"bytes,2,rep,name=scripts,proto3" json:"scripts,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Config  *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Scripts []*Script              `protobuf:"bytes,2,rep,name=scripts,proto3" json:"scripts,omitempty"`
+	// follow, when set, holds the other implementation's outcome of each
+	// script: where the operation may legitimately end in several ways, an
+	// implementation that follows takes the other's way if it is allowed.
+	Follow        []*Outcome `protobuf:"bytes,3,rep,name=follow,proto3" json:"follow,omitempty"`
+	FollowSet     bool       `protobuf:"varint,4,opt,name=follow_set,json=followSet,proto3" json:"follow_set,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +2135,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +2148,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{23}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExecRequest) GetConfig() *Config {
@@ -1748,6 +2165,20 @@ func (x *ExecRequest) GetScripts() []*Script {
 	return nil
 }
 
+func (x *ExecRequest) GetFollow() []*Outcome {
+	if x != nil {
+		return x.Follow
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetFollowSet() bool {
+	if x != nil {
+		return x.FollowSet
+	}
+	return false
+}
+
 // ExecResponse holds one outcome per script, or fewer with a failure.
 type ExecResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1760,7 +2191,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +2203,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +2216,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{24}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExecResponse) GetOutcomes() []*Outcome {
@@ -1821,7 +2252,7 @@ type MeasureRequest struct {
 
 func (x *MeasureRequest) Reset() {
 	*x = MeasureRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +2264,7 @@ func (x *MeasureRequest) String() string {
 func (*MeasureRequest) ProtoMessage() {}
 
 func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2277,7 @@ func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureRequest.ProtoReflect.Descriptor instead.
 func (*MeasureRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{25}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MeasureRequest) GetConfig() *Config {
@@ -1890,7 +2321,7 @@ type MeasureResponse struct {
 
 func (x *MeasureResponse) Reset() {
 	*x = MeasureResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2333,7 @@ func (x *MeasureResponse) String() string {
 func (*MeasureResponse) ProtoMessage() {}
 
 func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2346,7 @@ func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureResponse.ProtoReflect.Descriptor instead.
 func (*MeasureResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{26}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *MeasureResponse) GetWallNs() []int64 {
@@ -1951,7 +2382,7 @@ var File_ipcfuzz_v1_impl_proto protoreflect.FileDescriptor
 const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\n" +
 	"\x15ipcfuzz/v1/impl.proto\x12\n" +
-	"ipcfuzz.v1\"\xe2\x02\n" +
+	"ipcfuzz.v1\"\xbd\x03\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
@@ -1971,7 +2402,38 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x03att\x18\x0e \x01(\x03R\x03att\x12\x10\n" +
 	"\x03cmd\x18\x0f \x01(\rR\x03cmd\x12\x14\n" +
 	"\x05flags\x18\x10 \x01(\rR\x05flags\x12\x12\n" +
-	"\x04rows\x18\x11 \x01(\bR\x04rows\"h\n" +
+	"\x04rows\x18\x11 \x01(\bR\x04rows\x12\x14\n" +
+	"\x05mtype\x18\x12 \x01(\x03R\x05mtype\x12\x12\n" +
+	"\x04fill\x18\x13 \x01(\rR\x04fill\x12\x1b\n" +
+	"\tmsg_flags\x18\x14 \x01(\rR\bmsgFlags\x12\x12\n" +
+	"\x04mcmd\x18\x15 \x01(\rR\x04mcmd\"1\n" +
+	"\aMessage\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\x03R\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\fR\x04text\"m\n" +
+	"\n" +
+	"Completion\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\rR\x04task\x12\x10\n" +
+	"\x03err\x18\x02 \x01(\rR\x03err\x12%\n" +
+	"\x03msg\x18\x03 \x01(\v2\x13.ipcfuzz.v1.MessageR\x03msg\x12\x12\n" +
+	"\x04recv\x18\x04 \x01(\bR\x04recv\"\xcb\x01\n" +
+	"\aMsgInfo\x12\x18\n" +
+	"\amsgpool\x18\x01 \x01(\x03R\amsgpool\x12\x16\n" +
+	"\x06msgmap\x18\x02 \x01(\x03R\x06msgmap\x12\x16\n" +
+	"\x06msgmax\x18\x03 \x01(\x03R\x06msgmax\x12\x16\n" +
+	"\x06msgmnb\x18\x04 \x01(\x03R\x06msgmnb\x12\x16\n" +
+	"\x06msgmni\x18\x05 \x01(\x03R\x06msgmni\x12\x16\n" +
+	"\x06msgssz\x18\x06 \x01(\x03R\x06msgssz\x12\x16\n" +
+	"\x06msgtql\x18\a \x01(\x03R\x06msgtql\x12\x16\n" +
+	"\x06msgseg\x18\b \x01(\x03R\x06msgseg\"\xb4\x01\n" +
+	"\n" +
+	"QueueState\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12'\n" +
+	"\x04msgs\x18\x02 \x03(\v2\x13.ipcfuzz.v1.MessageR\x04msgs\x12\x1d\n" +
+	"\n" +
+	"msgs_empty\x18\x03 \x01(\bR\tmsgsEmpty\x12\x16\n" +
+	"\x06qbytes\x18\x04 \x01(\x03R\x06qbytes\x12\x18\n" +
+	"\asenders\x18\x05 \x01(\fR\asenders\x12\x1c\n" +
+	"\treceivers\x18\x06 \x01(\fR\treceivers\"h\n" +
 	"\x06Object\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\x05R\x03key\x12\x12\n" +
@@ -2023,7 +2485,7 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"rmidForced\x12\x10\n" +
 	"\x03tot\x18\x02 \x01(\x03R\x03tot\x128\n" +
 	"\vattachments\x18\x03 \x03(\v2\x16.ipcfuzz.v1.AttachmentR\vattachments\x12+\n" +
-	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\xa6\x02\n" +
+	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\xfa\x03\n" +
 	"\x06Result\x12\x10\n" +
 	"\x03err\x18\x01 \x01(\rR\x03err\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x03R\x02id\x12$\n" +
@@ -2035,7 +2497,15 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x04rows\x18\a \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
 	"\n" +
 	"rows_empty\x18\b \x01(\bR\trowsEmpty\x12'\n" +
-	"\x04info\x18\t \x01(\v2\x13.ipcfuzz.v1.ShmInfoR\x04info\"\xd1\x01\n" +
+	"\x04info\x18\t \x01(\v2\x13.ipcfuzz.v1.ShmInfoR\x04info\x12\x18\n" +
+	"\ablocked\x18\n" +
+	" \x01(\bR\ablocked\x12%\n" +
+	"\x03msg\x18\v \x01(\v2\x13.ipcfuzz.v1.MessageR\x03msg\x12\x16\n" +
+	"\x06qbytes\x18\f \x01(\x03R\x06qbytes\x12.\n" +
+	"\bmsg_info\x18\r \x01(\v2\x13.ipcfuzz.v1.MsgInfoR\amsgInfo\x12*\n" +
+	"\x04done\x18\x0e \x03(\v2\x16.ipcfuzz.v1.CompletionR\x04done\x12\x1d\n" +
+	"\n" +
+	"done_empty\x18\x0f \x01(\bR\tdoneEmpty\"\xd1\x01\n" +
 	"\tTypeState\x12,\n" +
 	"\aobjects\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ObjectR\aobjects\x12#\n" +
 	"\robjects_empty\x18\x02 \x01(\bR\fobjectsEmpty\x12\x17\n" +
@@ -2043,10 +2513,12 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12#\n" +
 	"\x04rows\x18\x05 \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
 	"\n" +
-	"rows_empty\x18\x06 \x01(\bR\trowsEmpty\"[\n" +
+	"rows_empty\x18\x06 \x01(\bR\trowsEmpty\"\xae\x01\n" +
 	"\bSnapshot\x12'\n" +
 	"\x03ids\x18\x01 \x03(\v2\x15.ipcfuzz.v1.TypeStateR\x03ids\x12&\n" +
-	"\x03shm\x18\x02 \x01(\v2\x14.ipcfuzz.v1.ShmStateR\x03shm\"\xd4\x01\n" +
+	"\x03shm\x18\x02 \x01(\v2\x14.ipcfuzz.v1.ShmStateR\x03shm\x12.\n" +
+	"\x06queues\x18\x03 \x03(\v2\x16.ipcfuzz.v1.QueueStateR\x06queues\x12!\n" +
+	"\fqueues_empty\x18\x04 \x01(\bR\vqueuesEmpty\"\xee\x01\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1e\n" +
@@ -2056,7 +2528,8 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x10subsystems_empty\x18\x04 \x01(\bR\x0fsubsystemsEmpty\x12\x1b\n" +
 	"\texact_ids\x18\x05 \x01(\bR\bexactIds\x12\x1a\n" +
 	"\bblocking\x18\x06 \x01(\bR\bblocking\x12\x1a\n" +
-	"\bcounters\x18\a \x01(\bR\bcounters\"\xa4\x01\n" +
+	"\bcounters\x18\a \x01(\bR\bcounters\x12\x18\n" +
+	"\afollows\x18\b \x01(\bR\afollows\"\xa4\x01\n" +
 	"\x06Config\x129\n" +
 	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x12#\n" +
 	"\roptions_empty\x18\x02 \x01(\bR\foptionsEmpty\x1a:\n" +
@@ -2088,10 +2561,13 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\x0fSnapshotRequest\"s\n" +
 	"\x10SnapshotResponse\x120\n" +
 	"\bsnapshot\x18\x01 \x01(\v2\x14.ipcfuzz.v1.SnapshotR\bsnapshot\x12-\n" +
-	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"g\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\xb3\x01\n" +
 	"\vExecRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12,\n" +
-	"\ascripts\x18\x02 \x03(\v2\x12.ipcfuzz.v1.ScriptR\ascripts\"\x95\x01\n" +
+	"\ascripts\x18\x02 \x03(\v2\x12.ipcfuzz.v1.ScriptR\ascripts\x12+\n" +
+	"\x06follow\x18\x03 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\x06follow\x12\x1d\n" +
+	"\n" +
+	"follow_set\x18\x04 \x01(\bR\tfollowSet\"\x95\x01\n" +
 	"\fExecResponse\x12/\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\boutcomes\x12%\n" +
 	"\x0eoutcomes_empty\x18\x02 \x01(\bR\routcomesEmpty\x12-\n" +
@@ -2129,86 +2605,97 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*Op)(nil),               // 0: ipcfuzz.v1.Op
-	(*Object)(nil),           // 1: ipcfuzz.v1.Object
-	(*Entry)(nil),            // 2: ipcfuzz.v1.Entry
-	(*Row)(nil),              // 3: ipcfuzz.v1.Row
-	(*ShmInfo)(nil),          // 4: ipcfuzz.v1.ShmInfo
-	(*Attachment)(nil),       // 5: ipcfuzz.v1.Attachment
-	(*ShmState)(nil),         // 6: ipcfuzz.v1.ShmState
-	(*Result)(nil),           // 7: ipcfuzz.v1.Result
-	(*TypeState)(nil),        // 8: ipcfuzz.v1.TypeState
-	(*Snapshot)(nil),         // 9: ipcfuzz.v1.Snapshot
-	(*Info)(nil),             // 10: ipcfuzz.v1.Info
-	(*Config)(nil),           // 11: ipcfuzz.v1.Config
-	(*Outcome)(nil),          // 12: ipcfuzz.v1.Outcome
-	(*Script)(nil),           // 13: ipcfuzz.v1.Script
-	(*Failure)(nil),          // 14: ipcfuzz.v1.Failure
-	(*InfoRequest)(nil),      // 15: ipcfuzz.v1.InfoRequest
-	(*InfoResponse)(nil),     // 16: ipcfuzz.v1.InfoResponse
-	(*ResetRequest)(nil),     // 17: ipcfuzz.v1.ResetRequest
-	(*ResetResponse)(nil),    // 18: ipcfuzz.v1.ResetResponse
-	(*ApplyRequest)(nil),     // 19: ipcfuzz.v1.ApplyRequest
-	(*ApplyResponse)(nil),    // 20: ipcfuzz.v1.ApplyResponse
-	(*SnapshotRequest)(nil),  // 21: ipcfuzz.v1.SnapshotRequest
-	(*SnapshotResponse)(nil), // 22: ipcfuzz.v1.SnapshotResponse
-	(*ExecRequest)(nil),      // 23: ipcfuzz.v1.ExecRequest
-	(*ExecResponse)(nil),     // 24: ipcfuzz.v1.ExecResponse
-	(*MeasureRequest)(nil),   // 25: ipcfuzz.v1.MeasureRequest
-	(*MeasureResponse)(nil),  // 26: ipcfuzz.v1.MeasureResponse
-	nil,                      // 27: ipcfuzz.v1.Config.OptionsEntry
-	nil,                      // 28: ipcfuzz.v1.MeasureResponse.CountersEntry
+	(*Message)(nil),          // 1: ipcfuzz.v1.Message
+	(*Completion)(nil),       // 2: ipcfuzz.v1.Completion
+	(*MsgInfo)(nil),          // 3: ipcfuzz.v1.MsgInfo
+	(*QueueState)(nil),       // 4: ipcfuzz.v1.QueueState
+	(*Object)(nil),           // 5: ipcfuzz.v1.Object
+	(*Entry)(nil),            // 6: ipcfuzz.v1.Entry
+	(*Row)(nil),              // 7: ipcfuzz.v1.Row
+	(*ShmInfo)(nil),          // 8: ipcfuzz.v1.ShmInfo
+	(*Attachment)(nil),       // 9: ipcfuzz.v1.Attachment
+	(*ShmState)(nil),         // 10: ipcfuzz.v1.ShmState
+	(*Result)(nil),           // 11: ipcfuzz.v1.Result
+	(*TypeState)(nil),        // 12: ipcfuzz.v1.TypeState
+	(*Snapshot)(nil),         // 13: ipcfuzz.v1.Snapshot
+	(*Info)(nil),             // 14: ipcfuzz.v1.Info
+	(*Config)(nil),           // 15: ipcfuzz.v1.Config
+	(*Outcome)(nil),          // 16: ipcfuzz.v1.Outcome
+	(*Script)(nil),           // 17: ipcfuzz.v1.Script
+	(*Failure)(nil),          // 18: ipcfuzz.v1.Failure
+	(*InfoRequest)(nil),      // 19: ipcfuzz.v1.InfoRequest
+	(*InfoResponse)(nil),     // 20: ipcfuzz.v1.InfoResponse
+	(*ResetRequest)(nil),     // 21: ipcfuzz.v1.ResetRequest
+	(*ResetResponse)(nil),    // 22: ipcfuzz.v1.ResetResponse
+	(*ApplyRequest)(nil),     // 23: ipcfuzz.v1.ApplyRequest
+	(*ApplyResponse)(nil),    // 24: ipcfuzz.v1.ApplyResponse
+	(*SnapshotRequest)(nil),  // 25: ipcfuzz.v1.SnapshotRequest
+	(*SnapshotResponse)(nil), // 26: ipcfuzz.v1.SnapshotResponse
+	(*ExecRequest)(nil),      // 27: ipcfuzz.v1.ExecRequest
+	(*ExecResponse)(nil),     // 28: ipcfuzz.v1.ExecResponse
+	(*MeasureRequest)(nil),   // 29: ipcfuzz.v1.MeasureRequest
+	(*MeasureResponse)(nil),  // 30: ipcfuzz.v1.MeasureResponse
+	nil,                      // 31: ipcfuzz.v1.Config.OptionsEntry
+	nil,                      // 32: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
-	5,  // 0: ipcfuzz.v1.ShmState.attachments:type_name -> ipcfuzz.v1.Attachment
-	1,  // 1: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
-	2,  // 2: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
-	3,  // 3: ipcfuzz.v1.Result.row:type_name -> ipcfuzz.v1.Row
-	3,  // 4: ipcfuzz.v1.Result.rows:type_name -> ipcfuzz.v1.Row
-	4,  // 5: ipcfuzz.v1.Result.info:type_name -> ipcfuzz.v1.ShmInfo
-	1,  // 6: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
-	3,  // 7: ipcfuzz.v1.TypeState.rows:type_name -> ipcfuzz.v1.Row
-	8,  // 8: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
-	6,  // 9: ipcfuzz.v1.Snapshot.shm:type_name -> ipcfuzz.v1.ShmState
-	27, // 10: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	7,  // 11: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
-	9,  // 12: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	0,  // 13: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
-	10, // 14: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	14, // 15: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	11, // 16: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	14, // 17: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	0,  // 18: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
-	7,  // 19: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
-	14, // 20: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	9,  // 21: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	14, // 22: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	11, // 23: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	13, // 24: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
-	12, // 25: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	14, // 26: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	11, // 27: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	28, // 28: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	14, // 29: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 30: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	17, // 31: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	19, // 32: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	21, // 33: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	23, // 34: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	25, // 35: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	16, // 36: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	18, // 37: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	20, // 38: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	22, // 39: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	24, // 40: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	26, // 41: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	36, // [36:42] is the sub-list for method output_type
-	30, // [30:36] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	1,  // 0: ipcfuzz.v1.Completion.msg:type_name -> ipcfuzz.v1.Message
+	1,  // 1: ipcfuzz.v1.QueueState.msgs:type_name -> ipcfuzz.v1.Message
+	9,  // 2: ipcfuzz.v1.ShmState.attachments:type_name -> ipcfuzz.v1.Attachment
+	5,  // 3: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
+	6,  // 4: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
+	7,  // 5: ipcfuzz.v1.Result.row:type_name -> ipcfuzz.v1.Row
+	7,  // 6: ipcfuzz.v1.Result.rows:type_name -> ipcfuzz.v1.Row
+	8,  // 7: ipcfuzz.v1.Result.info:type_name -> ipcfuzz.v1.ShmInfo
+	1,  // 8: ipcfuzz.v1.Result.msg:type_name -> ipcfuzz.v1.Message
+	3,  // 9: ipcfuzz.v1.Result.msg_info:type_name -> ipcfuzz.v1.MsgInfo
+	2,  // 10: ipcfuzz.v1.Result.done:type_name -> ipcfuzz.v1.Completion
+	5,  // 11: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
+	7,  // 12: ipcfuzz.v1.TypeState.rows:type_name -> ipcfuzz.v1.Row
+	12, // 13: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
+	10, // 14: ipcfuzz.v1.Snapshot.shm:type_name -> ipcfuzz.v1.ShmState
+	4,  // 15: ipcfuzz.v1.Snapshot.queues:type_name -> ipcfuzz.v1.QueueState
+	31, // 16: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
+	11, // 17: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
+	13, // 18: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
+	0,  // 19: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
+	14, // 20: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	18, // 21: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 22: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	18, // 23: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	0,  // 24: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
+	11, // 25: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
+	18, // 26: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	13, // 27: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
+	18, // 28: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 29: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	17, // 30: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
+	16, // 31: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
+	16, // 32: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	18, // 33: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 34: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	32, // 35: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	18, // 36: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	19, // 37: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	21, // 38: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	23, // 39: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	25, // 40: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	27, // 41: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	29, // 42: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	20, // 43: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	22, // 44: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	24, // 45: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	26, // 46: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	28, // 47: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	30, // 48: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	43, // [43:49] is the sub-list for method output_type
+	37, // [37:43] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -2222,7 +2709,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
