@@ -180,7 +180,7 @@ func fillResult(m *ipcfuzzv1.Result, r ops.Result) {
 	if r.Rows != nil {
 		m.Rows, m.RowsEmpty = rowsToProto(r.Rows), len(r.Rows) == 0
 	}
-	m.Blocked, m.Qbytes = r.Blocked, r.Qbytes
+	m.Blocked, m.Qbytes, m.Alternatives = r.Blocked, r.Qbytes, int32(r.Alternatives)
 	if r.Msg != (ops.Message{}) {
 		m.Msg = messageToProto(r.Msg)
 	}
@@ -236,7 +236,7 @@ func ResultFromProto(m *ipcfuzzv1.Result) (ops.Result, error) {
 			}
 		}
 	}
-	r.Blocked, r.Qbytes, r.Msg = m.Blocked, m.Qbytes, messageFromProto(m.Msg)
+	r.Blocked, r.Qbytes, r.Msg, r.Alternatives = m.Blocked, m.Qbytes, messageFromProto(m.Msg), int(m.Alternatives)
 	if i := m.MsgInfo; i != nil {
 		r.MsgInfo = ops.MsgInfo{Msgpool: i.Msgpool, Msgmap: i.Msgmap, Msgmax: i.Msgmax, Msgmnb: i.Msgmnb,
 			Msgmni: i.Msgmni, Msgssz: i.Msgssz, Msgtql: i.Msgtql, Msgseg: i.Msgseg}

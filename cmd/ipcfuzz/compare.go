@@ -100,6 +100,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
 		}
 	}
+	// Following costs the parallel run of both sides; only msg needs it.
+	a.Follows = a.Follows && *subsystem == "msg"
+	b.Follows = b.Follows && *subsystem == "msg"
 	command := fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", a.Name, b.Name, *subsystem, *engine, *seed, rel)
 	report := stdout
 	if *asJSON {

@@ -51,7 +51,10 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		err = runner.Replay(ctx, sc, a, b, rel)
+		fa, fb := a, b
+		fa.Follows = a.Follows && sc.Subsystem == "msg"
+		fb.Follows = b.Follows && sc.Subsystem == "msg"
+		err = runner.Replay(ctx, sc, fa, fb, rel)
 		var re *runner.ReplayError
 		switch {
 		case err == nil:

@@ -175,6 +175,10 @@ type Result struct {
 	Qbytes  int64   // msgctl IPC_STAT, MSG_STAT, MSG_STAT_ANY (Row has the rest)
 	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
 	Done    []Completion
+	// Alternatives is how many distinct results a model allowed for this
+	// operation (0 or 1: one; more: woken tasks raced). It is a statistic,
+	// not part of the result: equivalence and the text form ignore it.
+	Alternatives int
 }
 
 // TypeState is the observable state of one IPC type.

@@ -80,7 +80,7 @@ func (ns *Namespace) setup(w ops.Workload, n int) (func(), error) {
 		return r.ID, nil
 	}
 	rmid := func(id int64) error {
-		if e := ns.rmid(ops.Op{Kind: ops.KindRmid, Type: t, Obj: ops.Ref{ID: id}}); e != ops.OK {
+		if e, _ := ns.rmid(ops.Op{Kind: ops.KindRmid, Type: t, Obj: ops.Ref{ID: id}}); e != ops.OK {
 			return fmt.Errorf("rmid %s %d: %v", t, id, e)
 		}
 		return nil

@@ -26,6 +26,8 @@ type Namespace struct {
 	types     [len(ops.IPCTypes)]*ids
 	usedSems  int64
 	shm       shmState
+	// asleep is the queue each task sleeps on in a msgsnd or msgrcv, or nil.
+	asleep [ops.NumTasks]*Obj
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -41,6 +43,7 @@ func (ns *Namespace) clear() {
 		ns.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
 	}
 	ns.usedSems = 0
+	ns.asleep = [ops.NumTasks]*Obj{}
 	ns.shm = shmState{atts: map[int]*attachment{}}
 }
 
@@ -69,14 +72,30 @@ func (ns *Namespace) Table(t ops.IPCType) Table { return ns.types[t].table }
 
 // Apply implements ops.Model.
 func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
+	return ns.ApplyFollowing(op, nil)
+}
+
+// ApplyFollowing implements ops.Follower: where woken tasks race, the
+// result other shows is taken if it is allowed.
+func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, error) {
 	if int(op.Type) >= len(ns.types) {
 		return ops.Result{}, fmt.Errorf("unknown IPC type %d", op.Type)
 	}
+	if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
+		return ops.Result{Err: ops.EBUSY}, nil
+	}
 	switch op.Kind {
+	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
+		if op.Type != ops.Msg {
+			return ops.Result{}, fmt.Errorf("operation %s needs type msg", op.Kind)
+		}
+		return ns.applyMsg(op, other), nil
 	case ops.KindGet:
 		return ns.get(op), nil
 	case ops.KindRmid:
-		return ops.Result{Err: ns.rmid(op)}, nil
+		var r ops.Result
+		r.Err, r.Done = ns.rmid(op)
+		return r, nil
 	case ops.KindStat:
 		return ns.stat(op), nil
 	case ops.KindNextID:
@@ -85,7 +104,7 @@ func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
 		return ops.Result{Err: ns.setLimit(op)}, nil
 	case ops.KindList:
 		if op.Rows {
-			return ns.listRows(op.Type), nil
+			return ns.listRows(op.Type, other), nil
 		}
 		return ns.list(op.Type), nil
 	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
@@ -162,6 +181,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true}
 	if op.Type == ops.Msg {
 		o.Size = 0
+		newQueue(o)
 	}
 	if op.Type == ops.Shm {
 		o.Cpid = ns.taskPID(op.Task)
@@ -217,24 +237,28 @@ func (s *ids) lookup(id64 int64) *Obj {
 	return o
 }
 
-func (ns *Namespace) rmid(op ops.Op) ops.Errno {
+func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
 	s := ns.types[op.Type]
 	o := s.lookup(op.Obj.ID)
 	if o == nil {
-		return ops.EINVAL
+		return ops.EINVAL, nil
 	}
 	if !ownerOrCreator(o, op.As) {
-		return ops.EPERM
+		return ops.EPERM, nil
 	}
 	if op.Type == ops.Shm {
 		ns.shmRmid(o)
-		return ops.OK
+		return ops.OK, nil
+	}
+	var done []ops.Completion
+	if op.Type == ops.Msg {
+		done = ns.msgRmid(o)
 	}
 	s.table.Remove(o.Idx)
 	if op.Type == ops.Sem {
 		ns.usedSems -= o.Size
 	}
-	return ops.OK
+	return ops.OK, done
 }
 
 // ownerOrCreator is the IPC_SET/IPC_RMID check of ipcctl_obtain_check: the
@@ -306,24 +330,54 @@ func (ns *Namespace) list(t ops.IPCType) ops.Result {
 }
 
 // listRows reads /proc/sysvipc/<t> with every column.
-func (ns *Namespace) listRows(t ops.IPCType) ops.Result {
+func (ns *Namespace) listRows(t ops.IPCType, other *ops.Result) ops.Result {
 	objs := ns.types[t].table.Listing()
 	r := ops.Result{Rows: make([]ops.Row, 0, len(objs))}
-	for _, o := range objs {
-		r.Rows = append(r.Rows, rowOf(t, o))
+	for i, o := range objs {
+		if t != ops.Msg {
+			r.Rows = append(r.Rows, rowOf(t, o))
+			continue
+		}
+		row := msgRow(o, o.MsgQ[0])
+		if other != nil && i < len(other.Rows) {
+			for _, q := range o.MsgQ {
+				if msgRow(o, q) == other.Rows[i] {
+					row, o.MsgQ = other.Rows[i], []*msgq.Queue{q}
+					break
+				}
+			}
+		}
+		r.Rows = append(r.Rows, row)
 	}
 	return r
 }
 
 // Snapshot implements ops.Model.
 func (ns *Namespace) Snapshot() (ops.Snapshot, error) {
+	return ns.SnapshotFollowing(nil)
+}
+
+// SnapshotFollowing implements ops.Follower: of the states a message queue
+// may be in, the one other shows is taken if there is one.
+func (ns *Namespace) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error) {
 	var snap ops.Snapshot
 	for _, t := range ops.IPCTypes {
 		s := ns.types[t]
 		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit}
-		for _, o := range s.table.Listing() {
+		for i, o := range s.table.Listing() {
 			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.UID, Size: o.Size})
-			snap.Rows[t] = append(snap.Rows[t], rowOf(t, o))
+			if t != ops.Msg {
+				snap.Rows[t] = append(snap.Rows[t], rowOf(t, o))
+				continue
+			}
+			var otherRow *ops.Row
+			var otherQ *ops.QueueState
+			if other != nil && i < len(other.Rows[t]) && i < len(other.Queues) {
+				otherRow, otherQ = &other.Rows[t][i], &other.Queues[i]
+			}
+			q := chooseQueueState(o, otherRow, otherQ)
+			snap.Rows[t] = append(snap.Rows[t], msgRow(o, q))
+			snap.Queues = append(snap.Queues, queueState(o, q))
 		}
 		snap.IDs[t] = ts
 	}

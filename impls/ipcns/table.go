@@ -6,7 +6,10 @@
 // Table interface; the naive and optimized packages each provide one.
 package ipcns
 
-import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+import (
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
+)
 
 // Obj is one live IPC object.
 type Obj struct {
@@ -26,6 +29,11 @@ type Obj struct {
 	Dest, Locked        bool // SHM_DEST, SHM_LOCKED
 	Creator             ops.PID
 	Orphan              bool // the creator has exited (shm_clist is empty)
+
+	// Message queues only: every state of the queue still consistent with
+	// what has been observed (woken tasks race; see msgq). All agree on
+	// which tasks sleep on the queue.
+	MsgQ []*msgq.Queue
 }
 
 // ID returns the user-visible id.

@@ -73,6 +73,7 @@ func accepts(mode Mode, bound int64, m Msg) bool {
 // Waiter is a task asleep on the queue.
 type Waiter struct {
 	Task int
+	Pid  int    // what q_lspid / q_lrpid record for it (the model's task identity)
 	As   uint32 // its credentials (0: root)
 	// A sender's message.
 	Msg Msg
@@ -91,7 +92,8 @@ func (w Waiter) maxSize() int64 {
 }
 
 // Queue is the state of one queue (struct msg_queue) as far as the models
-// need it. Pids are task numbers, -1 for none; times are set or not.
+// need it. Pids are what the waiters carry (Waiter.Pid), 0 for none; times
+// are set or not.
 type Queue struct {
 	Msgs      []Msg
 	Cbytes    int64
@@ -105,7 +107,7 @@ type Queue struct {
 }
 
 // NewQueue returns an empty queue of capacity qbytes (msgmnb at creation).
-func NewQueue(qbytes int64) *Queue { return &Queue{Qbytes: qbytes, Lspid: -1, Lrpid: -1} }
+func NewQueue(qbytes int64) *Queue { return &Queue{Qbytes: qbytes} }
 
 func (q *Queue) clone() *Queue {
 	c := *q

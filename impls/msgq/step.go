@@ -76,7 +76,7 @@ func Send(q *Queue, env Env, w Waiter, nowait bool) (Call, []Outcome) {
 // commit is the success path of msgsnd: pipelined send, or queue the message.
 func (s *sim) commit(w Waiter) {
 	q := s.q
-	q.Lspid, q.Stime = w.Task, true
+	q.Lspid, q.Stime = w.Pid, true
 	m := w.Msg
 	for i := 0; i < len(q.Receivers); {
 		r := q.Receivers[i]
@@ -90,7 +90,7 @@ func (s *sim) commit(w Waiter) {
 			s.done = append(s.done, Completion{Task: r.Task, Err: ops.E2BIG})
 			continue
 		}
-		q.Lrpid, q.Rtime = r.Task, true
+		q.Lrpid, q.Rtime = r.Pid, true
 		s.done = append(s.done, Completion{Task: r.Task, Msg: truncate(m, r.BufSize)})
 		return
 	}
@@ -157,16 +157,16 @@ func Receive(q *Queue, env Env, w Waiter, nowait, copyMsg bool) (Call, []Outcome
 	if w.BufSize < m.Size() && !w.NoError {
 		return Call{Err: ops.E2BIG}, s.outcomes(env)
 	}
-	s.take(i, w.Task, env)
+	s.take(i, w.Pid, env)
 	return Call{Msg: truncate(m, w.BufSize)}, s.outcomes(env)
 }
 
-// take removes message i for task and wakes senders (ss_wakeup).
-func (s *sim) take(i, task int, env Env) {
+// take removes message i for the receiver pid and wakes senders (ss_wakeup).
+func (s *sim) take(i, pid int, env Env) {
 	q := s.q
 	q.Cbytes -= q.Msgs[i].Size()
 	q.Msgs = append(q.Msgs[:i], q.Msgs[i+1:]...)
-	q.Rtime, q.Lrpid = true, task
+	q.Rtime, q.Lrpid = true, pid
 	s.wakeSenders(env)
 }
 
@@ -263,7 +263,7 @@ func (s *sim) run(task int, env Env) {
 			s.done = append(s.done, Completion{Task: task, Err: ops.E2BIG})
 		default:
 			m := q.Msgs[j]
-			s.take(j, task, env)
+			s.take(j, w.Pid, env)
 			s.done = append(s.done, Completion{Task: task, Msg: truncate(m, w.BufSize)})
 		}
 		return

@@ -20,7 +20,7 @@ import (
 
 // Info describes the naive model.
 func Info() ops.Info {
-	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm"}, ExactIDs: true, Counters: true}
+	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm", "msg"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
 }
 
 // Model is the naive model.

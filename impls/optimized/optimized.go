@@ -14,7 +14,7 @@ import (
 
 // Info describes the optimized model.
 func Info() ops.Info {
-	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids", "shm"}, ExactIDs: true, Counters: true}
+	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids", "shm", "msg"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
 }
 
 // Model is the optimized model.

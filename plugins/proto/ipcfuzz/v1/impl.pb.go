@@ -1139,6 +1139,7 @@ type Result struct {
 	MsgInfo       *MsgInfo               `protobuf:"bytes,13,opt,name=msg_info,json=msgInfo,proto3" json:"msg_info,omitempty"`
 	Done          []*Completion          `protobuf:"bytes,14,rep,name=done,proto3" json:"done,omitempty"`
 	DoneEmpty     bool                   `protobuf:"varint,15,opt,name=done_empty,json=doneEmpty,proto3" json:"done_empty,omitempty"` // Done is non-nil and empty
+	Alternatives  int32                  `protobuf:"varint,16,opt,name=alternatives,proto3" json:"alternatives,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1276,6 +1277,13 @@ func (x *Result) GetDoneEmpty() bool {
 		return x.DoneEmpty
 	}
 	return false
+}
+
+func (x *Result) GetAlternatives() int32 {
+	if x != nil {
+		return x.Alternatives
+	}
+	return 0
 }
 
 // TypeState mirrors ops.TypeState.
@@ -2485,7 +2493,7 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"rmidForced\x12\x10\n" +
 	"\x03tot\x18\x02 \x01(\x03R\x03tot\x128\n" +
 	"\vattachments\x18\x03 \x03(\v2\x16.ipcfuzz.v1.AttachmentR\vattachments\x12+\n" +
-	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\xfa\x03\n" +
+	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\x9e\x04\n" +
 	"\x06Result\x12\x10\n" +
 	"\x03err\x18\x01 \x01(\rR\x03err\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x03R\x02id\x12$\n" +
@@ -2505,7 +2513,8 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\bmsg_info\x18\r \x01(\v2\x13.ipcfuzz.v1.MsgInfoR\amsgInfo\x12*\n" +
 	"\x04done\x18\x0e \x03(\v2\x16.ipcfuzz.v1.CompletionR\x04done\x12\x1d\n" +
 	"\n" +
-	"done_empty\x18\x0f \x01(\bR\tdoneEmpty\"\xd1\x01\n" +
+	"done_empty\x18\x0f \x01(\bR\tdoneEmpty\x12\"\n" +
+	"\falternatives\x18\x10 \x01(\x05R\falternatives\"\xd1\x01\n" +
 	"\tTypeState\x12,\n" +
 	"\aobjects\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ObjectR\aobjects\x12#\n" +
 	"\robjects_empty\x18\x02 \x01(\bR\fobjectsEmpty\x12\x17\n" +

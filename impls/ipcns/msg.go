@@ -1,0 +1,314 @@
+package ipcns
+
+import (
+	"slices"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
+)
+
+// Message queues. Each queue keeps the states it may be in (Obj.MsgQ): an
+// operation that wakes several tasks can end in several allowed ways, and
+// the kernel's way is only partly visible. Every operation runs on every
+// state; the results are grouped by their text; the group the other side
+// reported (when following) or the first one is kept. So the model never
+// calls an allowed behaviour a divergence, and never loses one either.
+
+// maxQueueStates bounds the states kept per queue.
+const maxQueueStates = 256
+
+// Message-queue constants of ipc/msg.c and msgctl IPC_INFO.
+const (
+	msgPool = 512000 // MSGPOOL
+	msgMap  = ops.DefaultMsgmnb
+	msgTql  = ops.DefaultMsgmnb
+	msgSsz  = 16
+	msgSeg  = 65535
+)
+
+// newQueue is the state of a queue msgget just created.
+func newQueue(o *Obj) { o.MsgQ = []*msgq.Queue{msgq.NewQueue(ops.DefaultMsgmnb)} }
+
+func (ns *Namespace) msgEnv(o *Obj) msgq.Env {
+	return msgq.Env{
+		Policy: ns.msgPolicy,
+		Msgmax: ops.DefaultMsgmax,
+		Perm: func(as uint32, write bool) bool {
+			if write {
+				return permitted(o, as, 0o222)
+			}
+			return permitted(o, as, 0o444)
+		},
+	}
+}
+
+// busy reports whether a task sleeps in an earlier msgsnd or msgrcv.
+func (ns *Namespace) busy(task uint8) bool { return ns.asleep[task] != nil }
+
+// applyMsg runs a msg operation, following other's result where allowed.
+func (ns *Namespace) applyMsg(op ops.Op, other *ops.Result) ops.Result {
+	switch op.Kind {
+	case ops.KindMsgsnd:
+		return ns.msgsnd(op, other)
+	case ops.KindMsgrcv:
+		return ns.msgrcv(op, other)
+	}
+	return ns.msgctl(op, other)
+}
+
+func (ns *Namespace) lookupMsg(id int64) *Obj { return ns.types[ops.Msg].lookup(id) }
+
+// msgsnd checks in the order of ipc-spec.md 2.3, then sends.
+func (ns *Namespace) msgsnd(op ops.Op, other *ops.Result) ops.Result {
+	if op.Size > ops.DefaultMsgmax || op.Size < 0 || int32(op.Obj.ID) < 0 || op.Mtype < 1 {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	o := ns.lookupMsg(op.Obj.ID)
+	if o == nil {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	w := msgq.Waiter{Task: int(op.Task), Pid: int(ns.taskPID(op.Task)), As: op.As,
+		Msg: msgq.Msg{Type: op.Mtype, Text: ops.MsgText(op.Fill, op.Size)}}
+	env := ns.msgEnv(o)
+	return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {
+		return msgq.Send(q, env, w, op.MsgFlags&ops.MsgNowait != 0)
+	})
+}
+
+// msgrcv checks in the order of ipc-spec.md 2.4, then receives.
+func (ns *Namespace) msgrcv(op ops.Op, other *ops.Result) ops.Result {
+	if int32(op.Obj.ID) < 0 || op.Size < 0 {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	copyMsg := op.MsgFlags&ops.MsgCopy != 0
+	nowait := op.MsgFlags&ops.MsgNowait != 0
+	if copyMsg && (op.MsgFlags&ops.MsgExcept != 0 || !nowait) {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	o := ns.lookupMsg(op.Obj.ID)
+	if o == nil {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	mode, bound := msgq.SearchMode(op.Mtype, op.MsgFlags&ops.MsgExcept != 0, copyMsg)
+	w := msgq.Waiter{Task: int(op.Task), Pid: int(ns.taskPID(op.Task)), As: op.As,
+		Mode: mode, Bound: bound, BufSize: op.Size, NoError: op.MsgFlags&ops.MsgNoerror != 0}
+	env := ns.msgEnv(o)
+	return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {
+		return msgq.Receive(q, env, w, nowait, copyMsg)
+	})
+}
+
+// step runs f on every state of o's queue, groups the results and keeps the
+// group that other names (or the first).
+func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Queue) (msgq.Call, []msgq.Outcome)) ops.Result {
+	type group struct {
+		r  ops.Result
+		qs []*msgq.Queue
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, q := range o.MsgQ {
+		call, outs := f(q)
+		for _, out := range outs {
+			r := toResult(call, out)
+			k := ops.FormatResult(op, r)
+			g := byKey[k]
+			if g == nil {
+				g = &group{r: r}
+				byKey[k] = g
+				groups = append(groups, g)
+			}
+			g.qs = append(g.qs, out.Q)
+		}
+	}
+	pick := groups[0]
+	if other != nil {
+		if g := byKey[ops.FormatResult(op, *other)]; g != nil {
+			pick = g
+		}
+	}
+	o.MsgQ = dedupQueues(pick.qs)
+	for _, c := range pick.r.Done {
+		ns.asleep[c.Task] = nil
+	}
+	if pick.r.Blocked {
+		ns.asleep[op.Task] = o
+	}
+	if len(groups) > 1 {
+		pick.r.Alternatives = len(groups)
+	}
+	return pick.r
+}
+
+func dedupQueues(qs []*msgq.Queue) []*msgq.Queue {
+	seen := map[string]bool{}
+	var out []*msgq.Queue
+	for _, q := range qs {
+		k := (msgq.Outcome{Q: q}).Key()
+		if !seen[k] && len(out) < maxQueueStates {
+			seen[k] = true
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func toResult(call msgq.Call, out msgq.Outcome) ops.Result {
+	r := ops.Result{Err: call.Err, Blocked: call.Blocked}
+	if call.Err == ops.OK && !call.Blocked && call.Msg.Type != 0 {
+		r.Msg = ops.Message{Type: call.Msg.Type, Text: call.Msg.Text}
+	}
+	r.Done = completions(out.Done)
+	return r
+}
+
+func completions(done []msgq.Completion) []ops.Completion {
+	if len(done) == 0 {
+		return nil
+	}
+	out := make([]ops.Completion, len(done))
+	for i, c := range done {
+		out[i] = ops.Completion{Task: uint8(c.Task), Err: c.Err}
+		if c.Err == ops.OK && c.Msg.Type != 0 {
+			out[i].Recv = true
+			out[i].Msg = ops.Message{Type: c.Msg.Type, Text: c.Msg.Text}
+		}
+	}
+	ops.SortCompletions(out)
+	return out
+}
+
+// msgRmid is IPC_RMID of a queue: every sleeper returns EIDRM.
+func (ns *Namespace) msgRmid(o *Obj) []ops.Completion {
+	done := completions(msgq.Remove(o.MsgQ[0]))
+	for _, c := range done {
+		ns.asleep[c.Task] = nil
+	}
+	return done
+}
+
+// msgctl is ipc-spec.md 2.7.
+func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
+	if int32(op.Obj.ID) < 0 {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	s := ns.types[ops.Msg]
+	switch op.MCmd {
+	case ops.MsgIPCInfo, ops.MsgInfoCmd:
+		r := ops.Result{ID: int64(max(s.table.MaxIdx(), 0))}
+		r.MsgInfo = ops.MsgInfo{Msgmax: ops.DefaultMsgmax, Msgmnb: ops.DefaultMsgmnb, Msgmni: s.limit,
+			Msgssz: msgSsz, Msgseg: msgSeg, Msgpool: msgPool, Msgmap: msgMap, Msgtql: msgTql}
+		if op.MCmd == ops.MsgInfoCmd {
+			r.MsgInfo.Msgpool = int64(s.table.Len())
+			r.MsgInfo.Msgmap, r.MsgInfo.Msgtql = 0, 0
+			for _, o := range s.table.Listing() {
+				q := o.MsgQ[0]
+				r.MsgInfo.Msgmap += q.Qnum()
+				r.MsgInfo.Msgtql += q.Cbytes
+			}
+		}
+		return r
+	case ops.MsgStat, ops.MsgStatAny:
+		o := s.table.Get(ops.IDIdx(op.Obj.ID))
+		if o == nil {
+			return ops.Result{Err: ops.EINVAL}
+		}
+		if op.MCmd == ops.MsgStat && !permitted(o, op.As, 0o444) {
+			return ops.Result{Err: ops.EACCES}
+		}
+		r := ns.msgStat(o, op, other)
+		r.ID = o.ID()
+		return r
+	}
+	o := ns.lookupMsg(op.Obj.ID)
+	if o == nil {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	switch op.MCmd {
+	case ops.MsgIPCStat:
+		if !permitted(o, op.As, 0o444) {
+			return ops.Result{Err: ops.EACCES}
+		}
+		return ns.msgStat(o, op, other)
+	case ops.MsgIPCSet:
+		if !ownerOrCreator(o, op.As) {
+			return ops.Result{Err: ops.EPERM}
+		}
+		// qbytes travels as a C int: truncated to 32 bits, and a value with
+		// the top bit set compares as huge (ipc-spec.md 2.7).
+		qbytes := uint32(op.Value)
+		if uint64(qbytes) > ops.DefaultMsgmnb { // root lacks CAP_SYS_RESOURCE here
+			return ops.Result{Err: ops.EPERM}
+		}
+		o.Mode = op.Mode & 0o777
+		o.Ctime = true
+		env := ns.msgEnv(o)
+		return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {
+			return msgq.Call{}, msgq.Set(q, env, int64(qbytes))
+		})
+	}
+	return ops.Result{Err: ops.EINVAL}
+}
+
+// msgStat fills the row and qbytes of a queue, choosing among its states the
+// one other shows.
+func (ns *Namespace) msgStat(o *Obj, op ops.Op, other *ops.Result) ops.Result {
+	var first *ops.Result
+	for _, q := range o.MsgQ {
+		r := ops.Result{Row: msgRow(o, q), Qbytes: q.Qbytes}
+		r.Row.ID = 0
+		if first == nil {
+			first = &r
+		}
+		if other == nil || (r.Row == other.Row && r.Qbytes == other.Qbytes) {
+			o.MsgQ = []*msgq.Queue{q}
+			return r
+		}
+	}
+	return *first
+}
+
+// msgRow is the /proc/sysvipc/msg row of a queue in state q.
+func msgRow(o *Obj, q *msgq.Queue) ops.Row {
+	r := rowOf(ops.Msg, o)
+	r.Size, r.Qnum = q.Cbytes, q.Qnum()
+	r.Cpid, r.Lpid = ops.PID(q.Lspid), ops.PID(q.Lrpid)
+	r.Atime, r.Dtime = q.Stime, q.Rtime
+	return r
+}
+
+// queueState is what a snapshot shows of a queue in state q.
+func queueState(o *Obj, q *msgq.Queue) ops.QueueState {
+	st := ops.QueueState{ID: o.ID(), Qbytes: q.Qbytes}
+	for _, m := range q.Msgs {
+		st.Msgs = append(st.Msgs, ops.Message{Type: m.Type, Text: m.Text})
+	}
+	for _, w := range q.Senders {
+		st.Senders = append(st.Senders, uint8(w.Task))
+	}
+	for _, w := range q.Receivers {
+		st.Receivers = append(st.Receivers, uint8(w.Task))
+	}
+	slices.Sort(st.Senders)
+	slices.Sort(st.Receivers)
+	return st
+}
+
+// chooseQueueState picks, for a snapshot, the state of o's queue whose row
+// and queue state other shows (or the first).
+func chooseQueueState(o *Obj, otherRow *ops.Row, otherQ *ops.QueueState) *msgq.Queue {
+	for _, q := range o.MsgQ {
+		if otherRow == nil || otherQ == nil {
+			break
+		}
+		if msgRow(o, q) == *otherRow && slices.EqualFunc([]ops.QueueState{queueState(o, q)}, []ops.QueueState{*otherQ}, equalQueueState) {
+			return q
+		}
+	}
+	return o.MsgQ[0]
+}
+
+func equalQueueState(a, b ops.QueueState) bool {
+	return a.ID == b.ID && a.Qbytes == b.Qbytes && slices.Equal(a.Msgs, b.Msgs) &&
+		slices.Equal(a.Senders, b.Senders) && slices.Equal(a.Receivers, b.Receivers)
+}
