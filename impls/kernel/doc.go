@@ -1,7 +1,14 @@
-// Package kernel runs the ids and shm subsystems on the real Linux kernel:
-// msgget, semget, shmget, their IPC_RMID and IPC_STAT, shmat, shmdt and
-// shmctl by several tasks (task.go), the *_next_id, *mni and
-// shm_rmid_forced sysctls, and the /proc/sysvipc listings.
+// Package kernel runs the ids, shm and msg subsystems on the real Linux
+// kernel: msgget, semget, shmget, their IPC_RMID and IPC_STAT, shmat, shmdt
+// and shmctl by several tasks (task.go), msgsnd, msgrcv and msgctl, the
+// *_next_id, *mni and shm_rmid_forced sysctls, and the /proc/sysvipc
+// listings.
+//
+// A msgsnd or msgrcv of a task t1..t4 may block for real (msg.go): the task
+// process sleeps in the call, which the adapter decides only from evidence
+// (state S and the wchan of the sleeping function, blocking.go), never from
+// a sleep. After every operation each sleeping task is settled again; the
+// calls that returned are that operation's completions.
 //
 // It never touches the host's IPC namespace. Every syscall of a Model runs on
 // one OS thread that is locked to a goroutine for its whole life and that

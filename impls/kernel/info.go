@@ -4,14 +4,17 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Info describes the kernel implementation: it covers the ids subsystem and,
-// being the reference, its ids are exact by definition. Version is the
+// Info describes the kernel implementation: it covers the ids, shm and msg
+// subsystems, its tasks block for real (Blocking) and, being the reference,
+// its ids are exact by definition; it follows nobody (where woken tasks
+// race, the kernel's way is the one the models follow). Version is the
 // running kernel's release where it can be read.
 func Info() ops.Info {
 	return ops.Info{
 		Name:       "kernel",
 		Version:    kernelRelease(),
-		Subsystems: []string{"ids", "shm"},
+		Subsystems: []string{"ids", "shm", "msg"},
 		ExactIDs:   true,
+		Blocking:   true,
 	}
 }

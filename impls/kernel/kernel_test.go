@@ -507,7 +507,9 @@ func TestRunMatchesApply(t *testing.T) {
 func TestInfo(t *testing.T) {
 	i := Info()
 	require.Equal(t, "kernel", i.Name)
-	require.Equal(t, []string{"ids", "shm"}, i.Subsystems)
+	require.Equal(t, []string{"ids", "shm", "msg"}, i.Subsystems)
+	require.True(t, i.Blocking)
+	require.False(t, i.Follows)
 	require.True(t, i.ExactIDs)
 	require.True(t, strings.HasPrefix(i.Version, "Linux "), i.Version)
 }

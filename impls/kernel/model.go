@@ -213,6 +213,13 @@ func checkOp(op ops.Op) error {
 		if op.Type != ops.Shm {
 			return fmt.Errorf("kernel: %s needs type shm", op.Kind)
 		}
+	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
+		if op.Type != ops.Msg {
+			return fmt.Errorf("kernel: %s needs type msg", op.Kind)
+		}
+		if op.Kind != ops.KindMsgctl && op.Task == 0 && op.MsgFlags&ops.MsgNowait == 0 {
+			return fmt.Errorf("kernel: %s by t0 must be nowait (the worker thread cannot block)", op.Kind)
+		}
 	default:
 		return fmt.Errorf("kernel: unsupported op kind %s", op.Kind)
 	}
@@ -225,9 +232,30 @@ func checkOp(op ops.Op) error {
 	return nil
 }
 
-// apply runs op on the thread, as op.As when it is not 0.
+// apply runs op on the thread, as op.As when it is not 0, unless op's task
+// sleeps in an earlier call (EBUSY, and no syscall). Then it settles every
+// pending call: those that returned are the result's completions.
 func (t *thread) apply(op ops.Op) (ops.Result, error) {
 	t.dirty = true
+	var r ops.Result
+	if t.busy(op.Task) {
+		r.Err = ops.EBUSY
+	} else {
+		var err error
+		if r, err = t.applyAs(op); err != nil {
+			return r, err
+		}
+	}
+	done, err := t.settlePending()
+	if err != nil {
+		return r, fmt.Errorf("kernel: after %s: %w", ops.FormatOp(op), err)
+	}
+	r.Done = done
+	return r, nil
+}
+
+// applyAs runs op on the thread, as op.As when it is not 0.
+func (t *thread) applyAs(op ops.Op) (ops.Result, error) {
 	if op.As == 0 || op.Task != 0 {
 		return t.do(op) // another task switches its own credentials
 	}
@@ -260,6 +288,8 @@ func (t *thread) do(op ops.Op) (ops.Result, error) {
 		r.Obj, e, err = t.statObject(op)
 	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
 		r, e, err = t.doShm(op)
+	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
+		r, e, err = t.doMsg(op)
 	case ops.KindNextID:
 		t.nextIDWritten[op.Type] = true
 		e, err = setNextID(op.Type, op.Value)
@@ -324,6 +354,9 @@ func (t *thread) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, er
 		s.IDs[typ] = ops.TypeState{Objects: objs, NextID: next, Limit: limit}
 	}
 	var err error
+	if s.Queues, err = t.queues(s.Rows[ops.Msg]); err != nil {
+		return s, fmt.Errorf("kernel: snapshot: %w", err)
+	}
 	if s.Shm, err = t.shmSnapshot(); err != nil {
 		return s, fmt.Errorf("kernel: snapshot: %w", err)
 	}

@@ -28,12 +28,6 @@ type ipc64Perm struct {
 	_                    [2]uint64
 }
 
-// msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
-type msqid64DS struct {
-	perm ipc64Perm
-	_    [9]uint64 // stime, rtime, ctime, cbytes, qnum, qbytes, lspid+lrpid, 2 unused
-}
-
 // semid64DS is struct semid64_ds on x86-64 (104 bytes).
 type semid64DS struct {
 	perm  ipc64Perm

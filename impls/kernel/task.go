@@ -64,6 +64,7 @@ type taskResp struct {
 var taskSyscalls = map[uint64]bool{
 	syscall.SYS_SHMGET: true, syscall.SYS_SHMAT: true, syscall.SYS_SHMDT: true, syscall.SYS_SHMCTL: true,
 	syscall.SYS_MSGGET: true, syscall.SYS_MSGCTL: true, syscall.SYS_SEMGET: true, syscall.SYS_SEMCTL: true,
+	syscall.SYS_MSGSND: true, syscall.SYS_MSGRCV: true,
 }
 
 func init() {
@@ -146,6 +147,9 @@ type taskProc struct {
 	req  *os.File // write end of the request pipe
 	resp *os.File // read end of the response pipe
 	pid  int
+	// pending is the msgsnd or msgrcv the task sleeps in (or returned
+	// from since it was last settled); nil when the task is idle.
+	pending *pendingCall
 }
 
 // startTask starts the process of task n; it must run on the worker thread.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -100,7 +101,8 @@ func init() {
 }
 
 // hostTasks starts a model with every task running, says so on stdout and
-// waits to be killed.
+// waits to be killed. With hostEnv=msg, t1 sleeps in msgrcv and t2 in
+// msgsnd; t3 and t4 are attached to a segment as with hostEnv=shm.
 func hostTasks() int {
 	mm, err := New()
 	if err != nil {
@@ -108,12 +110,20 @@ func hostTasks() int {
 		return 0
 	}
 	m := mm.(*Model)
+	first := 1
+	if os.Getenv(hostEnv) == "msg" {
+		if err := hostMsgSleepers(m); err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		first = 3
+	}
 	r, err := m.Apply(ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: 1, Mode: 0o600, Size: 4096})
 	if err != nil || r.Err != ops.OK {
 		fmt.Println("error:", err, r.Err)
 		return 1
 	}
-	for n := 1; n <= ops.MaxTask; n++ {
+	for n := first; n <= ops.MaxTask; n++ {
 		if _, err := m.Apply(ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Obj: ops.Ref{ID: r.ID}, Att: n, Task: uint8(n)}); err != nil {
 			fmt.Println("error:", err)
 			return 1
@@ -123,11 +133,37 @@ func hostTasks() int {
 	select {}
 }
 
+// hostMsgSleepers puts t1 to sleep in msgrcv and t2 in msgsnd.
+func hostMsgSleepers(m *Model) error {
+	r, err := m.Apply(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Mode: 0o600})
+	if err != nil || r.Err != ops.OK {
+		return fmt.Errorf("msgget: %v %v", err, r.Err)
+	}
+	q := ops.Ref{ID: r.ID}
+	for _, op := range []ops.Op{
+		{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: q, MCmd: ops.MsgIPCSet, Value: 0, Mode: 0o600},
+		{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: q, Size: 8, Task: 1},
+		{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: q, Mtype: 1, Size: 1, Task: 2},
+	} {
+		r, err := m.Apply(op)
+		if err != nil || r.Err != ops.OK || (op.Task != 0) != r.Blocked {
+			return fmt.Errorf("%s: %v %+v", ops.FormatOp(op), err, r)
+		}
+	}
+	return nil
+}
+
 // The task processes die with the process hosting the model, even when it
 // is killed with SIGKILL and cleans nothing up: their parent-death signal.
-func TestTasksDieWithKilledHost(t *testing.T) {
+func TestTasksDieWithKilledHost(t *testing.T) { testTasksDieWithKilledHost(t, "shm") }
+
+// The same for tasks asleep in msgrcv and msgsnd; and with the last task
+// gone, no process is left in the model's IPC namespace.
+func TestMsgSleepersDieWithKilledHost(t *testing.T) { testTasksDieWithKilledHost(t, "msg") }
+
+func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostEnv+"=1")
+	cmd.Env = append(os.Environ(), hostEnv+"="+mode)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
@@ -142,6 +178,17 @@ func TestTasksDieWithKilledHost(t *testing.T) {
 	host := cmd.Process.Pid
 	tasks := taskProcesses(t, host)
 	require.Len(t, tasks, ops.MaxTask)
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/ipc", tasks[0]))
+	require.NoError(t, err)
+	if mode == "msg" {
+		var asleep []string
+		for _, p := range tasks {
+			wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p))
+			require.NoError(t, err)
+			asleep = append(asleep, string(wchan))
+		}
+		require.Subset(t, asleep, []string{"do_msgrcv", "do_msgsnd"})
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	// The kernel delivers the signal as the host's threads exit; wait for
@@ -154,10 +201,24 @@ func TestTasksDieWithKilledHost(t *testing.T) {
 			}
 		}
 		if len(left) == 0 {
+			require.Empty(t, threadsIn(t, ns), "threads left in the model's namespace %s", ns)
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("task processes %v outlived their killed host", left)
 		}
 	}
+}
+
+// threadsIn lists the threads (pid/tid) whose IPC namespace is ns.
+func threadsIn(t testing.TB, ns string) []string {
+	pids, err := filepath.Glob("/proc/[0-9]*/task/[0-9]*")
+	require.NoError(t, err)
+	var out []string
+	for _, p := range pids {
+		if l, err := os.Readlink(p + "/ns/ipc"); err == nil && l == ns {
+			out = append(out, strings.TrimPrefix(p, "/proc/"))
+		}
+	}
+	return out
 }
