@@ -14,6 +14,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
+	msgprops "github.com/ipcfuzz/ipcfuzz/props/msg"
 	shmprops "github.com/ipcfuzz/ipcfuzz/props/shm"
 )
 
@@ -25,10 +26,14 @@ func generator(subsystem, engine string, rel equiv.Relation) (func(uint64) []ops
 	byName := map[string]gens{
 		"ids": {idsprops.RapidScripts, idsprops.GopterScripts},
 		"shm": {shmprops.RapidScripts, shmprops.GopterScripts},
+		// Message-queue scripts name ids only through handles; the relation
+		// does not change what is drawn.
+		"msg": {func(equiv.Relation) func(uint64) []ops.Op { return msgprops.RapidScripts() },
+			func(equiv.Relation) func(uint64) []ops.Op { return msgprops.GopterScripts() }},
 	}
 	g, ok := byName[subsystem]
 	if !ok {
-		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids, shm)", subsystem)}
+		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids, shm, msg)", subsystem)}
 	}
 	switch engine {
 	case "rapid":
@@ -48,6 +53,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 0, "seed of the first script (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	asJSON := fs.Bool("json", false, "end with one JSON object on stdout")
+	stats := fs.Bool("stats", false, "count scripts with a task blocked then completed, and with a race")
 	corpusDir := fs.String("corpus", "corpus", "directory where findings are written")
 	batch := fs.Int("batch", 256, "scripts per plugin call")
 	callTimeout := fs.Duration("call-timeout", 60*time.Second, "deadline of one plugin call")
@@ -112,7 +118,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, runErr := runner.Run(ctx, runner.Options{
 		A: a, B: b, Subsystem: *subsystem, Relation: rel, Generate: gen,
 		Seed: *seed, Checks: *checks, Duration: *dur, Batch: *batch,
-		Corpus: *corpusDir, Command: command, Progress: stderr, Report: report,
+		Corpus: *corpusDir, Command: command, Progress: stderr, Report: report, Stats: *stats,
 	})
 	if res != nil {
 		if *asJSON {
@@ -123,6 +129,11 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		} else {
 			fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures\n",
 				res.A, res.B, res.Subsystem, *engine, *seed, rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures)
+			if st := res.Stats; st != nil && res.Checks > 0 {
+				fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
+					st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
+					st.Races, 100*float64(st.Races)/float64(res.Checks))
+			}
 		}
 	}
 	if runErr != nil {

@@ -53,6 +53,9 @@ type Options struct {
 	Command  string        // the command line, recorded in findings
 	Progress io.Writer     // progress lines (nil: none)
 	Report   io.Writer     // divergence reports for humans (nil: none)
+	// Stats counts the scripts that had a task blocked and later completed,
+	// and those with a race (see ScriptStats).
+	Stats bool
 }
 
 // Result summarizes a run.
@@ -67,6 +70,8 @@ type Result struct {
 	Seconds     float64  `json:"seconds"`
 	OpsPerSec   float64  `json:"ops_per_sec"`
 	Scripts     []string `json:"scripts"`
+	// Stats is filled in when Options.Stats asks for it.
+	Stats *Stats `json:"stats,omitempty"`
 }
 
 // Run compares A and B until Checks scripts have run, the time is up, a
@@ -76,6 +81,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Batch = 256
 	}
 	res := &Result{A: o.A.Name, B: o.B.Name, Subsystem: o.Subsystem, Scripts: []string{}}
+	if o.Stats {
+		res.Stats = &Stats{}
+	}
 	start := time.Now()
 	var deadline time.Time
 	if o.Duration > 0 {
@@ -111,9 +119,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		for i, s := range bt.scripts {
 			res.Checks++
 			res.Ops += len(s)
+			if res.Stats != nil {
+				res.Stats.add(s, outA[i], outB[i])
+			}
 			if d := equiv.Compare(o.Relation, s, outA[i], outB[i]); d != nil {
 				res.Divergences++
-				if err := divergence(ctx, o, res, s, bt.seeds[i]); err != nil {
+				if err := divergence(ctx, o, res, s, bt.seeds[i], d); err != nil {
 					return res, err
 				}
 				return res, nil
@@ -215,8 +226,10 @@ func Oracle(a, b Side, rel equiv.Relation) shrink.Oracle {
 	}
 }
 
-// divergence shrinks a diverging script, reports it and stores it.
-func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, seed uint64) error {
+// divergence shrinks a diverging script, reports it and stores it. A
+// divergence that does not reproduce is stored too, unshrunk, as flaky: a
+// flaky verdict is a bug of one side (or of the harness), never noise.
+func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, seed uint64, first *equiv.Divergence) error {
 	min, err := shrink.Minimize(ctx, script, Oracle(o.A, o.B, o.Relation))
 	if err != nil {
 		min = script // keep the unshrunk script rather than lose the finding
@@ -226,15 +239,20 @@ func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, se
 		return fmt.Errorf("re-running the shrunk divergence: %w", errors.Join(errA, errB))
 	}
 	d := equiv.Compare(o.Relation, min, outs[0], outs[1])
+	note := fmt.Sprintf("seed %d, relation %s, shrunk from %d to %d ops", seed, o.Relation, len(script), len(min))
 	if d == nil {
-		return fmt.Errorf("divergence at seed %d did not reproduce after shrinking (a nondeterministic implementation?)", seed)
+		min, d = script, first
+		note = fmt.Sprintf("seed %d, relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", seed, o.Relation)
+		if outs, errA, errB = execOne(ctx, o, min); errA != nil || errB != nil {
+			return fmt.Errorf("re-running a flaky divergence: %w", errors.Join(errA, errB))
+		}
 	}
 	sc := &ops.Script{Subsystem: o.Subsystem, Steps: steps(min)}
 	f := corpus.Finding{
 		Kind:    "divergence",
 		Command: o.Command,
 		Notes: []string{
-			fmt.Sprintf("seed %d, relation %s, shrunk from %d to %d ops", seed, o.Relation, len(script), len(min)),
+			note,
 			d.Error(),
 		},
 		A: corpus.Side{Name: o.A.Name, Results: outs[0].Results},

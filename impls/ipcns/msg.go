@@ -217,7 +217,7 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 			return ops.Result{Err: ops.EACCES}
 		}
 		r := ns.msgStat(o, op, other)
-		r.ID = o.ID()
+		r.ID, r.Row.ID = o.ID(), o.ID()
 		return r
 	}
 	o := ns.lookupMsg(op.Obj.ID)
@@ -250,22 +250,41 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 	return ops.Result{Err: ops.EINVAL}
 }
 
-// msgStat fills the row and qbytes of a queue, choosing among its states the
-// one other shows.
+// msgStat fills the row and qbytes of a queue. Of the queue's states, those
+// whose row other shows are kept (all of them: several may agree on the row
+// and differ in what is still hidden), or, with none, the first one's.
 func (ns *Namespace) msgStat(o *Obj, op ops.Op, other *ops.Result) ops.Result {
-	var first *ops.Result
-	for _, q := range o.MsgQ {
+	stat := func(q *msgq.Queue) ops.Result {
 		r := ops.Result{Row: msgRow(o, q), Qbytes: q.Qbytes}
 		r.Row.ID = 0
-		if first == nil {
-			first = &r
+		if op.MCmd != ops.MsgIPCStat {
+			r.Row.ID = o.ID()
 		}
-		if other == nil || (r.Row == other.Row && r.Qbytes == other.Qbytes) {
-			o.MsgQ = []*msgq.Queue{q}
-			return r
+		return r
+	}
+	want := stat(o.MsgQ[0])
+	if other != nil {
+		want = ops.Result{Row: other.Row, Qbytes: other.Qbytes}
+	}
+	o.keepStates(func(q *msgq.Queue) bool {
+		r := stat(q)
+		return r.Row == want.Row && r.Qbytes == want.Qbytes
+	})
+	return stat(o.MsgQ[0])
+}
+
+// keepStates keeps the queue states that match, unless none does (then
+// nothing changes and the first state speaks: a divergence will show).
+func (o *Obj) keepStates(match func(*msgq.Queue) bool) {
+	var kept []*msgq.Queue
+	for _, q := range o.MsgQ {
+		if match(q) {
+			kept = append(kept, q)
 		}
 	}
-	return *first
+	if len(kept) > 0 {
+		o.MsgQ = kept
+	}
 }
 
 // msgRow is the /proc/sysvipc/msg row of a queue in state q.
@@ -297,13 +316,10 @@ func queueState(o *Obj, q *msgq.Queue) ops.QueueState {
 // chooseQueueState picks, for a snapshot, the state of o's queue whose row
 // and queue state other shows (or the first).
 func chooseQueueState(o *Obj, otherRow *ops.Row, otherQ *ops.QueueState) *msgq.Queue {
-	for _, q := range o.MsgQ {
-		if otherRow == nil || otherQ == nil {
-			break
-		}
-		if msgRow(o, q) == *otherRow && slices.EqualFunc([]ops.QueueState{queueState(o, q)}, []ops.QueueState{*otherQ}, equalQueueState) {
-			return q
-		}
+	if otherRow != nil && otherQ != nil {
+		o.keepStates(func(q *msgq.Queue) bool {
+			return msgRow(o, q) == *otherRow && equalQueueState(queueState(o, q), *otherQ)
+		})
 	}
 	return o.MsgQ[0]
 }

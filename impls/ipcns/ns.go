@@ -338,16 +338,11 @@ func (ns *Namespace) listRows(t ops.IPCType, other *ops.Result) ops.Result {
 			r.Rows = append(r.Rows, rowOf(t, o))
 			continue
 		}
-		row := msgRow(o, o.MsgQ[0])
 		if other != nil && i < len(other.Rows) {
-			for _, q := range o.MsgQ {
-				if msgRow(o, q) == other.Rows[i] {
-					row, o.MsgQ = other.Rows[i], []*msgq.Queue{q}
-					break
-				}
-			}
+			want := other.Rows[i]
+			o.keepStates(func(q *msgq.Queue) bool { return msgRow(o, q) == want })
 		}
-		r.Rows = append(r.Rows, row)
+		r.Rows = append(r.Rows, msgRow(o, o.MsgQ[0]))
 	}
 	return r
 }

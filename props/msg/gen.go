@@ -1,0 +1,350 @@
+// Package msg draws scripts for the msg subsystem (SysV message queues with
+// tasks that block) and holds its properties: whole-script comparisons of
+// two implementations with rapid and gopter, FuzzMsg, and corpus replay.
+//
+// The generator keeps a rough shadow of each queue (its capacity, what is
+// queued, who sleeps on it) to steer the choices, and sets up races on
+// purpose: small queues filled by the main task, several tasks asleep as
+// senders with messages that fit once a receive frees space, receivers
+// asleep before a send. The shadow only steers; it is never an oracle.
+package msg
+
+import (
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	ids "github.com/ipcfuzz/ipcfuzz/props/ids"
+)
+
+// Source is where the generator's choices come from (see props/ids).
+type Source = ids.Source
+
+type sleeper struct {
+	queue int // handle
+	send  bool
+	size  int64
+	mtype int64 // a receiver's msgtyp
+}
+
+type queue struct {
+	handle int
+	qbytes int64
+	msgs   []int64 // sizes of queued messages (types are not tracked)
+	mtypes []int64
+	live   bool
+}
+
+func (q *queue) cbytes() int64 {
+	var n int64
+	for _, s := range q.msgs {
+		n += s
+	}
+	return n
+}
+
+func (q *queue) fits(size int64) bool {
+	return size+q.cbytes() <= q.qbytes && int64(len(q.msgs))+1 <= q.qbytes
+}
+
+// Shadow is the generator's idea of the state a script has reached.
+type Shadow struct {
+	queues     []*queue
+	asleep     [ops.NumTasks]*sleeper
+	nextHandle int
+}
+
+// NewShadow returns the shadow of a fresh namespace.
+func NewShadow() *Shadow { return &Shadow{} }
+
+var (
+	qbytesPool = []int64{0, 3, 16, 24, 30, 40, 60, 100, 100, 16384, ops.DefaultMsgmnb + 1, 1<<32 + 5}
+	sizePool   = []int64{0, 1, 5, 8, 10, 10, 20, 30, 40, 60}
+	typePool   = []int64{1, 1, 2, 3, 7}
+	rtypePool  = []int64{0, 0, 1, 2, -2, 7, -9223372036854775808}
+	bufPool    = []int64{0, 2, 8, 40, 64, 200}
+	modePool   = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o200}
+)
+
+func pick[T any](src Source, pool []T, label string) T { return pool[src.Intn(len(pool), label)] }
+
+func (s *Shadow) live() []*queue {
+	var out []*queue
+	for _, q := range s.queues {
+		if q.live {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func (s *Shadow) freeTasks() []uint8 {
+	var out []uint8
+	for t := 1; t <= ops.MaxTask; t++ {
+		if s.asleep[t] == nil {
+			out = append(out, uint8(t))
+		}
+	}
+	return out
+}
+
+func (s *Shadow) sleepers(h int, send bool) []uint8 {
+	var out []uint8
+	for t, sl := range s.asleep {
+		if sl != nil && sl.queue == h && sl.send == send {
+			out = append(out, uint8(t))
+		}
+	}
+	return out
+}
+
+type action uint8
+
+const (
+	actCreate action = iota
+	actShrink
+	actFill
+	actBlockSend
+	actBlockRecv
+	actRecv
+	actCopy
+	actStat
+	actInfo
+	actSet
+	actRmid
+	actList
+	actBusy
+	actBad
+)
+
+// Step draws one operation and advances the shadow by its expected effect.
+func (s *Shadow) Step(src Source) ops.Op {
+	qs := s.live()
+	if len(qs) == 0 {
+		return s.create(src)
+	}
+	menu := []action{actFill, actFill, actRecv, actRecv, actRecv, actStat, actList, actBad, actCopy, actInfo, actShrink}
+	if len(s.queues) < 3 {
+		menu = append(menu, actCreate)
+	}
+	if len(s.freeTasks()) > 0 {
+		menu = append(menu, actBlockSend, actBlockSend, actBlockSend, actBlockRecv, actBlockRecv)
+	}
+	if len(s.freeTasks()) < ops.MaxTask {
+		menu = append(menu, actBusy, actSet)
+	}
+	if src.Intn(12, "rmid?") == 0 {
+		menu = append(menu, actRmid)
+	}
+	q := pick(src, qs, "queue")
+	ref := ops.Ref{Handle: q.handle}
+	switch menu[src.Intn(len(menu), "action")] {
+	case actCreate:
+		return s.create(src)
+	case actShrink:
+		v := pick(src, []int64{16, 24, 30, 40, 60, 100}, "qbytes")
+		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: 0o600}
+		q.qbytes = v
+		s.wakeAll(q)
+		return op
+	case actFill:
+		size := pick(src, sizePool, "size")
+		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: pick(src, typePool, "mtype"), Size: size,
+			Fill: uint8(src.Intn(26, "fill")), MsgFlags: ops.MsgNowait}
+		if q.fits(size) {
+			s.deliver(q, size, op.Mtype)
+		}
+		return op
+	case actBlockSend:
+		t := pick(src, s.freeTasks(), "task")
+		size := pick(src, sizePool, "size")
+		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: pick(src, typePool, "mtype"), Size: size,
+			Fill: uint8(src.Intn(26, "fill")), Task: t}
+		if q.fits(size) {
+			s.deliver(q, size, op.Mtype)
+		} else {
+			s.asleep[t] = &sleeper{queue: q.handle, send: true, size: size}
+		}
+		return op
+	case actBlockRecv:
+		t := pick(src, s.freeTasks(), "task")
+		op := ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: pick(src, bufPool, "bufsize"),
+			Mtype: pick(src, rtypePool, "msgtyp"), Task: t}
+		if src.Intn(4, "noerror") == 0 {
+			op.MsgFlags |= ops.MsgNoerror
+		}
+		if op.Mtype > 0 && src.Intn(4, "except") == 0 {
+			op.MsgFlags |= ops.MsgExcept
+		}
+		if !s.take(q, op.Mtype) {
+			s.asleep[t] = &sleeper{queue: q.handle, mtype: op.Mtype}
+		}
+		return op
+	case actRecv:
+		op := ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: pick(src, bufPool, "bufsize"),
+			Mtype: pick(src, rtypePool, "msgtyp"), MsgFlags: ops.MsgNowait}
+		if src.Intn(5, "noerror") == 0 {
+			op.MsgFlags |= ops.MsgNoerror
+		}
+		if src.Intn(4, "as task") == 0 && len(s.freeTasks()) > 0 {
+			op.Task = pick(src, s.freeTasks(), "task")
+		}
+		s.take(q, op.Mtype)
+		return op
+	case actCopy:
+		op := ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: pick(src, bufPool, "bufsize"),
+			Mtype: int64(src.Intn(4, "position")) - 1, MsgFlags: ops.MsgNowait | ops.MsgCopy}
+		if src.Intn(4, "noerror") == 0 {
+			op.MsgFlags |= ops.MsgNoerror
+		}
+		return op
+	case actStat:
+		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat}
+		if src.Intn(3, "by index") == 0 {
+			op.MCmd = pick(src, []ops.MsgCmd{ops.MsgStat, ops.MsgStatAny}, "cmd")
+			op.Obj = ops.Ref{ID: int64(src.Intn(4, "index"))}
+		}
+		if src.Intn(5, "unprivileged") == 0 {
+			op.As = 1000
+		}
+		return op
+	case actInfo:
+		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: pick(src, []ops.MsgCmd{ops.MsgIPCInfo, ops.MsgInfoCmd}, "cmd")}
+	case actSet:
+		v := pick(src, qbytesPool, "qbytes")
+		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode")}
+		if v <= ops.DefaultMsgmnb {
+			q.qbytes = v
+			s.wakeAll(q)
+		}
+		return op
+	case actRmid:
+		q.live = false
+		for t, sl := range s.asleep {
+			if sl != nil && sl.queue == q.handle {
+				s.asleep[t] = nil
+			}
+		}
+		return ops.Op{Kind: ops.KindRmid, Type: ops.Msg, Obj: ref}
+	case actList:
+		return ops.Op{Kind: ops.KindList, Type: ops.Msg, Rows: true}
+	case actBusy:
+		var busy []uint8
+		for t := 1; t <= ops.MaxTask; t++ {
+			if s.asleep[t] != nil {
+				busy = append(busy, uint8(t))
+			}
+		}
+		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat, Task: pick(src, busy, "task")}
+	}
+	// Deliberately bad arguments.
+	switch src.Intn(5, "bad") {
+	case 0:
+		return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 0, Size: 1, MsgFlags: ops.MsgNowait}
+	case 1:
+		return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, Size: ops.DefaultMsgmax + 1, MsgFlags: ops.MsgNowait}
+	case 2:
+		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ops.Ref{ID: -1}, Size: 8, MsgFlags: ops.MsgNowait}
+	case 3:
+		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: 8, MsgFlags: ops.MsgCopy | ops.MsgExcept | ops.MsgNowait}
+	}
+	return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ops.Ref{ID: ops.MakeID(65535, 3)}, Mtype: 1, Size: 1, MsgFlags: ops.MsgNowait}
+}
+
+func (s *Shadow) create(src Source) ops.Op {
+	s.nextHandle++
+	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, live: true}
+	s.queues = append(s.queues, q)
+	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: pick(src, modePool[:3], "mode")}
+}
+
+// deliver hands a sent message to a sleeping receiver or queues it.
+func (s *Shadow) deliver(q *queue, size, mtype int64) {
+	for t, sl := range s.asleep {
+		if sl != nil && sl.queue == q.handle && !sl.send && (sl.mtype == 0 || sl.mtype == mtype || (sl.mtype < 0 && mtype <= -sl.mtype)) {
+			s.asleep[t] = nil
+			return
+		}
+	}
+	q.msgs = append(q.msgs, size)
+	q.mtypes = append(q.mtypes, mtype)
+}
+
+// take removes a message a receive of msgtyp would get, and lets senders in.
+func (s *Shadow) take(q *queue, msgtyp int64) bool {
+	for i, t := range q.mtypes {
+		if msgtyp == 0 || t == msgtyp || (msgtyp < 0 && t <= -msgtyp) {
+			q.msgs = append(q.msgs[:i], q.msgs[i+1:]...)
+			q.mtypes = append(q.mtypes[:i], q.mtypes[i+1:]...)
+			s.wakeAll(q)
+			return true
+		}
+	}
+	return false
+}
+
+// wakeAll lets the sleeping senders that fit in, in task order.
+func (s *Shadow) wakeAll(q *queue) {
+	for t, sl := range s.asleep {
+		if sl != nil && sl.queue == q.handle && sl.send && q.fits(sl.size) {
+			s.asleep[t] = nil
+			q.msgs = append(q.msgs, sl.size)
+			q.mtypes = append(q.mtypes, 1)
+		}
+	}
+}
+
+// MaxLen is the longest script Draw makes.
+const MaxLen = 60
+
+// Draw draws a whole script.
+func Draw(src Source) []ops.Op {
+	n := 4 + src.Intn(MaxLen-3, "length")
+	return Script(src, n)
+}
+
+// Script draws n operations from a fresh shadow; one script in two starts
+// by setting up a race.
+func Script(src Source, n int) []ops.Op {
+	s := NewShadow()
+	var out []ops.Op
+	if src.Intn(2, "race setup") == 0 {
+		out = s.raceSetup(src)
+	}
+	for len(out) < n {
+		out = append(out, s.Step(src))
+	}
+	return out
+}
+
+// raceSetup builds the shape of kernel-probe.md §4 B1-B4: a small queue,
+// full, two or three tasks asleep as senders, then a receive that frees
+// room for more than one of them.
+func (s *Shadow) raceSetup(src Source) []ops.Op {
+	out := []ops.Op{s.create(src)}
+	q := s.queues[len(s.queues)-1]
+	ref := ops.Ref{Handle: q.handle}
+	unit := pick(src, []int64{10, 20, 25}, "unit")
+	slots := int64(2 + src.Intn(3, "slots"))
+	q.qbytes = unit * slots
+	out = append(out, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: q.qbytes, Mode: 0o600})
+	for i := range slots {
+		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1 + i%2, Size: unit,
+			Fill: uint8(src.Intn(26, "fill")), MsgFlags: ops.MsgNowait}
+		s.deliver(q, unit, op.Mtype)
+		out = append(out, op)
+	}
+	senders := 2 + src.Intn(2, "senders")
+	for t := 1; t <= senders; t++ {
+		size := unit * int64(1+src.Intn(2, "sender size"))
+		if src.Intn(3, "odd size") == 0 {
+			size = unit/2 + int64(src.Intn(int(unit), "size"))
+		}
+		out = append(out, ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 3, Size: size,
+			Fill: uint8(src.Intn(26, "fill")), Task: uint8(t)})
+		s.asleep[t] = &sleeper{queue: q.handle, send: true, size: size}
+	}
+	recv := ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: 200, MsgFlags: ops.MsgNowait}
+	if src.Intn(2, "receive two") == 0 {
+		recv.Mtype = -2 // the lowest type first
+	}
+	s.take(q, recv.Mtype)
+	return append(out, recv)
+}
