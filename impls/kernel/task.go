@@ -30,6 +30,9 @@ import (
 // or when the process hosting the model dies, even by SIGKILL. Reset and
 // Close also kill and reap every task.
 
+// sigSetmask is SIG_SETMASK of rt_sigprocmask.
+const sigSetmask = 2
+
 // taskEnv carries the worker's IPC namespace ("ipc:[N]") to a task process.
 const taskEnv = "IPCFUZZ_KERNEL_TASK_IPCNS"
 
@@ -130,8 +133,23 @@ func runTaskReq(self creds, req *taskReq) taskResp {
 			return resp
 		}
 	}
+	// A task is a Go process, whose runtime signals its threads (SIGURG
+	// for preemption, among others) and handles every signal: a msgsnd or
+	// msgrcv asleep when one arrives returns EINTR, a result the script
+	// never asked for. So every signal but SIGKILL and SIGSTOP (which
+	// cannot be blocked: Reset, Close and the parent-death signal still
+	// end the task) is blocked on this thread during the call; the runtime
+	// gets whatever arrived once the call is over.
+	all, old := ^uint64(0), uint64(0)
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+		resp.Fatal = 1
+		return resp
+	}
 	r, _, e := syscall.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
 	runtime.KeepAlive(&buf)
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0); e != 0 {
+		resp.Fatal = 1
+	}
 	if req.As != 0 {
 		if err := restoreCreds(self); err != nil {
 			resp.Fatal = 1
@@ -150,6 +168,9 @@ type taskProc struct {
 	// pending is the msgsnd or msgrcv the task sleeps in (or returned
 	// from since it was last settled); nil when the task is idle.
 	pending *pendingCall
+	// statFD and wchanFD are /proc/<pid>/stat and wchan, kept open by
+	// asleep (0 when not open).
+	statFD, wchanFD int
 }
 
 // startTask starts the process of task n; it must run on the worker thread.
@@ -207,6 +228,7 @@ func (p *taskProc) exit() error {
 	p.req.Close()
 	err := p.cmd.Wait()
 	p.resp.Close()
+	p.closeProcFiles()
 	if err != nil {
 		return fmt.Errorf("task %d: %w", p.pid, err)
 	}
@@ -219,6 +241,7 @@ func (p *taskProc) kill() {
 	p.req.Close()
 	_ = p.cmd.Wait()
 	p.resp.Close()
+	p.closeProcFiles()
 }
 
 // sys runs syscall nr as op's task and caller. buf, if not nil, is passed as
