@@ -27,7 +27,11 @@ const (
 )
 
 // newQueue is the state of a queue msgget just created.
-func newQueue(o *Obj) { o.MsgQ = []*msgq.Queue{msgq.NewQueue(ops.DefaultMsgmnb)} }
+func (ns *Namespace) newQueue(o *Obj) {
+	q := msgq.NewQueue(ops.DefaultMsgmnb)
+	q.Quirks = ns.msgQuirks
+	o.MsgQ = []*msgq.Queue{q}
+}
 
 func (ns *Namespace) msgEnv(o *Obj) msgq.Env {
 	return msgq.Env{

@@ -21,8 +21,10 @@ type ids struct {
 type Namespace struct {
 	newTable func() Table
 	alloc    Allocator
-	// msgPolicy is how a receive wakes sleeping senders.
+	// msgPolicy is how a receive wakes sleeping senders; msgQuirks are the
+	// deliberate bugs of a mutant (none in the built-in models).
 	msgPolicy msgq.Policy
+	msgQuirks msgq.Quirk
 	types     [len(ops.IPCTypes)]*ids
 	usedSems  int64
 	shm       shmState
@@ -49,6 +51,10 @@ func (ns *Namespace) clear() {
 
 // SetAllocator changes the allocation policy; it takes effect from the next Reset.
 func (ns *Namespace) SetAllocator(a Allocator) { ns.alloc = a }
+
+// SetMsgQuirks gives the model deliberate message-queue bugs, for mutation
+// tests of the harness itself.
+func (ns *Namespace) SetMsgQuirks(q msgq.Quirk) { ns.msgQuirks = q }
 
 // SetMsgPolicy sets how a receive wakes sleeping senders (msgq.WakeFits
 // since 4.9, msgq.WakeAll before).
@@ -181,7 +187,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true}
 	if op.Type == ops.Msg {
 		o.Size = 0
-		newQueue(o)
+		ns.newQueue(o)
 	}
 	if op.Type == ops.Shm {
 		o.Cpid = ns.taskPID(op.Task)

@@ -104,6 +104,7 @@ type Queue struct {
 	Lrpid     int
 	Stime     bool
 	Rtime     bool
+	Quirks    Quirk
 }
 
 // NewQueue returns an empty queue of capacity qbytes (msgmnb at creation).
@@ -122,8 +123,23 @@ func (q *Queue) Qnum() int64 { return int64(len(q.Msgs)) }
 
 // fits is msg_fits_inqueue: the bytes and the message count against qbytes.
 func (q *Queue) fits(size int64) bool {
+	if q.Quirks&QuirkFitsStrict != 0 {
+		return size+q.Cbytes < q.Qbytes && q.Qnum()+1 < q.Qbytes
+	}
 	return size+q.Cbytes <= q.Qbytes && q.Qnum()+1 <= q.Qbytes
 }
+
+// Quirk is a deliberate deviation from the kernel. Mutation tests build
+// models with quirks to prove that the harness finds and shrinks such bugs;
+// the built-in models have none.
+type Quirk uint8
+
+// The quirks.
+const (
+	QuirkFitsStrict    Quirk = 1 << iota // the fits test with < instead of <=
+	QuirkReceiversLIFO                   // pipelined send serves the newest receiver first
+	QuirkE2BIGStays                      // a receiver too small for a message stays asleep instead of E2BIG
+)
 
 // Completion is a task that was asleep and whose call returned during an
 // operation: a sender (Err only) or a receiver (Err, or the message it got).

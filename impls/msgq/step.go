@@ -78,10 +78,15 @@ func (s *sim) commit(w Waiter) {
 	q := s.q
 	q.Lspid, q.Stime = w.Pid, true
 	m := w.Msg
-	for i := 0; i < len(q.Receivers); {
+	lifo := q.Quirks&QuirkReceiversLIFO != 0
+	for n := 0; n < len(q.Receivers); {
+		i := n
+		if lifo {
+			i = len(q.Receivers) - 1 - n
+		}
 		r := q.Receivers[i]
-		if !accepts(r.Mode, r.Bound, m) {
-			i++
+		if !accepts(r.Mode, r.Bound, m) || (r.maxSize() < m.Size() && q.Quirks&QuirkE2BIGStays != 0) {
+			n++
 			continue
 		}
 		q.Receivers = append(q.Receivers[:i], q.Receivers[i+1:]...)
