@@ -179,9 +179,18 @@ func TestBadInput(t *testing.T) {
 // kill -9 of the kernel plugin in the middle of a run is reported as a plugin
 // failure; the run goes on with a fresh plugin and nothing leaks.
 func TestKillKernelPluginMidRun(t *testing.T) {
+	for _, sub := range []string{"ids", "msg"} {
+		t.Run(sub, func(t *testing.T) { killKernelPluginMidRun(t, sub) })
+	}
+}
+
+// killKernelPluginMidRun kills the kernel plugin during a run of one
+// subsystem; with msg its task processes are asleep in msgrcv and msgsnd
+// most of the time, and must die with it.
+func killKernelPluginMidRun(t *testing.T, subsystem string) {
 	needKernel(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--time", "6s", "--seed", "1", "--json", "--corpus", dir)
+	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", subsystem, "--time", "6s", "--seed", "1", "--json", "--corpus", dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
@@ -191,6 +200,7 @@ func TestKillKernelPluginMidRun(t *testing.T) {
 		return victim > 0
 	}, 20*time.Second, 50*time.Millisecond)
 	time.Sleep(time.Second)
+	tasks := taskProcs(victim)
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -208,6 +218,35 @@ func TestKillKernelPluginMidRun(t *testing.T) {
 	require.NotContains(t, errb.String(), "panic")
 	require.Zero(t, childServing(cmd.Process.Pid, "kernel"), "a plugin process outlived the run")
 	require.Error(t, syscall.Kill(victim, 0), "the killed plugin is still there")
+	require.Eventually(t, func() bool {
+		for _, p := range tasks {
+			if stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "stat")); err == nil && !bytes.Contains(stat, []byte(") Z")) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond, "task processes %v of the killed plugin are still alive", tasks)
+}
+
+// taskProcs lists the task processes (ipcfuzz-task-tN) a kernel plugin runs.
+func taskProcs(plugin int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(plugin) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.HasPrefix(cmdline, []byte("ipcfuzz-task-")) {
+			pid, _ := strconv.Atoi(e.Name())
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // childServing returns the pid of a child of parent running "plugin serve name", or 0.
