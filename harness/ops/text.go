@@ -23,6 +23,15 @@ type Script struct {
 	Steps     []Step
 }
 
+// NewScript makes a script of operations without expectations.
+func NewScript(subsystem string, script []Op) *Script {
+	s := &Script{Subsystem: subsystem, Steps: make([]Step, len(script))}
+	for i, op := range script {
+		s.Steps[i] = Step{Op: op}
+	}
+	return s
+}
+
 // Ops returns the operations of the script without expectations.
 func (s *Script) Ops() []Op {
 	out := make([]Op, len(s.Steps))

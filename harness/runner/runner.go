@@ -247,7 +247,7 @@ func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, se
 			return fmt.Errorf("re-running a flaky divergence: %w", errors.Join(errA, errB))
 		}
 	}
-	sc := &ops.Script{Subsystem: o.Subsystem, Steps: steps(min)}
+	sc := ops.NewScript(o.Subsystem, min)
 	f := corpus.Finding{
 		Kind:    "divergence",
 		Command: o.Command,
@@ -296,14 +296,6 @@ func execOne(ctx context.Context, o Options, script []ops.Op) ([2]ops.Outcome, e
 	return outs, errA, errB
 }
 
-func steps(script []ops.Op) []ops.Step {
-	out := make([]ops.Step, len(script))
-	for i, op := range script {
-		out[i] = ops.Step{Op: op}
-	}
-	return out
-}
-
 // pluginFailure handles a batch on which a side failed (crashed, hung,
 // answered garbage): it restarts the failed sides, looks for the script that
 // triggers the failure on its own, and records it.
@@ -338,10 +330,10 @@ func pluginFailure(ctx context.Context, o Options, res *Result, scripts [][]ops.
 		var sc *ops.Script
 		if culprit >= 0 {
 			notes = append(notes, fmt.Sprintf("seed %d reproduces it on its own", seeds[culprit]))
-			sc = &ops.Script{Subsystem: o.Subsystem, Steps: steps(scripts[culprit])}
+			sc = ops.NewScript(o.Subsystem, scripts[culprit])
 		} else {
 			notes = append(notes, fmt.Sprintf("no single script of seeds %d..%d reproduces it (killed from outside, or it needs the whole batch); the first is kept", seeds[0], seeds[len(seeds)-1]))
-			sc = &ops.Script{Subsystem: o.Subsystem, Steps: steps(scripts[0])}
+			sc = ops.NewScript(o.Subsystem, scripts[0])
 		}
 		if err := record(o, res, sc, corpus.Finding{Kind: "plugin failure", Command: o.Command, Notes: notes}); err != nil {
 			return err

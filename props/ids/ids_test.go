@@ -18,32 +18,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
-	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/props/sides"
 )
 
-func newNaive(t testing.TB) ops.Impl {
-	m, err := naive.New()
-	require.NoError(t, err)
-	return ops.NewLocal(naive.Info(), m)
-}
-
-func newOptimized(t testing.TB) ops.Impl {
-	m, err := optimized.New()
-	require.NoError(t, err)
-	return ops.NewLocal(optimized.Info(), m)
-}
-
-// newKernel returns the live kernel in a private IPC namespace, or skips
-// naming what is missing.
-func newKernel(t testing.TB) ops.Impl {
-	m, err := kernel.New()
-	if err != nil {
-		t.Skipf("the live kernel side needs a private IPC namespace: %v", err)
-	}
-	impl := ops.NewLocal(kernel.Info(), m)
-	t.Cleanup(func() { _ = impl.Close() })
-	return impl
-}
+func newNaive(t testing.TB) ops.Impl     { return sides.Impl(t, "naive", "ids") }
+func newOptimized(t testing.TB) ops.Impl { return sides.Impl(t, "optimized", "ids") }
+func newKernel(t testing.TB) ops.Impl    { return sides.Impl(t, "kernel", "ids") }
 
 var legacy = ops.Config{Options: map[string]string{"alloc": "legacy"}}
 
@@ -236,7 +216,7 @@ func FuzzIDs(f *testing.F) {
 			t.Fatal(err)
 		}
 		if d := equiv.Compare(equiv.Exact, script, outs[0], outO[0]); d != nil {
-			t.Fatalf("naive vs optimized: %v\n%s", d, ops.Format(&ops.Script{Subsystem: "ids", Steps: steps(script)}))
+			t.Fatalf("naive vs optimized: %v\n%s", d, ops.Format(ops.NewScript("ids", script)))
 		}
 		if k == nil {
 			return
@@ -246,17 +226,9 @@ func FuzzIDs(f *testing.F) {
 			t.Fatal(err)
 		}
 		if d := equiv.Compare(equiv.Exact, script, outO[0], outK[0]); d != nil {
-			t.Fatalf("optimized vs kernel: %v\n%s", d, ops.Format(&ops.Script{Subsystem: "ids", Steps: steps(script)}))
+			t.Fatalf("optimized vs kernel: %v\n%s", d, ops.Format(ops.NewScript("ids", script)))
 		}
 	})
-}
-
-func steps(script []ops.Op) []ops.Step {
-	out := make([]ops.Step, len(script))
-	for i, op := range script {
-		out[i] = ops.Step{Op: op}
-	}
-	return out
 }
 
 // TestCorpusReplay replays every committed script: the implementations must

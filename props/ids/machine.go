@@ -16,10 +16,26 @@ type Pair struct {
 	Relation   equiv.Relation
 }
 
-// Machine is the rapid state machine: every step draws one operation from
-// the shadow, applies it to both sides and checks that everything so far,
-// results and the state after the step, agrees under the pair's relation.
+// Stepper draws the operations of a state machine from a shadow it keeps.
+type Stepper interface {
+	Step(src Source) ops.Op
+}
+
+// Machine is the rapid state machine of the ids subsystem.
 func Machine(p Pair) func(*rapid.T) {
+	return RunMachine(p, func(t *rapid.T) Stepper {
+		shadow := NewShadow(p.Relation)
+		shadow.focus = ops.IPCTypes[rapid.IntRange(0, len(ops.IPCTypes)-1).Draw(t, "focus")]
+		shadow.churn = rapid.Bool().Draw(t, "churn")
+		return shadow
+	}, nil)
+}
+
+// RunMachine is a rapid state machine over any subsystem: every step draws
+// one operation from the stepper, applies it to both sides and checks that
+// both states satisfy invariant (when not nil) and that everything so far,
+// results and the states after the step, agrees under the pair's relation.
+func RunMachine(p Pair, newStepper func(*rapid.T) Stepper, invariant func(ops.Snapshot) error) func(*rapid.T) {
 	return func(t *rapid.T) {
 		ctx := context.Background()
 		if err := p.A.Reset(ctx, p.CfgA); err != nil {
@@ -28,14 +44,12 @@ func Machine(p Pair) func(*rapid.T) {
 		if err := p.B.Reset(ctx, p.CfgB); err != nil {
 			t.Fatalf("reset B: %v", err)
 		}
-		shadow := NewShadow(p.Relation)
-		shadow.focus = ops.IPCTypes[rapid.IntRange(0, len(ops.IPCTypes)-1).Draw(t, "focus")]
-		shadow.churn = rapid.Bool().Draw(t, "churn")
+		stepper := newStepper(t)
 		var script []ops.Op
 		var outA, outB ops.Outcome
 		t.Repeat(map[string]func(*rapid.T){
 			"step": func(t *rapid.T) {
-				op := shadow.Step(RapidSource{t})
+				op := stepper.Step(RapidSource{t})
 				t.Log(ops.FormatOp(op))
 				ra, err := p.A.Apply(ctx, []ops.Op{op})
 				if err != nil {
@@ -56,6 +70,13 @@ func Machine(p Pair) func(*rapid.T) {
 				}
 				if outB.Snapshot, err = p.B.Snapshot(ctx); err != nil {
 					t.Fatalf("snapshot B: %v", err)
+				}
+				if invariant != nil {
+					for side, s := range []ops.Snapshot{outA.Snapshot, outB.Snapshot} {
+						if err := invariant(s); err != nil {
+							t.Fatalf("%s: %v", "AB"[side:side+1], err)
+						}
+					}
 				}
 				if d := equiv.Compare(p.Relation, script, outA, outB); d != nil {
 					t.Fatalf("divergence: %v", d)

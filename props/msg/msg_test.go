@@ -16,47 +16,16 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
-	"github.com/ipcfuzz/ipcfuzz/impls/naive"
-	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	ids "github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/sides"
 )
 
-func side(t testing.TB, name string) runner.Side {
-	t.Helper()
-	var m ops.Model
-	var info ops.Info
-	var err error
-	switch name {
-	case "naive":
-		m, err = naive.New()
-		info = naive.Info()
-	case "optimized":
-		m, err = optimized.New()
-		info = optimized.Info()
-	case "kernel":
-		m, err = kernel.New()
-		info = kernel.Info()
-		if err != nil {
-			t.Skipf("the kernel side needs a private IPC namespace: %v", err)
-		}
-		if !slices.Contains(info.Subsystems, "msg") {
-			t.Skip("the kernel adapter does not run the msg subsystem yet")
-		}
-	}
-	require.NoError(t, err)
-	l := ops.NewLocal(info, m)
-	t.Cleanup(func() { l.Close() })
-	return runner.Side{Name: name, Impl: l, Follows: info.Follows}
-}
+func side(t testing.TB, name string) runner.Side { return sides.Open(t, name, "msg") }
 
 // check runs one script on both sides (the follower after the other) and
 // fails on any divergence.
 func check(t interface{ Fatalf(string, ...any) }, a, b runner.Side, script []ops.Op) {
-	sc := &ops.Script{Subsystem: "msg"}
-	for _, op := range script {
-		sc.Steps = append(sc.Steps, ops.Step{Op: op})
-	}
-	if err := runner.Replay(context.Background(), sc, a, b, equiv.Exact); err != nil {
+	if err := runner.Replay(context.Background(), ops.NewScript("msg", script), a, b, equiv.Exact); err != nil {
 		if re, ok := err.(*runner.ReplayError); ok {
 			t.Fatalf("%s vs %s: %s\n%s", a.Name, b.Name, re.Problem, re.Table)
 		}
@@ -139,11 +108,7 @@ func gopterPair(a, b runner.Side) *commands.ProtoCommands {
 					RunFunc: func(s commands.SystemUnderTest) commands.Result {
 						u := s.(*sut)
 						u.script = append(u.script, d.Op)
-						sc := &ops.Script{Subsystem: "msg"}
-						for _, op := range u.script {
-							sc.Steps = append(sc.Steps, ops.Step{Op: op})
-						}
-						return runner.Replay(context.Background(), sc, a, b, equiv.Exact)
+						return runner.Replay(context.Background(), ops.NewScript("msg", u.script), a, b, equiv.Exact)
 					},
 					NextStateFunc: func(commands.State) commands.State { return d.After },
 					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
@@ -177,6 +142,8 @@ func FuzzMsg(f *testing.F) {
 		l := ops.NewLocal(kernel.Info(), m)
 		f.Cleanup(func() { l.Close() })
 		k = &runner.Side{Name: "kernel", Impl: l}
+	} else {
+		f.Logf("fuzzing the models only: the live kernel needs a private IPC namespace with msg (%v)", err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := Script(&ids.ByteSource{Data: data}, 4+int(len(data)%40))

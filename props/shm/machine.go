@@ -1,67 +1,19 @@
 package shm
 
 import (
-	"context"
 	"fmt"
 
 	"pgregory.net/rapid"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 )
 
-// Machine is the rapid state machine: every step draws one operation from
-// the shadow and applies it to both sides; after every step both sides'
-// snapshots must satisfy the shm invariants and the outcomes so far must
-// agree under the pair's relation.
+// Machine is the rapid state machine of the shm subsystem: after every step
+// both sides' snapshots must satisfy the shm invariants and the outcomes so
+// far must agree under the pair's relation.
 func Machine(p ids.Pair) func(*rapid.T) {
-	return func(t *rapid.T) {
-		ctx := context.Background()
-		if err := p.A.Reset(ctx, p.CfgA); err != nil {
-			t.Fatalf("reset A: %v", err)
-		}
-		if err := p.B.Reset(ctx, p.CfgB); err != nil {
-			t.Fatalf("reset B: %v", err)
-		}
-		shadow := NewShadow(p.Relation)
-		var script []ops.Op
-		var outA, outB ops.Outcome
-		t.Repeat(map[string]func(*rapid.T){
-			"step": func(t *rapid.T) {
-				op := shadow.Step(ids.RapidSource{T: t})
-				t.Log(ops.FormatOp(op))
-				ra, err := p.A.Apply(ctx, []ops.Op{op})
-				if err != nil {
-					t.Fatalf("A: %v", err)
-				}
-				rb, err := p.B.Apply(ctx, []ops.Op{op})
-				if err != nil {
-					t.Fatalf("B: %v", err)
-				}
-				script = append(script, op)
-				outA.Results = append(outA.Results, ra...)
-				outB.Results = append(outB.Results, rb...)
-			},
-			"": func(t *rapid.T) {
-				var err error
-				if outA.Snapshot, err = p.A.Snapshot(ctx); err != nil {
-					t.Fatalf("snapshot A: %v", err)
-				}
-				if outB.Snapshot, err = p.B.Snapshot(ctx); err != nil {
-					t.Fatalf("snapshot B: %v", err)
-				}
-				for side, s := range []ops.Snapshot{outA.Snapshot, outB.Snapshot} {
-					if err := CheckInvariants(s); err != nil {
-						t.Fatalf("%s: %v", "AB"[side:side+1], err)
-					}
-				}
-				if d := equiv.Compare(p.Relation, script, outA, outB); d != nil {
-					t.Fatalf("divergence: %v", d)
-				}
-			},
-		})
-	}
+	return ids.RunMachine(p, func(*rapid.T) ids.Stepper { return NewShadow(p.Relation) }, CheckInvariants)
 }
 
 // CheckInvariants checks what must hold of every shm state: each segment's

@@ -19,39 +19,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/sides"
 )
 
-func newNaive(t testing.TB) ops.Impl {
-	m, err := naive.New()
-	require.NoError(t, err)
-	return ops.NewLocal(naive.Info(), m)
-}
-
-func newOptimized(t testing.TB) ops.Impl {
-	m, err := optimized.New()
-	require.NoError(t, err)
-	return ops.NewLocal(optimized.Info(), m)
-}
-
-// newKernel returns the live kernel in a private IPC namespace, or skips
-// naming what is missing.
-func newKernel(t testing.TB) ops.Impl {
-	m, err := kernel.New()
-	if err != nil {
-		t.Skipf("the live kernel side needs a private IPC namespace: %v", err)
-	}
-	impl := ops.NewLocal(kernel.Info(), m)
-	t.Cleanup(func() { _ = impl.Close() })
-	return impl
-}
-
-func steps(script []ops.Op) []ops.Step {
-	out := make([]ops.Step, len(script))
-	for i, op := range script {
-		out[i] = ops.Step{Op: op}
-	}
-	return out
-}
+func newNaive(t testing.TB) ops.Impl     { return sides.Impl(t, "naive", "shm") }
+func newOptimized(t testing.TB) ops.Impl { return sides.Impl(t, "optimized", "shm") }
+func newKernel(t testing.TB) ops.Impl    { return sides.Impl(t, "kernel", "shm") }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
@@ -280,7 +253,7 @@ func FuzzShm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := &ids.ByteSource{Data: data}
 		script := Script(src, equiv.Exact, 1+src.Intn(FuzzMaxLen, "length"))
-		text := func() string { return ops.Format(&ops.Script{Subsystem: "shm", Steps: steps(script)}) }
+		text := func() string { return ops.Format(ops.NewScript("shm", script)) }
 		ctx := context.Background()
 		var outs []ops.Outcome
 		for _, impl := range []ops.Impl{n, o, k} {
