@@ -30,31 +30,7 @@ var legacy = ops.Config{Options: map[string]string{"alloc": "legacy"}}
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
 	require.NoError(t, err)
-	rapid.Check(t, func(t *rapid.T) {
-		script := Draw(RapidSource{t}, equiv.Exact)
-		out, err := ops.Run(m, ops.Config{}, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := &ops.Script{Subsystem: "ids"}
-		for i, op := range script {
-			st := ops.Step{Op: op}
-			if rapid.Bool().Draw(t, "with result") {
-				r := out.Results[i]
-				st.Want = &r
-			}
-			sc.Steps = append(sc.Steps, st)
-		}
-		text := ops.Format(sc)
-		back, err := ops.ParseString(text)
-		if err != nil {
-			t.Fatalf("parse(format(x)): %v\n%s", err, text)
-		}
-		if again := ops.Format(back); again != text {
-			t.Fatalf("format(parse(format(x))) differs:\n%s\nvs\n%s", text, again)
-		}
-		require.Equal(t, sc, back)
-	})
+	rapid.Check(t, TextRoundTrip("ids", func(s Source) []ops.Op { return Draw(s, equiv.Exact) }, m))
 }
 
 func TestParseErrorsNameTheLine(t *testing.T) {

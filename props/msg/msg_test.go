@@ -16,6 +16,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	ids "github.com/ipcfuzz/ipcfuzz/props/ids"
 	"github.com/ipcfuzz/ipcfuzz/props/sides"
 )
@@ -34,28 +35,9 @@ func check(t interface{ Fatalf(string, ...any) }, a, b runner.Side, script []ops
 }
 
 func TestTextRoundTrip(t *testing.T) {
-	a := side(t, "optimized")
-	rapid.Check(t, func(t *rapid.T) {
-		script := Draw(ids.RapidSource{T: t})
-		outs, err := a.Impl.Exec(context.Background(), ops.Config{}, [][]ops.Op{script})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := &ops.Script{Subsystem: "msg"}
-		for i, op := range script {
-			r := outs[0].Results[i]
-			r.Alternatives = 0
-			sc.Steps = append(sc.Steps, ops.Step{Op: op, Want: &r})
-		}
-		text := ops.Format(sc)
-		back, err := ops.ParseString(text)
-		if err != nil {
-			t.Fatalf("parse(format(x)): %v\n%s", err, text)
-		}
-		if again := ops.Format(back); again != text {
-			t.Fatalf("format(parse(format(x))) differs:\n%s\nvs\n%s", text, again)
-		}
-	})
+	m, err := optimized.New()
+	require.NoError(t, err)
+	rapid.Check(t, ids.TextRoundTrip("msg", Draw, m))
 }
 
 func TestNaiveOptimized(t *testing.T) {

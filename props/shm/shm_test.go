@@ -29,31 +29,7 @@ func newKernel(t testing.TB) ops.Impl    { return sides.Impl(t, "kernel", "shm")
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
 	require.NoError(t, err)
-	rapid.Check(t, func(t *rapid.T) {
-		script := Draw(ids.RapidSource{T: t}, equiv.Exact)
-		out, err := ops.Run(m, ops.Config{}, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := &ops.Script{Subsystem: "shm"}
-		for i, op := range script {
-			st := ops.Step{Op: op}
-			if rapid.Bool().Draw(t, "with result") {
-				r := out.Results[i]
-				st.Want = &r
-			}
-			sc.Steps = append(sc.Steps, st)
-		}
-		text := ops.Format(sc)
-		back, err := ops.ParseString(text)
-		if err != nil {
-			t.Fatalf("parse(format(x)): %v\n%s", err, text)
-		}
-		if again := ops.Format(back); again != text {
-			t.Fatalf("format(parse(format(x))) differs:\n%s\nvs\n%s", text, again)
-		}
-		require.Equal(t, sc, back)
-	})
+	rapid.Check(t, ids.TextRoundTrip("shm", func(s ids.Source) []ops.Op { return Draw(s, equiv.Exact) }, m))
 }
 
 // The generator must reach every situation the subsystem is about.
