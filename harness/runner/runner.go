@@ -140,7 +140,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// batch is a run of consecutive seeds and their scripts.
+// ScriptSeed is the seed of script i of a run with seed seed: a splitmix64
+// mix, so that runs with nearby seeds draw unrelated scripts.
+func ScriptSeed(seed uint64, i int) uint64 {
+	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// batch is a run of consecutive scripts and their seeds.
 type batch struct {
 	seeds   []uint64
 	scripts [][]ops.Op
@@ -159,7 +168,7 @@ func generate(ctx context.Context, o Options) <-chan batch {
 			}
 			bt := batch{seeds: make([]uint64, n), scripts: make([][]ops.Op, n)}
 			for i := range n {
-				bt.seeds[i] = o.Seed + uint64(next+i)
+				bt.seeds[i] = ScriptSeed(o.Seed, next+i)
 				bt.scripts[i] = o.Generate(bt.seeds[i])
 			}
 			next += n
@@ -239,10 +248,10 @@ func divergence(ctx context.Context, o Options, res *Result, script []ops.Op, se
 		return fmt.Errorf("re-running the shrunk divergence: %w", errors.Join(errA, errB))
 	}
 	d := equiv.Compare(o.Relation, min, outs[0], outs[1])
-	note := fmt.Sprintf("seed %d, relation %s, shrunk from %d to %d ops", seed, o.Relation, len(script), len(min))
+	note := fmt.Sprintf("script seed %d, relation %s, shrunk from %d to %d ops", seed, o.Relation, len(script), len(min))
 	if d == nil {
 		min, d = script, first
-		note = fmt.Sprintf("seed %d, relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", seed, o.Relation)
+		note = fmt.Sprintf("script seed %d, relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", seed, o.Relation)
 		if outs, errA, errB = execOne(ctx, o, min); errA != nil || errB != nil {
 			return fmt.Errorf("re-running a flaky divergence: %w", errors.Join(errA, errB))
 		}
@@ -329,10 +338,10 @@ func pluginFailure(ctx context.Context, o Options, res *Result, scripts [][]ops.
 		notes := []string{fmt.Sprintf("%s: %v", f.side.Name, f.err)}
 		var sc *ops.Script
 		if culprit >= 0 {
-			notes = append(notes, fmt.Sprintf("seed %d reproduces it on its own", seeds[culprit]))
+			notes = append(notes, fmt.Sprintf("the script of seed %d reproduces it on its own", seeds[culprit]))
 			sc = ops.NewScript(o.Subsystem, scripts[culprit])
 		} else {
-			notes = append(notes, fmt.Sprintf("no single script of seeds %d..%d reproduces it (killed from outside, or it needs the whole batch); the first is kept", seeds[0], seeds[len(seeds)-1]))
+			notes = append(notes, fmt.Sprintf("no single script of that batch of %d reproduces it (killed from outside, or it needs the whole batch); the first is kept", len(seeds)))
 			sc = ops.NewScript(o.Subsystem, scripts[0])
 		}
 		if err := record(o, res, sc, corpus.Finding{Kind: "plugin failure", Command: o.Command, Notes: notes}); err != nil {
