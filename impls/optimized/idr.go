@@ -284,5 +284,5 @@ func (t *IDR) CostCounter() string { return "nodes" }
 
 // Counters implements ipcns.Table.
 func (t *IDR) Counters() map[string]int64 {
-	return map[string]int64{"nodes": t.visits, "height": int64(t.Height())}
+	return map[string]int64{"nodes": t.visits}
 }
