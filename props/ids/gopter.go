@@ -1,9 +1,12 @@
 package ids
 
 import (
+	"context"
+	"errors"
 	"maps"
 
 	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/commands"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -38,19 +41,93 @@ func (s *Shadow) clone() *Shadow {
 	return &c
 }
 
+// Shadowed is a Stepper whose shadow can be copied, so that gopter's states
+// are never shared.
+type Shadowed interface {
+	Stepper
+	Copy() Shadowed
+}
+
+// Copy implements Shadowed.
+func (s *Shadow) Copy() Shadowed { return s.clone() }
+
 // Drawn is one gopter command's payload: the operation and the shadow after it.
 type Drawn struct {
 	Op    ops.Op
-	After *Shadow
+	After Shadowed
 }
 
 // OpGen is the gopter generator of the next operation from a shadow state;
 // the shadow itself is not changed.
-func OpGen(state *Shadow) gopter.Gen {
+func OpGen(state Shadowed) gopter.Gen {
 	return func(p *gopter.GenParameters) *gopter.GenResult {
-		next := state.clone()
+		next := state.Copy()
 		op := next.Step(RandSource{p.Rng})
 		return gopter.NewGenResult(Drawn{Op: op, After: next}, gopter.NoShrinker)
+	}
+}
+
+// Commands builds gopter commands whose system under test is the pair: each
+// command applies one operation to both sides, checks both states against
+// invariant (when not nil) and compares everything so far under the pair's
+// relation.
+func Commands(p Pair, initial func() Shadowed, invariant func(ops.Snapshot) error) *commands.ProtoCommands {
+	type sut struct {
+		script []ops.Op
+		out    [2]ops.Outcome
+	}
+	ctx := context.Background()
+	return &commands.ProtoCommands{
+		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
+			if err := p.A.Reset(ctx, p.CfgA); err != nil {
+				panic(err)
+			}
+			if err := p.B.Reset(ctx, p.CfgB); err != nil {
+				panic(err)
+			}
+			return &sut{}
+		},
+		InitialStateGen: func(*gopter.GenParameters) *gopter.GenResult {
+			return gopter.NewGenResult(initial(), gopter.NoShrinker)
+		},
+		GenCommandFunc: func(st commands.State) gopter.Gen {
+			return OpGen(st.(Shadowed)).Map(func(d Drawn) commands.Command {
+				return &commands.ProtoCommand{
+					Name: ops.FormatOp(d.Op),
+					RunFunc: func(s commands.SystemUnderTest) commands.Result {
+						u := s.(*sut)
+						ra, errA := p.A.Apply(ctx, []ops.Op{d.Op})
+						rb, errB := p.B.Apply(ctx, []ops.Op{d.Op})
+						if err := errors.Join(errA, errB); err != nil {
+							return &equiv.Divergence{Step: len(u.script), Reason: "an implementation failed: " + err.Error()}
+						}
+						u.script = append(u.script, d.Op)
+						u.out[0].Results = append(u.out[0].Results, ra...)
+						u.out[1].Results = append(u.out[1].Results, rb...)
+						u.out[0].Snapshot, errA = p.A.Snapshot(ctx)
+						u.out[1].Snapshot, errB = p.B.Snapshot(ctx)
+						if err := errors.Join(errA, errB); err != nil {
+							return &equiv.Divergence{Step: -1, Reason: "snapshot: " + err.Error()}
+						}
+						if invariant != nil {
+							for _, o := range u.out {
+								if err := invariant(o.Snapshot); err != nil {
+									return &equiv.Divergence{Step: -1, Reason: err.Error()}
+								}
+							}
+						}
+						return equiv.Compare(p.Relation, u.script, u.out[0], u.out[1])
+					},
+					NextStateFunc: func(commands.State) commands.State { return d.After },
+					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
+						if d, _ := r.(*equiv.Divergence); d != nil {
+							return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
+						}
+						return &gopter.PropResult{Status: gopter.PropTrue}
+					},
+				}
+			})
+		},
 	}
 }
 
@@ -73,7 +150,7 @@ func gopterScript(rel equiv.Relation, seed uint64) []ops.Op {
 	for range n {
 		d := OpGen(state)(p).Result.(Drawn)
 		out = append(out, d.Op)
-		state = d.After
+		state = d.After.(*Shadow)
 	}
 	return out
 }

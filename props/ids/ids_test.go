@@ -91,58 +91,8 @@ func TestRunnerSameSeedSameScripts(t *testing.T) {
 	require.NotEqual(t, r1(1), r1(2))
 }
 
-// commandsFor builds gopter commands whose system under test is a pair of
-// implementations; each command applies one operation to both.
 func commandsFor(p Pair) *commands.ProtoCommands {
-	type sut struct {
-		script   []ops.Op
-		out      [2]ops.Outcome
-		diverged *equiv.Divergence
-	}
-	ctx := context.Background()
-	return &commands.ProtoCommands{
-		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
-			if err := p.A.Reset(ctx, p.CfgA); err != nil {
-				panic(err)
-			}
-			if err := p.B.Reset(ctx, p.CfgB); err != nil {
-				panic(err)
-			}
-			return &sut{}
-		},
-		InitialStateGen: func(*gopter.GenParameters) *gopter.GenResult {
-			return gopter.NewGenResult(NewShadow(p.Relation), gopter.NoShrinker)
-		},
-		GenCommandFunc: func(st commands.State) gopter.Gen {
-			return OpGen(st.(*Shadow)).Map(func(d Drawn) commands.Command {
-				return &commands.ProtoCommand{
-					Name: ops.FormatOp(d.Op),
-					RunFunc: func(s commands.SystemUnderTest) commands.Result {
-						u := s.(*sut)
-						ra, errA := p.A.Apply(ctx, []ops.Op{d.Op})
-						rb, errB := p.B.Apply(ctx, []ops.Op{d.Op})
-						if errA != nil || errB != nil {
-							panic(errA.Error() + " / " + errB.Error())
-						}
-						u.script = append(u.script, d.Op)
-						u.out[0].Results = append(u.out[0].Results, ra...)
-						u.out[1].Results = append(u.out[1].Results, rb...)
-						u.out[0].Snapshot, _ = p.A.Snapshot(ctx)
-						u.out[1].Snapshot, _ = p.B.Snapshot(ctx)
-						u.diverged = equiv.Compare(p.Relation, u.script, u.out[0], u.out[1])
-						return u.diverged
-					},
-					NextStateFunc: func(commands.State) commands.State { return d.After },
-					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
-						if d, _ := r.(*equiv.Divergence); d != nil {
-							return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
-						}
-						return &gopter.PropResult{Status: gopter.PropTrue}
-					},
-				}
-			})
-		},
-	}
+	return Commands(p, func() Shadowed { return NewShadow(p.Relation) }, nil)
 }
 
 func TestGopterCommands(t *testing.T) {

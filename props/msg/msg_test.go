@@ -84,7 +84,7 @@ func gopterPair(a, b runner.Side) *commands.ProtoCommands {
 			return gopter.NewGenResult(NewShadow(), gopter.NoShrinker)
 		},
 		GenCommandFunc: func(st commands.State) gopter.Gen {
-			return OpGen(st.(*Shadow)).Map(func(d Drawn) commands.Command {
+			return ids.OpGen(st.(*Shadow)).Map(func(d ids.Drawn) commands.Command {
 				return &commands.ProtoCommand{
 					Name: ops.FormatOp(d.Op),
 					RunFunc: func(s commands.SystemUnderTest) commands.Result {

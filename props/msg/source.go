@@ -22,21 +22,8 @@ func RapidScripts() func(seed uint64) []ops.Op {
 	return func(seed uint64) []ops.Op { return gen.Example(int(seed)) }
 }
 
-// OpGen is the gopter generator of the next operation from a shadow. The
-// shadow is cloned, so gopter's states are never shared.
-func OpGen(state *Shadow) gopter.Gen {
-	return func(p *gopter.GenParameters) *gopter.GenResult {
-		next := state.clone()
-		op := next.Step(ids.RandSource{Rng: p.Rng})
-		return gopter.NewGenResult(Drawn{Op: op, After: next}, gopter.NoShrinker)
-	}
-}
-
-// Drawn is one gopter command's payload: the operation and the shadow after it.
-type Drawn struct {
-	Op    ops.Op
-	After *Shadow
-}
+// Copy implements ids.Shadowed.
+func (s *Shadow) Copy() ids.Shadowed { return s.clone() }
 
 func (s *Shadow) clone() *Shadow {
 	c := &Shadow{nextHandle: s.nextHandle}
@@ -65,9 +52,9 @@ func GopterScripts() func(seed uint64) []ops.Op {
 		state := NewShadow()
 		out := make([]ops.Op, 0, n)
 		for range n {
-			d := OpGen(state)(p).Result.(Drawn)
+			d := ids.OpGen(state)(p).Result.(ids.Drawn)
 			out = append(out, d.Op)
-			state = d.After
+			state = d.After.(*Shadow)
 		}
 		return out
 	}

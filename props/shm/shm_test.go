@@ -144,61 +144,8 @@ func TestListingAndMaxIdx(t *testing.T) {
 	})
 }
 
-// commandsFor builds gopter commands whose system under test is a pair of
-// implementations; each command applies one operation to both.
 func commandsFor(p ids.Pair) *commands.ProtoCommands {
-	type sut struct {
-		script []ops.Op
-		out    [2]ops.Outcome
-	}
-	ctx := context.Background()
-	return &commands.ProtoCommands{
-		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
-			if err := p.A.Reset(ctx, p.CfgA); err != nil {
-				panic(err)
-			}
-			if err := p.B.Reset(ctx, p.CfgB); err != nil {
-				panic(err)
-			}
-			return &sut{}
-		},
-		InitialStateGen: func(*gopter.GenParameters) *gopter.GenResult {
-			return gopter.NewGenResult(NewShadow(p.Relation), gopter.NoShrinker)
-		},
-		GenCommandFunc: func(st commands.State) gopter.Gen {
-			return OpGen(st.(*Shadow)).Map(func(d Drawn) commands.Command {
-				return &commands.ProtoCommand{
-					Name: ops.FormatOp(d.Op),
-					RunFunc: func(s commands.SystemUnderTest) commands.Result {
-						u := s.(*sut)
-						ra, errA := p.A.Apply(ctx, []ops.Op{d.Op})
-						rb, errB := p.B.Apply(ctx, []ops.Op{d.Op})
-						if errA != nil || errB != nil {
-							return &equiv.Divergence{Step: len(u.script), Reason: "implementation failed"}
-						}
-						u.script = append(u.script, d.Op)
-						u.out[0].Results = append(u.out[0].Results, ra...)
-						u.out[1].Results = append(u.out[1].Results, rb...)
-						u.out[0].Snapshot, _ = p.A.Snapshot(ctx)
-						u.out[1].Snapshot, _ = p.B.Snapshot(ctx)
-						for _, s := range u.out {
-							if err := CheckInvariants(s.Snapshot); err != nil {
-								return &equiv.Divergence{Step: -1, Reason: err.Error()}
-							}
-						}
-						return equiv.Compare(p.Relation, u.script, u.out[0], u.out[1])
-					},
-					NextStateFunc: func(commands.State) commands.State { return d.After },
-					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {
-						if d, _ := r.(*equiv.Divergence); d != nil {
-							return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
-						}
-						return &gopter.PropResult{Status: gopter.PropTrue}
-					},
-				}
-			})
-		},
-	}
+	return ids.Commands(p, func() ids.Shadowed { return NewShadow(p.Relation) }, CheckInvariants)
 }
 
 func TestGopterCommands(t *testing.T) {

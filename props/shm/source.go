@@ -53,21 +53,8 @@ func (s *Shadow) clone() *Shadow {
 	return &c
 }
 
-// Drawn is one gopter command's payload: the operation and the shadow after it.
-type Drawn struct {
-	Op    ops.Op
-	After *Shadow
-}
-
-// OpGen is the gopter generator of the next operation from a shadow state;
-// the shadow itself is not changed.
-func OpGen(state *Shadow) gopter.Gen {
-	return func(p *gopter.GenParameters) *gopter.GenResult {
-		next := state.clone()
-		op := next.Step(ids.RandSource{Rng: p.Rng})
-		return gopter.NewGenResult(Drawn{Op: op, After: next}, gopter.NoShrinker)
-	}
-}
+// Copy implements ids.Shadowed.
+func (s *Shadow) Copy() ids.Shadowed { return s.clone() }
 
 // GopterScripts returns the function that gives the script gopter's
 // generators draw for a seed: a length, then one OpGen draw per step.
@@ -79,9 +66,9 @@ func GopterScripts(rel equiv.Relation) func(seed uint64) []ops.Op {
 		state := NewShadow(rel)
 		out := make([]ops.Op, 0, n)
 		for range n {
-			d := OpGen(state)(p).Result.(Drawn)
+			d := ids.OpGen(state)(p).Result.(ids.Drawn)
 			out = append(out, d.Op)
-			state = d.After
+			state = d.After.(*Shadow)
 		}
 		return out
 	}
