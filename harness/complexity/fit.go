@@ -58,7 +58,7 @@ var candidates = []struct {
 // FitSeries fits cost = c * n^e by least squares on (log n, log cost) over
 // every repetition at every size. samples[i] holds the repetitions at
 // sizes[i]. The interval is the 95% interval of the slope; the class is the
-// candidate growth nearest the slope (see classify).
+// candidate growth the interval holds (see classify).
 func FitSeries(sizes []int, samples [][]float64) Fit {
 	var xs, ys []float64
 	zeroAt := []int{}
@@ -85,20 +85,24 @@ func FitSeries(sizes []int, samples [][]float64) Fit {
 	}
 	slope, se := ols(xs, ys)
 	t := tQuantile(len(xs) - 2)
-	return Fit{Exponent: slope, CI: [2]float64{slope - t*se, slope + t*se}, Class: classify(sizes, slope)}
+	ci := [2]float64{slope - t*se, slope + t*se}
+	return Fit{Exponent: slope, CI: ci, Class: classify(sizes, slope, ci)}
 }
 
-// classify picks the candidate whose own log-log slope over these sizes
-// (1.12 for n log n over 1k..32k, 0.12 for log n) is nearest the measured
-// exponent, so that the class never contradicts the exponent it sits beside.
-func classify(sizes []int, slope float64) string {
-	if slope > 2.5 {
+// classify names the growth: the candidates whose own log-log slope over
+// these sizes (1.12 for n log n over 1k..32k, 0.12 for log n) lies inside the
+// interval; "O(log n) to O(n)" when the interval holds several, and the one
+// nearest the exponent when it holds none. So the class never contradicts
+// the exponent beside it, nor claims more than the measurements show.
+func classify(sizes []int, slope float64, ci [2]float64) string {
+	if ci[0] > 2.5 || (slope > 2.5 && ci[0] > 2.2) {
 		return ClassWorse
 	}
 	xs := make([]float64, len(sizes))
 	for i, n := range sizes {
 		xs[i] = math.Log(float64(n))
 	}
+	var inside []string
 	best, bestDist := classNotFound, math.Inf(1)
 	for _, c := range candidates {
 		ys := make([]float64, len(sizes))
@@ -106,9 +110,21 @@ func classify(sizes []int, slope float64) string {
 			ys[i] = math.Log(c.f(float64(n)))
 		}
 		own, _ := ols(xs, ys)
+		if own >= ci[0] && own <= ci[1] {
+			inside = append(inside, c.class)
+		}
 		if d := math.Abs(own - slope); d < bestDist {
 			best, bestDist = c.class, d
 		}
+	}
+	switch {
+	case len(inside) == 1:
+		return inside[0]
+	case len(inside) > 1:
+		return inside[0] + " to " + inside[len(inside)-1]
+	}
+	if best == ClassQuad && slope > 2.5 {
+		return ClassWorse
 	}
 	return best
 }

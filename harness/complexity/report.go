@@ -102,7 +102,7 @@ func Verdicts(r *Report, metric Metric) []string {
 			}
 			ratio := ""
 			if b.last > 0 {
-				ratio = fmt.Sprintf("; at n=%d %s/%s = %.1fx", r.Sizes[len(r.Sizes)-1], a.name, b.name, a.last/b.last)
+				ratio = fmt.Sprintf("; at n=%d %s/%s = %.3gx", r.Sizes[len(r.Sizes)-1], a.name, b.name, a.last/b.last)
 			}
 			out = append(out, fmt.Sprintf("verdict (%s): %s %s %s%s", name, a.name, a.fit.Class, rel, ratio))
 		}

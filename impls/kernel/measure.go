@@ -22,9 +22,6 @@ func (m *Model) Measure(cfg ops.Config, w ops.Workload, n, reps int) (ops.Measur
 	if err := ops.CheckMeasure(w, n, reps); err != nil {
 		return ops.Measurement{}, err
 	}
-	if w == ops.MsgFullQueue {
-		return ops.Measurement{}, fmt.Errorf("kernel: %s needs n senders asleep at once, which the kernel adapter does not run yet", w)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.ensureThread(); err != nil {
@@ -42,7 +39,17 @@ func (t *thread) measure(w ops.Workload, n, reps int) (ops.Measurement, error) {
 		return ops.Measurement{}, err
 	}
 	t.dirty = true
-	part, err := t.setupWorkload(w, n)
+	var part func() error
+	var err error
+	if w == ops.MsgFullQueue {
+		var teardown func()
+		part, teardown, err = t.fullQueue(n)
+		if teardown != nil {
+			defer teardown() // IPC_RMID: the sleepers return EIDRM and their threads end
+		}
+	} else {
+		part, err = t.setupWorkload(w, n)
+	}
 	if err != nil {
 		return ops.Measurement{}, fmt.Errorf("kernel: %s setup at n=%d: %w", w, n, err)
 	}

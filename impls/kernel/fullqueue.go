@@ -1,0 +1,125 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// fullQueue builds the msg-full-queue workload on the real kernel: a queue
+// of 64 bytes filled with eight 8-byte messages, and n sender threads of this
+// process, each moved into the worker's namespace, asleep in msgsnd with 16
+// bytes (more than one receive frees). The measured part is MsgRounds rounds
+// of one receive and one refill on the worker. The kernel counts nothing
+// for us; the wall time shows what each receive costs with n sleepers (since
+// 4.9 it wakes none of them, but ss_wakeup still walks them all).
+func (t *thread) fullQueue(n int) (func() error, func(), error) {
+	id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
+	if e != 0 {
+		return nil, nil, fmt.Errorf("msgget: %v", e)
+	}
+	var ds statBuf
+	if e := ipcCtl(ops.Msg, id, ipcStat, &ds); e != 0 {
+		return nil, nil, fmt.Errorf("IPC_STAT: %v", e)
+	}
+	(*msqid64DS)(unsafe.Pointer(&ds.ds)).qbytes = 64
+	if e := ipcCtl(ops.Msg, id, ipcSet, &ds); e != 0 {
+		return nil, nil, fmt.Errorf("IPC_SET qbytes 64: %v", e)
+	}
+	var msg [4]uint64
+	msg[0] = 1
+	send := func(size uintptr, flags uintptr) syscall.Errno {
+		_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg[0])), size, flags, 0, 0)
+		return e
+	}
+	for range 8 {
+		if e := send(8, ipcNowait); e != 0 {
+			return nil, nil, fmt.Errorf("filling the queue: %v", e)
+		}
+	}
+	nsFD, err := syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
+	}
+	defer syscall.Close(nsFD)
+	tids := make(chan int, n)
+	for range n {
+		goLocked(func() {
+			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+				tids <- -int(e)
+				return
+			}
+			tids <- syscall.Gettid()
+			var m [4]uint64
+			m[0] = 2
+			for {
+				_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&m[0])), 16, 0, 0, 0)
+				if e != syscall.EINTR { // EIDRM at teardown
+					return
+				}
+			}
+		})
+	}
+	var senders []int
+	for range n {
+		tid := <-tids
+		if tid < 0 {
+			return nil, nil, fmt.Errorf("a sender thread could not join the namespace: %v", syscall.Errno(-tid))
+		}
+		senders = append(senders, tid)
+	}
+	remove := func() { _ = ipcCtl(ops.Msg, id, ipcRmid, nil) }
+	if err := waitAsleep(senders); err != nil {
+		remove()
+		return nil, nil, err
+	}
+	var buf [4]uint64
+	part := func() error {
+		for range ops.MsgRounds {
+			if _, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, ipcNowait, 0); e != 0 {
+				return fmt.Errorf("msgrcv: %v", e)
+			}
+			if e := send(8, ipcNowait); e != 0 {
+				return fmt.Errorf("refill: %v", e)
+			}
+		}
+		return nil
+	}
+	return part, remove, nil
+}
+
+// sysSetns is setns(2) on x86-64 (the syscall package lacks its number).
+const sysSetns = 308
+
+// waitAsleep waits until every thread sleeps in msgsnd (state S, wchan
+// do_msgsnd): evidence, not a delay.
+func waitAsleep(tids []int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, tid := range tids {
+		base := "/proc/self/task/" + strconv.Itoa(tid) + "/"
+		for {
+			stat, err1 := os.ReadFile(base + "stat")
+			wchan, err2 := os.ReadFile(base + "wchan")
+			if err1 != nil || err2 != nil {
+				return fmt.Errorf("sender thread %d: %v %v", tid, err1, err2)
+			}
+			i := bytes.LastIndexByte(stat, ')')
+			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == "do_msgsnd" {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("sender thread %d did not fall asleep in msgsnd", tid)
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	return nil
+}
