@@ -49,7 +49,7 @@ func RunMachine(p Pair, newStepper func(*rapid.T) Stepper, invariant func(ops.Sn
 		var outA, outB ops.Outcome
 		t.Repeat(map[string]func(*rapid.T){
 			"step": func(t *rapid.T) {
-				op := stepper.Step(RapidSource{t})
+				op := stepper.Step(NewRapidSource(t))
 				t.Log(ops.FormatOp(op))
 				ra, err := p.A.Apply(ctx, []ops.Op{op})
 				if err != nil {

@@ -13,7 +13,7 @@ import (
 // of the steps (Result.Alternatives, a statistic, is not part of the text).
 func TextRoundTrip(subsystem string, draw func(Source) []ops.Op, m ops.Model) func(*rapid.T) {
 	return func(t *rapid.T) {
-		script := draw(RapidSource{t})
+		script := draw(NewRapidSource(t))
 		out, err := ops.Run(m, ops.Config{}, script)
 		if err != nil {
 			t.Fatal(err)

@@ -10,14 +10,31 @@ import (
 )
 
 // RapidSource draws from a rapid.T, so rapid records and shrinks every choice.
-type RapidSource struct{ T *rapid.T }
+// Make one with NewRapidSource: it keeps the generators it made, since
+// building a rapid generator costs more than drawing from it.
+type RapidSource struct {
+	T    *rapid.T
+	gens map[int]*rapid.Generator[int]
+}
+
+// NewRapidSource returns a source drawing from t.
+func NewRapidSource(t *rapid.T) RapidSource {
+	return RapidSource{T: t, gens: map[int]*rapid.Generator[int]{}}
+}
 
 // Intn implements Source.
 func (r RapidSource) Intn(n int, label string) int {
 	if n <= 1 {
 		return 0
 	}
-	return rapid.IntRange(0, n-1).Draw(r.T, label)
+	g := r.gens[n]
+	if g == nil {
+		g = rapid.IntRange(0, n-1)
+		if r.gens != nil {
+			r.gens[n] = g
+		}
+	}
+	return g.Draw(r.T, label)
 }
 
 // RandSource draws from a math/rand generator (gopter's GenParameters.Rng).
@@ -33,7 +50,7 @@ func (r RandSource) Intn(n int, _ string) int {
 
 // ScriptGen is the rapid generator of whole scripts compared under rel.
 func ScriptGen(rel equiv.Relation) *rapid.Generator[[]ops.Op] {
-	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(RapidSource{t}, rel) })
+	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(NewRapidSource(t), rel) })
 }
 
 // RapidScripts returns the function that gives the script rapid draws for a

@@ -42,12 +42,12 @@ func TestTextRoundTrip(t *testing.T) {
 
 func TestNaiveOptimized(t *testing.T) {
 	a, b := side(t, "naive"), side(t, "optimized")
-	rapid.Check(t, func(t *rapid.T) { check(t, a, b, Draw(ids.RapidSource{T: t})) })
+	rapid.Check(t, func(t *rapid.T) { check(t, a, b, Draw(ids.NewRapidSource(t))) })
 }
 
 func TestOptimizedKernel(t *testing.T) {
 	a, b := side(t, "optimized"), side(t, "kernel")
-	rapid.Check(t, func(t *rapid.T) { check(t, a, b, Draw(ids.RapidSource{T: t})) })
+	rapid.Check(t, func(t *rapid.T) { check(t, a, b, Draw(ids.NewRapidSource(t))) })
 }
 
 // The generator must make what it is for: tasks that block and are later

@@ -12,7 +12,7 @@ import (
 
 // ScriptGen is the rapid generator of whole scripts.
 func ScriptGen() *rapid.Generator[[]ops.Op] {
-	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(ids.RapidSource{T: t}) })
+	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(ids.NewRapidSource(t)) })
 }
 
 // RapidScripts returns the function that gives the script rapid draws for a

@@ -104,9 +104,9 @@ func TestListingAndMaxIdx(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var script []ops.Op
 		if rapid.Bool().Draw(t, "ids") {
-			script = ids.Draw(ids.RapidSource{T: t}, equiv.Exact)
+			script = ids.Draw(ids.NewRapidSource(t), equiv.Exact)
 		} else {
-			script = Draw(ids.RapidSource{T: t}, equiv.Exact)
+			script = Draw(ids.NewRapidSource(t), equiv.Exact)
 		}
 		mn, _ := naive.New()
 		mo, _ := optimized.New()

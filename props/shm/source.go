@@ -11,7 +11,7 @@ import (
 
 // ScriptGen is the rapid generator of whole scripts compared under rel.
 func ScriptGen(rel equiv.Relation) *rapid.Generator[[]ops.Op] {
-	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(ids.RapidSource{T: t}, rel) })
+	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(ids.NewRapidSource(t), rel) })
 }
 
 // RapidScripts returns the function that gives the script rapid draws for a
