@@ -549,8 +549,7 @@ func ConfigFromProto(m *ipcfuzzv1.Config) ops.Config {
 
 // OutcomeToProto encodes what one script did.
 func OutcomeToProto(o ops.Outcome) *ipcfuzzv1.Outcome {
-	rs, empty := ResultsToProto(o.Results)
-	return &ipcfuzzv1.Outcome{Results: rs, ResultsEmpty: empty, Snapshot: SnapshotToProto(o.Snapshot)}
+	return &ipcfuzzv1.Outcome{Results: PackResults(o.Results), Snapshot: PackSnapshot(o.Snapshot)}
 }
 
 // OutcomeFromProto decodes what one script did.
@@ -558,11 +557,11 @@ func OutcomeFromProto(m *ipcfuzzv1.Outcome) (ops.Outcome, error) {
 	if m == nil {
 		return ops.Outcome{}, fmt.Errorf("outcome missing")
 	}
-	rs, err := ResultsFromProto(m.Results, m.ResultsEmpty)
+	rs, err := UnpackResults(m.Results)
 	if err != nil {
 		return ops.Outcome{}, err
 	}
-	snap, err := SnapshotFromProto(m.Snapshot)
+	snap, err := UnpackSnapshot(m.Snapshot)
 	if err != nil {
 		return ops.Outcome{}, err
 	}
@@ -603,7 +602,7 @@ func OutcomesFromProto(ms []*ipcfuzzv1.Outcome, empty bool) ([]ops.Outcome, erro
 func ScriptsToProto(scripts [][]ops.Op) []*ipcfuzzv1.Script {
 	out := make([]*ipcfuzzv1.Script, len(scripts))
 	for i, s := range scripts {
-		out[i] = &ipcfuzzv1.Script{Ops: OpsToProto(s)}
+		out[i] = &ipcfuzzv1.Script{Ops: PackOps(s)}
 	}
 	return out
 }
@@ -612,7 +611,7 @@ func ScriptsToProto(scripts [][]ops.Op) []*ipcfuzzv1.Script {
 func ScriptsFromProto(ms []*ipcfuzzv1.Script) ([][]ops.Op, error) {
 	out := make([][]ops.Op, len(ms))
 	for i, m := range ms {
-		s, err := OpsFromProto(m.GetOps())
+		s, err := UnpackOps(m.GetOps())
 		if err != nil {
 			return nil, fmt.Errorf("script %d of %d: %w", i+1, len(ms), err)
 		}

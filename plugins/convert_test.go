@@ -44,7 +44,30 @@ var (
 			Cmd:   ops.ShmCmd(rapid.Uint8().Draw(t, "cmd")),
 			Flags: rapid.Uint8().Draw(t, "flags"),
 			Rows:  rapid.Bool().Draw(t, "rows"),
+
+			Mtype:    rapid.Int64().Draw(t, "mtype"),
+			Fill:     rapid.Uint8().Draw(t, "fill"),
+			MsgFlags: rapid.Uint8().Draw(t, "msgflags"),
+			MCmd:     ops.MsgCmd(rapid.Uint8().Draw(t, "mcmd")),
 		}
+	})
+	genMessage = rapid.Custom(func(t *rapid.T) ops.Message {
+		return ops.Message{Type: rapid.Int64().Draw(t, "type"), Text: rapid.StringMatching(`[a-z]{0,12}`).Draw(t, "text")}
+	})
+	genCompletion = rapid.Custom(func(t *rapid.T) ops.Completion {
+		return ops.Completion{Task: rapid.Uint8().Draw(t, "task"), Err: ops.Errno(rapid.Uint16().Draw(t, "err")),
+			Msg: genMessage.Draw(t, "msg"), Recv: rapid.Bool().Draw(t, "recv")}
+	})
+	// tasks are nil when empty: a set travels as bytes.
+	genTasks = rapid.Custom(func(t *rapid.T) []uint8 {
+		if rapid.Bool().Draw(t, "none") {
+			return nil
+		}
+		return rapid.SliceOfN(rapid.Uint8(), 1, 4).Draw(t, "tasks")
+	})
+	genQueue = rapid.Custom(func(t *rapid.T) ops.QueueState {
+		return ops.QueueState{ID: rapid.Int64().Draw(t, "id"), Msgs: maybeSlice(genMessage).Draw(t, "msgs"),
+			Qbytes: rapid.Int64().Draw(t, "qbytes"), Senders: genTasks.Draw(t, "senders"), Receivers: genTasks.Draw(t, "receivers")}
 	})
 	genRow    = rapid.Make[ops.Row]()
 	genObject = rapid.Custom(func(t *rapid.T) ops.Object {
@@ -75,6 +98,16 @@ var (
 			r.Info = rapid.Make[ops.ShmInfo]().Draw(t, "info")
 		}
 		r.Rows = maybeSlice(genRow).Draw(t, "rows")
+		r.Blocked = rapid.Bool().Draw(t, "blocked")
+		if rapid.Bool().Draw(t, "hasMsg") {
+			r.Msg = genMessage.Draw(t, "msg")
+		}
+		r.Qbytes = rapid.Int64().Draw(t, "qbytes")
+		if rapid.Bool().Draw(t, "hasMsgInfo") {
+			r.MsgInfo = rapid.Make[ops.MsgInfo]().Draw(t, "msginfo")
+		}
+		r.Done = maybeSlice(genCompletion).Draw(t, "done")
+		r.Alternatives = rapid.IntRange(0, 100).Draw(t, "alternatives")
 		return r
 	})
 	genSnapshot = rapid.Custom(func(t *rapid.T) ops.Snapshot {
@@ -92,6 +125,7 @@ var (
 			Tot:         rapid.Int64().Draw(t, "tot"),
 			Attachments: maybeSlice(rapid.Make[ops.Attachment]()).Draw(t, "attachments"),
 		}
+		s.Queues = maybeSlice(genQueue).Draw(t, "queues")
 		return s
 	})
 	genInfo = rapid.Custom(func(t *rapid.T) ops.Info {
@@ -102,6 +136,7 @@ var (
 			ExactIDs:   rapid.Bool().Draw(t, "exact"),
 			Blocking:   rapid.Bool().Draw(t, "blocking"),
 			Counters:   rapid.Bool().Draw(t, "counters"),
+			Follows:    rapid.Bool().Draw(t, "follows"),
 		}
 	})
 	genConfig = rapid.Custom(func(t *rapid.T) ops.Config {
@@ -226,4 +261,25 @@ func TestFromProtoRefusesWhatGoCannotHold(t *testing.T) {
 			t.Logf("%s: %v", name, err)
 		}
 	}
+}
+
+// Packed data that is cut short or carries junk is refused, never read as
+// something else.
+func TestUnpackRefusesDamagedData(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		script := rapid.SliceOfN(genOp, 1, 8).Draw(t, "script")
+		b := PackOps(script)
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		if _, err := UnpackOps(b[:cut]); err == nil {
+			t.Fatalf("a script cut at %d of %d bytes was accepted", cut, len(b))
+		}
+		if _, err := UnpackOps(append(b, 0)); err == nil {
+			t.Fatalf("a script with a trailing byte was accepted")
+		}
+		rs := rapid.SliceOfN(genResult, 1, 8).Draw(t, "results")
+		rb := PackResults(rs)
+		if _, err := UnpackResults(rb[:rapid.IntRange(0, len(rb)-1).Draw(t, "rcut")]); err == nil {
+			t.Fatalf("results cut short were accepted")
+		}
+	})
 }

@@ -1597,10 +1597,12 @@ func (x *Config) GetOptionsEmpty() bool {
 
 // Outcome mirrors ops.Outcome.
 type Outcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*Result              `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
-	ResultsEmpty  bool                   `protobuf:"varint,2,opt,name=results_empty,json=resultsEmpty,proto3" json:"results_empty,omitempty"` // Results is non-nil and empty
-	Snapshot      *Snapshot              `protobuf:"bytes,3,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results is plugins.PackResults of the script's results: one bytes
+	// field instead of a message per operation (the hot path).
+	Results []byte `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
+	// snapshot is plugins.PackSnapshot of the final state.
+	Snapshot      []byte `protobuf:"bytes,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1635,21 +1637,14 @@ func (*Outcome) Descriptor() ([]byte, []int) {
 	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
 }
 
-func (x *Outcome) GetResults() []*Result {
+func (x *Outcome) GetResults() []byte {
 	if x != nil {
 		return x.Results
 	}
 	return nil
 }
 
-func (x *Outcome) GetResultsEmpty() bool {
-	if x != nil {
-		return x.ResultsEmpty
-	}
-	return false
-}
-
-func (x *Outcome) GetSnapshot() *Snapshot {
+func (x *Outcome) GetSnapshot() []byte {
 	if x != nil {
 		return x.Snapshot
 	}
@@ -1658,8 +1653,10 @@ func (x *Outcome) GetSnapshot() *Snapshot {
 
 // Script is one sequence of operations of an Exec request.
 type Script struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ops is plugins.PackOps of the script (the hot path: no message per
+	// operation).
+	Ops           []byte `protobuf:"bytes,1,opt,name=ops,proto3" json:"ops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1694,7 +1691,7 @@ func (*Script) Descriptor() ([]byte, []int) {
 	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
 }
 
-func (x *Script) GetOps() []*Op {
+func (x *Script) GetOps() []byte {
 	if x != nil {
 		return x.Ops
 	}
@@ -2544,13 +2541,12 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\roptions_empty\x18\x02 \x01(\bR\foptionsEmpty\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x01\n" +
-	"\aOutcome\x12,\n" +
-	"\aresults\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ResultR\aresults\x12#\n" +
-	"\rresults_empty\x18\x02 \x01(\bR\fresultsEmpty\x120\n" +
-	"\bsnapshot\x18\x03 \x01(\v2\x14.ipcfuzz.v1.SnapshotR\bsnapshot\"*\n" +
-	"\x06Script\x12 \n" +
-	"\x03ops\x18\x01 \x03(\v2\x0e.ipcfuzz.v1.OpR\x03ops\"#\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
+	"\aOutcome\x12\x18\n" +
+	"\aresults\x18\x01 \x01(\fR\aresults\x12\x1a\n" +
+	"\bsnapshot\x18\x04 \x01(\fR\bsnapshotJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"\x1a\n" +
+	"\x06Script\x12\x10\n" +
+	"\x03ops\x18\x01 \x01(\fR\x03ops\"#\n" +
 	"\aFailure\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"\r\n" +
 	"\vInfoRequest\"c\n" +
@@ -2668,43 +2664,40 @@ var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
 	10, // 14: ipcfuzz.v1.Snapshot.shm:type_name -> ipcfuzz.v1.ShmState
 	4,  // 15: ipcfuzz.v1.Snapshot.queues:type_name -> ipcfuzz.v1.QueueState
 	31, // 16: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	11, // 17: ipcfuzz.v1.Outcome.results:type_name -> ipcfuzz.v1.Result
-	13, // 18: ipcfuzz.v1.Outcome.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	0,  // 19: ipcfuzz.v1.Script.ops:type_name -> ipcfuzz.v1.Op
-	14, // 20: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	18, // 21: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 22: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	18, // 23: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	0,  // 24: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
-	11, // 25: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
-	18, // 26: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	13, // 27: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	18, // 28: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 29: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	17, // 30: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
-	16, // 31: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
-	16, // 32: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	18, // 33: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 34: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	32, // 35: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	18, // 36: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	19, // 37: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	21, // 38: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	23, // 39: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	25, // 40: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	27, // 41: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	29, // 42: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	20, // 43: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	22, // 44: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	24, // 45: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	26, // 46: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	28, // 47: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	30, // 48: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	43, // [43:49] is the sub-list for method output_type
-	37, // [37:43] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	14, // 17: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	18, // 18: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 19: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	18, // 20: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	0,  // 21: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
+	11, // 22: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
+	18, // 23: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	13, // 24: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
+	18, // 25: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 26: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	17, // 27: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
+	16, // 28: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
+	16, // 29: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	18, // 30: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	15, // 31: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	32, // 32: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	18, // 33: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	19, // 34: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	21, // 35: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	23, // 36: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	25, // 37: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	27, // 38: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	29, // 39: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	20, // 40: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	22, // 41: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	24, // 42: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	26, // 43: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	28, // 44: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	30, // 45: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	40, // [40:46] is the sub-list for method output_type
+	34, // [34:40] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
