@@ -3,6 +3,7 @@ package plugins
 import (
 	"math"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -38,12 +39,25 @@ func ServeServer(srv ipcfuzzv1.ImplServer, logger hclog.Logger) {
 	if logger == nil {
 		logger = newLogger()
 	}
+	go exitWithHost(logger, os.Getppid(), 250*time.Millisecond)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: HandshakeConfig(),
 		Plugins:         PluginSet(srv),
 		GRPCServer:      NewGRPCServer,
 		Logger:          logger,
 	})
+}
+
+// exitWithHost ends the plugin when its host is gone (its parent changes:
+// the host was killed, even with SIGKILL, and could not stop it), so that no
+// plugin, and nothing the plugin holds, outlives a dead host.
+func exitWithHost(logger hclog.Logger, host int, every time.Duration) {
+	for range time.Tick(every) {
+		if os.Getppid() != host {
+			logger.Warn("the host is gone; exiting", "host", host)
+			os.Exit(3)
+		}
+	}
 }
 
 // NewGRPCServer is the gRPC server factory of ipcfuzz plugins: go-plugin's

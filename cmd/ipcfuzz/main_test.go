@@ -269,3 +269,24 @@ func childServing(parent int, name string) int {
 	}
 	return 0
 }
+
+// A host killed with SIGKILL cannot stop its plugins: they notice and exit,
+// and the kernel plugin's tasks and namespace go with them.
+func TestPluginsDieWithKilledHost(t *testing.T) {
+	needKernel(t)
+	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", "msg", "--time", "60s", "--seed", "1", "--corpus", t.TempDir())
+	require.NoError(t, cmd.Start())
+	var kernelPlugin, modelPlugin int
+	require.Eventually(t, func() bool {
+		kernelPlugin, modelPlugin = childServing(cmd.Process.Pid, "kernel"), childServing(cmd.Process.Pid, "optimized")
+		return kernelPlugin > 0 && modelPlugin > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	gone := func(pid int) bool {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		return err != nil || bytes.Contains(stat, []byte(") Z"))
+	}
+	require.Eventually(t, func() bool { return gone(kernelPlugin) && gone(modelPlugin) }, 10*time.Second, 50*time.Millisecond,
+		"plugins %d and %d outlived their killed host", kernelPlugin, modelPlugin)
+}
