@@ -182,5 +182,38 @@ func Renumber(s []ops.Op) []ops.Op {
 		}
 		out[i] = op
 	}
-	return out
+	return renumberAttachments(out)
+}
+
+// renumberAttachments gives the attachment handles that shmat binds the
+// numbers 1, 2, ... in order of binding; a shmdt of a handle never bound (so
+// far) gets a number no shmat binds, which detaches nothing, as before.
+func renumberAttachments(s []ops.Op) []ops.Op {
+	binds := 0
+	for _, op := range s {
+		if op.Kind == ops.KindShmat && op.Att > 0 {
+			binds++
+		}
+	}
+	newNum := map[int]int{}
+	unbound := map[int]int{}
+	next := 0
+	for i, op := range s {
+		switch {
+		case op.Kind == ops.KindShmat && op.Att > 0:
+			next++
+			newNum[op.Att] = next
+			s[i].Att = next
+		case op.Kind == ops.KindShmdt && op.Att > 0:
+			if n, ok := newNum[op.Att]; ok {
+				s[i].Att = n
+			} else {
+				if _, ok := unbound[op.Att]; !ok {
+					unbound[op.Att] = binds + len(unbound) + 1
+				}
+				s[i].Att = unbound[op.Att]
+			}
+		}
+	}
+	return s
 }
