@@ -1,0 +1,64 @@
+package equiv
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+func script(t *testing.T, text string) []ops.Op {
+	t.Helper()
+	sc, err := ops.ParseString(text)
+	require.NoError(t, err)
+	return sc.Ops()
+}
+
+func outcome(ids ...int64) ops.Outcome {
+	var o ops.Outcome
+	for _, id := range ids {
+		r := ops.Result{ID: id}
+		if id < 0 {
+			r = ops.Result{Err: ops.EINVAL}
+		}
+		o.Results = append(o.Results, r)
+	}
+	return o
+}
+
+func TestRelations(t *testing.T) {
+	s := script(t, `h1 = get msg key=0x0 mode=0600
+h2 = get msg key=0x0 mode=0600
+rmid msg h1
+h3 = get msg key=0x0 mode=0600
+`)
+	// The legacy allocator: 0, 32769, -, 65536; the cyclic one: 0, 1, -, 2.
+	a := outcome(0, 32769, 0, 65536)
+	b := outcome(0, 1, 0, 2)
+	a.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 32769, Mode: 0o600}, {ID: 65536, Mode: 0o600}}
+	b.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 1, Mode: 0o600}, {ID: 2, Mode: 0o600}}
+	d := Compare(Exact, s, a, b)
+	require.NotNil(t, d)
+	require.Equal(t, 1, d.Step)
+	require.Nil(t, Compare(IDsRenamed, s, a, b))
+
+	// Not a renaming: B gives the same id to two live objects.
+	bad := outcome(0, 1, 0, 1)
+	bad.Snapshot = b.Snapshot
+	require.NotNil(t, Compare(IDsRenamed, s, a, bad))
+
+	// A removed object's id may come back for a new object on one side only.
+	reuse := outcome(0, 1, 0, 0)
+	reuse.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 0, Mode: 0o600}, {ID: 1, Mode: 0o600}}
+	require.Nil(t, Compare(IDsRenamed, s, a, reuse))
+
+	// Errors and final states still have to agree.
+	errB := outcome(0, -1, 0, 2)
+	require.NotNil(t, Compare(IDsRenamed, s, a, errB))
+	other := outcome(0, 1, 0, 2)
+	other.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 1, Mode: 0o644}, {ID: 2, Mode: 0o600}}
+	d = Compare(IDsRenamed, s, a, other)
+	require.NotNil(t, d)
+	require.Equal(t, -1, d.Step)
+}
