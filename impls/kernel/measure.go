@@ -41,9 +41,13 @@ func (t *thread) measure(w ops.Workload, n, reps int) (ops.Measurement, error) {
 	t.dirty = true
 	var part func() error
 	var err error
-	if w == ops.MsgFullQueue {
+	if w == ops.MsgFullQueue || w == ops.MsgPingPong {
 		var teardown func()
-		part, teardown, err = t.fullQueue(n)
+		if w == ops.MsgFullQueue {
+			part, teardown, err = t.fullQueue(n)
+		} else {
+			part, teardown, err = t.pingPong(n)
+		}
 		if teardown != nil {
 			defer teardown() // IPC_RMID: the sleepers return EIDRM and their threads end
 		}
@@ -97,9 +101,6 @@ func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
 			return fmt.Errorf("rmid %s %d: %v", typ, id, e)
 		}
 		return nil
-	}
-	if w == ops.MsgPingPong {
-		return t.pingPong(n)
 	}
 	if w == ops.LookupDepth {
 		var ids [2]int64
@@ -166,30 +167,88 @@ func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
 // ipcNowait is IPC_NOWAIT.
 const ipcNowait = 0o4000
 
-// pingPong creates n queue pairs; the measured part sends a message on each
-// queue and receives it back, MsgRounds times.
-func (t *thread) pingPong(n int) (func() error, error) {
+// pingPong is pmsg-shared-like: n pairs of queues, each with a server
+// thread of this process (moved into the worker's namespace) asleep in
+// msgrcv on its request queue and answering on its response queue. The
+// measured part sends one request to every server, then collects every
+// answer, blocking, MsgRounds times: the wake-ups the 2016 series moved out
+// of the queue lock are on this path.
+func (t *thread) pingPong(n int) (func() error, func(), error) {
 	qs := make([]int64, 2*n)
+	remove := func() {
+		for _, q := range qs {
+			if q != 0 {
+				_ = ipcCtl(ops.Msg, q, ipcRmid, nil)
+			}
+		}
+	}
 	for i := range qs {
-		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0600})
+		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
 		if e != 0 {
-			return nil, fmt.Errorf("msgget: %v", e)
+			remove()
+			return nil, nil, fmt.Errorf("msgget: %v", e)
 		}
 		qs[i] = id
 	}
-	var buf [2]uint64
-	buf[0], buf[1] = 1, 0x676e6970 // mtype 1, "ping"
-	return func() error {
+	nsFD, err := syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
+	}
+	defer syscall.Close(nsFD)
+	joined := make(chan error, n)
+	for i := range n {
+		req, resp := qs[2*i], qs[2*i+1]
+		goLocked(func() {
+			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+				joined <- fmt.Errorf("a server thread could not join the namespace: %v", e)
+				return
+			}
+			joined <- nil
+			var m [2]uint64
+			for {
+				if e := msgCall(syscall.SYS_MSGRCV, req, &m, 8); e != 0 {
+					return // EIDRM at teardown
+				}
+				if e := msgCall(syscall.SYS_MSGSND, resp, &m, 4); e != 0 {
+					return
+				}
+			}
+		})
+	}
+	for range n {
+		if err := <-joined; err != nil {
+			remove()
+			return nil, nil, err
+		}
+	}
+	var m [2]uint64
+	m[0], m[1] = 1, 0x676e6970 // mtype 1, "ping"
+	part := func() error {
 		for range ops.MsgRounds {
-			for _, q := range qs {
-				if _, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(q), uintptr(unsafe.Pointer(&buf[0])), 4, ipcNowait, 0, 0); e != 0 {
+			for i := range n {
+				if e := msgCall(syscall.SYS_MSGSND, qs[2*i], &m, 4); e != 0 {
 					return fmt.Errorf("msgsnd: %v", e)
 				}
-				if _, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(q), uintptr(unsafe.Pointer(&buf[0])), 8, 0, ipcNowait, 0); e != 0 {
+			}
+			for i := range n {
+				if e := msgCall(syscall.SYS_MSGRCV, qs[2*i+1], &m, 8); e != 0 {
 					return fmt.Errorf("msgrcv: %v", e)
 				}
 			}
 		}
 		return nil
-	}, nil
+	}
+	return part, remove, nil
+}
+
+// msgCall is msgsnd(q, m, size, 0) or msgrcv(q, m, size, 0, 0) (the same
+// arguments), again after EINTR (the Go runtime signals its threads).
+func msgCall(nr uintptr, q int64, m *[2]uint64, size uintptr) syscall.Errno {
+	for {
+		_, _, e := syscall.Syscall6(nr, uintptr(q), uintptr(unsafe.Pointer(&m[0])), size, 0, 0, 0)
+		if e != syscall.EINTR {
+			return e
+		}
+	}
 }
