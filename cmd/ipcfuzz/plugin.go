@@ -36,7 +36,8 @@ func pluginCmd(args []string) error {
 func listBuiltins(_ context.Context, stdout io.Writer) error {
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tSUBSYSTEMS\tEXACT IDS\tCOUNTERS\tOPTIONS")
-	options := map[string]string{"naive": "alloc=cyclic|legacy"}
+	caps := ops.OptionCaps + "=none|" + ops.CapSysResource
+	options := map[string]string{"naive": "alloc=cyclic|legacy," + caps, "optimized": caps, "kernel": caps + " (what the process has)"}
 	for _, n := range impls.Names() {
 		b, _ := impls.Lookup(n)
 		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Info.Subsystems, ","), b.Info.ExactIDs, b.Info.Counters, options[n])

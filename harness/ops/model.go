@@ -26,6 +26,16 @@ func (c Config) String() string {
 	return strings.Join(parts, ",")
 }
 
+// The option every implementation understands: the capabilities of a root
+// caller beyond the ones every root has here. "caps=none" (the default) is
+// root without CAP_SYS_RESOURCE, as on the machine ipcfuzz was written on;
+// "caps=sys_resource" adds it (msgctl IPC_SET may then raise qbytes above
+// msgmnb). The kernel accepts only what its process really has.
+const (
+	OptionCaps     = "caps"
+	CapSysResource = "sys_resource"
+)
+
 // ParseImplName splits "naive:alloc=legacy,x=y" into the name and its options.
 func ParseImplName(spec string) (string, Config, error) {
 	name, opts, _ := strings.Cut(spec, ":")

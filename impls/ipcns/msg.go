@@ -1,6 +1,7 @@
 package ipcns
 
 import (
+	"math"
 	"slices"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -240,15 +241,18 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 		}
 		// qbytes travels as a C int: truncated to 32 bits, and a value with
 		// the top bit set compares as huge (ipc-spec.md 2.7).
-		qbytes := uint32(op.Value)
-		if uint64(qbytes) > ops.DefaultMsgmnb { // root lacks CAP_SYS_RESOURCE here
+		qbytes := int64(uint32(op.Value))
+		if qbytes > ops.DefaultMsgmnb && (op.As != 0 || !ns.capSysResource) {
 			return ops.Result{Err: ops.EPERM}
+		}
+		if int32(qbytes) < 0 {
+			qbytes = math.MaxInt64 // sign-extended into an unsigned long: no limit
 		}
 		o.Mode = op.Mode & 0o777
 		o.Ctime = true
 		env := ns.msgEnv(o)
 		return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {
-			return msgq.Call{}, msgq.Set(q, env, int64(qbytes))
+			return msgq.Call{}, msgq.Set(q, env, qbytes)
 		})
 	}
 	return ops.Result{Err: ops.EINVAL}

@@ -30,6 +30,9 @@ type Namespace struct {
 	shm       shmState
 	// asleep is the queue each task sleeps on in a msgsnd or msgrcv, or nil.
 	asleep [ops.NumTasks]*Obj
+	// capSysResource: root callers have CAP_SYS_RESOURCE (option
+	// caps=sys_resource); the root of the machine this was written on has not.
+	capSysResource bool
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -63,10 +66,18 @@ func (ns *Namespace) SetMsgPolicy(p msgq.Policy) { ns.msgPolicy = p }
 // Reset implements ops.Model: a fresh namespace. Options are the caller's
 // business (see the naive and optimized packages), so any here is refused.
 func (ns *Namespace) Reset(cfg ops.Config) error {
-	if len(cfg.Options) > 0 {
-		return fmt.Errorf("unknown options %s", cfg)
+	caps := false
+	for k, v := range cfg.Options {
+		switch {
+		case k == ops.OptionCaps && v == ops.CapSysResource:
+			caps = true
+		case k == ops.OptionCaps && v == "none":
+		default:
+			return fmt.Errorf("unknown option %s=%s (have %s=none|%s)", k, v, ops.OptionCaps, ops.CapSysResource)
+		}
 	}
 	ns.clear()
+	ns.capSysResource = caps
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,11 +95,39 @@ func (m *Model) ensureThread() error {
 }
 
 func checkConfig(cfg ops.Config) error {
-	if len(cfg.Options) > 0 {
-		names := slices.Sorted(maps.Keys(cfg.Options))
-		return fmt.Errorf("kernel: unknown option(s) %s (the kernel implementation takes none)", strings.Join(names, ", "))
+	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
+		v := cfg.Options[k]
+		if k != ops.OptionCaps || (v != "none" && v != ops.CapSysResource) {
+			return fmt.Errorf("kernel: unknown option %s=%s (the kernel takes only %s=none|%s)", k, v, ops.OptionCaps, ops.CapSysResource)
+		}
+		has, err := hasCapSysResource()
+		if err != nil {
+			return err
+		}
+		if has != (v == ops.CapSysResource) {
+			return fmt.Errorf("kernel: %s=%s asked, but this process %s CAP_SYS_RESOURCE: the kernel cannot pretend", k, v, map[bool]string{true: "has", false: "lacks"}[has])
+		}
 	}
 	return nil
+}
+
+// hasCapSysResource reports whether this process has CAP_SYS_RESOURCE in
+// its effective set.
+func hasCapSysResource() (bool, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false, fmt.Errorf("kernel: reading capabilities: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			eff, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				return false, fmt.Errorf("kernel: CapEff %q: %w", v, err)
+			}
+			return eff&(1<<24) != 0, nil // CAP_SYS_RESOURCE is 24
+		}
+	}
+	return false, fmt.Errorf("kernel: no CapEff in /proc/self/status")
 }
 
 // reset moves the thread into a new namespace unless nothing ran in the

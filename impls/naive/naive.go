@@ -35,20 +35,27 @@ func New() (ops.Model, error) {
 	return &Model{ns}, nil
 }
 
-// Reset implements ops.Model and takes the alloc option.
+// Reset implements ops.Model and takes the alloc option (and caps, see
+// ops.OptionCaps).
 func (m *Model) Reset(cfg ops.Config) error {
 	alloc := ipcns.Cyclic
+	rest := ops.Config{Options: map[string]string{}}
 	for k, v := range cfg.Options {
 		switch {
 		case k == "alloc" && v == "legacy":
 			alloc = ipcns.Legacy
 		case k == "alloc" && v == "cyclic":
+		case k == "alloc":
+			return fmt.Errorf("naive: unknown option alloc=%s (have alloc=cyclic|legacy)", v)
 		default:
-			return fmt.Errorf("naive: unknown option %s=%s (have alloc=cyclic|legacy)", k, v)
+			rest.Options[k] = v
 		}
 	}
 	m.SetAllocator(alloc)
-	return m.Namespace.Reset(ops.Config{})
+	if err := m.Namespace.Reset(rest); err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
+	return nil
 }
 
 // Slots is the naive table: slot i holds the object with idx i.

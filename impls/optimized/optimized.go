@@ -27,12 +27,13 @@ func New() (ops.Model, error) {
 	return &Model{ipcns.New(func() ipcns.Table { return NewIDR() }, ipcns.Cyclic)}, nil
 }
 
-// Reset implements ops.Model; the optimized model takes no options.
+// Reset implements ops.Model; the optimized model takes only caps (see
+// ops.OptionCaps).
 func (m *Model) Reset(cfg ops.Config) error {
-	if len(cfg.Options) > 0 {
-		return fmt.Errorf("optimized: unknown options %s (it takes none)", cfg)
+	if err := m.Namespace.Reset(cfg); err != nil {
+		return fmt.Errorf("optimized: %w", err)
 	}
-	return m.Namespace.Reset(cfg)
+	return nil
 }
 
 // Measure implements ops.Measurer.

@@ -146,3 +146,26 @@ func TestCorpusReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) { check(t, a, b, sc.Ops()) })
 	}
 }
+
+// The caller's capabilities are an input of the models: with
+// caps=sys_resource, root may raise qbytes above msgmnb.
+func TestCapSysResourceIsAnInput(t *testing.T) {
+	script := ops.NewScript("msg", []ops.Op{
+		{Kind: ops.KindGet, Type: ops.Msg, Bind: 1, Mode: 0o600},
+		{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ops.Ref{Handle: 1}, MCmd: ops.MsgIPCSet, Value: ops.DefaultMsgmnb + 1, Mode: 0o600},
+		{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ops.Ref{Handle: 1}, MCmd: ops.MsgIPCSet, Value: ops.DefaultMsgmnb + 1, Mode: 0o600, As: 1000},
+	})
+	caps := ops.Config{Options: map[string]string{ops.OptionCaps: ops.CapSysResource}}
+	for _, c := range []struct {
+		cfg  ops.Config
+		want ops.Errno
+	}{{ops.Config{}, ops.EPERM}, {caps, ops.OK}} {
+		for _, name := range []string{"naive", "optimized"} {
+			s := side(t, name)
+			outs, err := s.Impl.Exec(context.Background(), c.cfg, [][]ops.Op{script.Ops()})
+			require.NoError(t, err)
+			require.Equal(t, c.want, outs[0].Results[1].Err, "%s %v", name, c.cfg)
+			require.Equal(t, ops.EPERM, outs[0].Results[2].Err, "an unprivileged caller never has it")
+		}
+	}
+}
