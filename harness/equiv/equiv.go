@@ -5,6 +5,7 @@
 package equiv
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -195,20 +196,16 @@ func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
 		}
 		oa, ob := ta.Objects, tb.Objects
 		if ren != nil {
-			oa = renamed(ren, t, oa)
-			ob = slices.Clone(ob)
-			sortByID(oa)
-			sortByID(ob)
+			oa = renamedSorted(ren, t, oa, objectID)
+			ob = renamedSorted(nil, t, ob, objectID)
 		}
 		if !slices.Equal(oa, ob) {
 			return fmt.Sprintf("%s objects: A has %s, B has %s", t, formatObjects(ta.Objects), formatObjects(tb.Objects))
 		}
 		ra, rb := sa.Rows[t], sb.Rows[t]
 		if ren != nil {
-			ra = renamedRows(ren, t, ra)
-			rb = slices.Clone(rb)
-			sortRows(ra)
-			sortRows(rb)
+			ra = renamedSorted(ren, t, ra, rowID)
+			rb = renamedSorted(nil, t, rb, rowID)
 		}
 		if !slices.Equal(ra, rb) {
 			return fmt.Sprintf("%s rows: A has %s, B has %s", t, formatRows(t, sa.Rows[t]), formatRows(t, sb.Rows[t]))
@@ -238,32 +235,8 @@ func sameRowsUpToRenaming(ren *renaming, t ops.IPCType, la, lb []ops.Row) bool {
 	if len(la) != len(lb) {
 		return false
 	}
-	ra, rb := renamedRows(ren, t, la), slices.Clone(lb)
-	sortRows(ra)
-	sortRows(rb)
+	ra, rb := renamedSorted(ren, t, la, rowID), renamedSorted(nil, t, lb, rowID)
 	return slices.Equal(ra, rb)
-}
-
-func renamedRows(ren *renaming, t ops.IPCType, rows []ops.Row) []ops.Row {
-	out := slices.Clone(rows)
-	for i := range out {
-		if id, ok := ren.aToB[t][out[i].ID]; ok {
-			out[i].ID = id
-		}
-	}
-	return out
-}
-
-func sortRows(rows []ops.Row) {
-	slices.SortFunc(rows, func(x, y ops.Row) int {
-		switch {
-		case x.ID < y.ID:
-			return -1
-		case x.ID > y.ID:
-			return 1
-		}
-		return 0
-	})
 }
 
 func formatRows(t ops.IPCType, rows []ops.Row) string {
@@ -280,31 +253,6 @@ func formatRows(t ops.IPCType, rows []ops.Row) string {
 	return s + "]"
 }
 
-// renamed maps A's objects into B's ids; an id never seen in a result stays
-// as it is (and so differs unless B has the same).
-func renamed(ren *renaming, t ops.IPCType, objs []ops.Object) []ops.Object {
-	out := make([]ops.Object, len(objs))
-	for i, o := range objs {
-		if id, ok := ren.aToB[t][o.ID]; ok {
-			o.ID = id
-		}
-		out[i] = o
-	}
-	return out
-}
-
-func sortByID(objs []ops.Object) {
-	slices.SortFunc(objs, func(x, y ops.Object) int {
-		switch {
-		case x.ID < y.ID:
-			return -1
-		case x.ID > y.ID:
-			return 1
-		}
-		return 0
-	})
-}
-
 func formatObjects(objs []ops.Object) string {
 	if len(objs) > 8 {
 		return fmt.Sprintf("%d objects", len(objs))
@@ -317,4 +265,25 @@ func formatObjects(objs []ops.Object) string {
 		s += fmt.Sprintf("%d:0x%x/%04o/%d/%d", o.ID, uint32(o.Key), o.Mode, o.Owner, o.Size)
 	}
 	return s + "]"
+}
+
+func objectID(o *ops.Object) *int64 { return &o.ID }
+func rowID(r *ops.Row) *int64       { return &r.ID }
+
+// renamedSorted copies items, maps A's ids into B's through ren (nil: no
+// renaming; an id never seen in a result stays as it is, and so differs
+// unless B has the same) and sorts the copy by id: the order of objects
+// follows the idx each allocator chose, so only the sets compare.
+func renamedSorted[T any](ren *renaming, t ops.IPCType, items []T, id func(*T) *int64) []T {
+	out := slices.Clone(items)
+	for i := range out {
+		if ren == nil {
+			break
+		}
+		if b, ok := ren.aToB[t][*id(&out[i])]; ok {
+			*id(&out[i]) = b
+		}
+	}
+	slices.SortFunc(out, func(x, y T) int { return cmp.Compare(*id(&x), *id(&y)) })
+	return out
 }
