@@ -132,27 +132,8 @@ func FuzzIDs(f *testing.F) {
 		src := &ByteSource{Data: data}
 		focus := ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
 		script := Script(src, equiv.Exact, focus, src.Intn(2, "churn") == 0, 1+src.Intn(FuzzMaxLen, "length"))
-		ctx := context.Background()
-		outs, err := n.Exec(ctx, ops.Config{}, [][]ops.Op{script})
-		if err != nil {
+		if err := CompareChain("ids", script, nil, n, o, k); err != nil {
 			t.Fatal(err)
-		}
-		outO, err := o.Exec(ctx, ops.Config{}, [][]ops.Op{script})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := equiv.Compare(equiv.Exact, script, outs[0], outO[0]); d != nil {
-			t.Fatalf("naive vs optimized: %v\n%s", d, ops.Format(ops.NewScript("ids", script)))
-		}
-		if k == nil {
-			return
-		}
-		outK, err := k.Exec(ctx, ops.Config{}, [][]ops.Op{script})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := equiv.Compare(equiv.Exact, script, outO[0], outK[0]); d != nil {
-			t.Fatalf("optimized vs kernel: %v\n%s", d, ops.Format(ops.NewScript("ids", script)))
 		}
 	})
 }

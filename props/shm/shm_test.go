@@ -176,29 +176,8 @@ func FuzzShm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := &ids.ByteSource{Data: data}
 		script := Script(src, equiv.Exact, 1+src.Intn(FuzzMaxLen, "length"))
-		text := func() string { return ops.Format(ops.NewScript("shm", script)) }
-		ctx := context.Background()
-		var outs []ops.Outcome
-		for _, impl := range []ops.Impl{n, o, k} {
-			if impl == nil {
-				break
-			}
-			out, err := impl.Exec(ctx, ops.Config{}, [][]ops.Op{script})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, text())
-			}
-			if err := CheckInvariants(out[0].Snapshot); err != nil {
-				t.Fatalf("invariant: %v\n%s", err, text())
-			}
-			outs = append(outs, out[0])
-		}
-		if d := equiv.Compare(equiv.Exact, script, outs[0], outs[1]); d != nil {
-			t.Fatalf("naive vs optimized: %v\n%s", d, text())
-		}
-		if len(outs) == 3 {
-			if d := equiv.Compare(equiv.Exact, script, outs[1], outs[2]); d != nil {
-				t.Fatalf("optimized vs kernel: %v\n%s", d, text())
-			}
+		if err := ids.CompareChain("shm", script, CheckInvariants, n, o, k); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
