@@ -17,13 +17,16 @@ import (
 type Builtin struct {
 	Info ops.Info
 	New  func() (ops.Model, error)
+	// Options describes the options its Reset takes.
+	Options string
 }
 
 func builtins() map[string]Builtin {
+	caps := ops.OptionCaps + "=none|" + ops.CapSysResource
 	return map[string]Builtin{
-		"naive":     {Info: naive.Info(), New: naive.New},
-		"optimized": {Info: optimized.Info(), New: optimized.New},
-		"kernel":    {Info: kernel.Info(), New: kernel.New},
+		"naive":     {Info: naive.Info(), New: naive.New, Options: "alloc=cyclic|legacy," + caps},
+		"optimized": {Info: optimized.Info(), New: optimized.New, Options: caps},
+		"kernel":    {Info: kernel.Info(), New: kernel.New, Options: caps + " (only what the process has)"},
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // cookie), is refused at launch.
 const (
 	// ProtocolVersion is the version of the ipcfuzz.v1.Impl protocol.
-	ProtocolVersion = 1
+	ProtocolVersion = 2
 	// MagicCookieKey is the environment variable the host sets for the plugin.
 	MagicCookieKey = "IPCFUZZ_PLUGIN"
 	// MagicCookieValue is the value of MagicCookieKey. It guards against

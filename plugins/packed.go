@@ -1,18 +1,315 @@
 package plugins
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// The scripts and results of Exec, the hot path, travel packed: one bytes
-// field per script or outcome instead of a message per operation, which cut
-// the wire's cost per operation (protobuf decoding allocated five objects an
-// operation). The layout is a sequence of varints; a result starts with a
-// mask of the parts it has, so the usual result costs a few bytes.
+// The vocabulary (operations, results, snapshots) travels packed: a compact
+// encoding derived from the Go types of harness/ops by reflection, so that a
+// field added to the vocabulary is on the wire the day it is added, with no
+// list to update. PROTOCOL.md writes the rules down for plugins in other
+// languages:
+//
+//   - an unsigned integer or a bool is a uvarint; a signed integer a zigzag
+//     varint; a string a uvarint length and its bytes;
+//   - a slice is a uvarint count and its elements (nil and empty are the
+//     same: both decode as nil); an array its elements, as many as its type has;
+//   - a struct is a uvarint mask with bit i set for each field i that is not
+//     zero, then those fields in order.
+//
+// Layout() describes the types field by field; its hash, LayoutVersion(),
+// travels in Info and the host refuses a plugin whose layout differs.
+
+// codec encodes and decodes one Go type. empty reports whether a value
+// holds nothing (zero, or only empty lists): a struct field that is empty is
+// left out, so that nil and empty lists encode alike.
+type codec struct {
+	enc   func(p *packer, v reflect.Value)
+	dec   func(u *unpacker, v reflect.Value)
+	empty func(v reflect.Value) bool
+}
+
+var (
+	opsCodec      = codecFor(reflect.TypeFor[[]ops.Op]())
+	resultsCodec  = codecFor(reflect.TypeFor[[]ops.Result]())
+	snapshotCodec = codecFor(reflect.TypeFor[ops.Snapshot]())
+	layout        = describe(reflect.TypeFor[ops.Op](), reflect.TypeFor[ops.Result](), reflect.TypeFor[ops.Snapshot]())
+	layoutVersion = func() string {
+		sum := sha256.Sum256([]byte(layout))
+		return "packed-" + hex.EncodeToString(sum[:6])
+	}()
+)
+
+// Layout describes the packed layout of Op, Result and Snapshot: each
+// struct's fields in order with their types (PROTOCOL.md quotes it).
+func Layout() string { return layout }
+
+// LayoutVersion names the packed layout: a hash of Layout().
+func LayoutVersion() string { return layoutVersion }
+
+// PackOps encodes a script.
+func PackOps(script []ops.Op) []byte {
+	p := &packer{b: make([]byte, 0, 8*len(script)+4)}
+	opsCodec.enc(p, reflect.ValueOf(script))
+	return p.b
+}
+
+// UnpackOps decodes what PackOps wrote. The result is never nil.
+func UnpackOps(b []byte) ([]ops.Op, error) {
+	var out []ops.Op
+	err := unpack(b, opsCodec, &out, "operations")
+	if out == nil {
+		out = []ops.Op{}
+	}
+	return out, err
+}
+
+// PackResults encodes the results of a script.
+func PackResults(rs []ops.Result) []byte {
+	p := &packer{b: make([]byte, 0, 4*len(rs)+4)}
+	resultsCodec.enc(p, reflect.ValueOf(rs))
+	return p.b
+}
+
+// UnpackResults decodes what PackResults wrote.
+func UnpackResults(b []byte) ([]ops.Result, error) {
+	var out []ops.Result
+	return out, unpack(b, resultsCodec, &out, "results")
+}
+
+// PackSnapshot encodes a snapshot.
+func PackSnapshot(s ops.Snapshot) []byte {
+	p := &packer{}
+	snapshotCodec.enc(p, reflect.ValueOf(s))
+	return p.b
+}
+
+// UnpackSnapshot decodes what PackSnapshot wrote.
+func UnpackSnapshot(b []byte) (ops.Snapshot, error) {
+	var s ops.Snapshot
+	return s, unpack(b, snapshotCodec, &s, "snapshot")
+}
+
+func unpack[T any](b []byte, c codec, out *T, what string) error {
+	u := &unpacker{b: b}
+	c.dec(u, reflect.ValueOf(out).Elem())
+	if u.err == nil && len(u.b) != 0 {
+		u.err = fmt.Errorf("%d bytes left after the %s", len(u.b), what)
+	}
+	if u.err != nil {
+		var zero T
+		*out = zero
+		return fmt.Errorf("packed %s: %w", what, u.err)
+	}
+	return nil
+}
+
+// codecFor builds the codec of t. The vocabulary holds only integers,
+// bools, strings, slices, arrays and structs of those.
+func codecFor(t reflect.Type) codec {
+	c := scalarCodec(t)
+	if c.empty == nil {
+		c.empty = func(v reflect.Value) bool { return v.IsZero() }
+	}
+	return c
+}
+
+func scalarCodec(t reflect.Type) codec {
+	switch t.Kind() {
+	case reflect.Bool:
+		return codec{
+			enc: func(p *packer, v reflect.Value) { p.bool(v.Bool()) },
+			dec: func(u *unpacker, v reflect.Value) { v.SetBool(u.small(1) == 1) },
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := t.Bits()
+		return codec{
+			enc: func(p *packer, v reflect.Value) { p.i(v.Int()) },
+			dec: func(u *unpacker, v reflect.Value) {
+				x := u.i()
+				if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
+					u.fail(fmt.Errorf("%d overflows a %d-bit integer", x, bits))
+				}
+				v.SetInt(x)
+			},
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		limit := uint64(math.MaxUint64)
+		if t.Bits() < 64 {
+			limit = 1<<t.Bits() - 1
+		}
+		return codec{
+			enc: func(p *packer, v reflect.Value) { p.u(v.Uint()) },
+			dec: func(u *unpacker, v reflect.Value) { v.SetUint(u.small(limit)) },
+		}
+	case reflect.String:
+		return codec{
+			enc: func(p *packer, v reflect.Value) { p.s(v.String()) },
+			dec: func(u *unpacker, v reflect.Value) { v.SetString(u.s()) },
+		}
+	case reflect.Slice:
+		return sliceCodec(t)
+	case reflect.Array:
+		elem := codecFor(t.Elem())
+		return codec{
+			enc: func(p *packer, v reflect.Value) {
+				for i := range v.Len() {
+					elem.enc(p, v.Index(i))
+				}
+			},
+			dec: func(u *unpacker, v reflect.Value) {
+				for i := range v.Len() {
+					elem.dec(u, v.Index(i))
+				}
+			},
+			empty: func(v reflect.Value) bool {
+				for i := range v.Len() {
+					if !elem.empty(v.Index(i)) {
+						return false
+					}
+				}
+				return true
+			},
+		}
+	case reflect.Struct:
+		return structCodec(t)
+	}
+	panic(fmt.Sprintf("plugins: the packed codec has no encoding for %s (%s)", t, t.Kind()))
+}
+
+func sliceCodec(t reflect.Type) codec {
+	elem := codecFor(t.Elem())
+	return codec{
+		enc: func(p *packer, v reflect.Value) {
+			p.u(uint64(v.Len()))
+			for i := range v.Len() {
+				elem.enc(p, v.Index(i))
+			}
+		},
+		dec: func(u *unpacker, v reflect.Value) {
+			n := u.count()
+			if n == 0 {
+				v.SetZero()
+				return
+			}
+			s := reflect.MakeSlice(t, n, n)
+			for i := 0; i < n && u.err == nil; i++ {
+				elem.dec(u, s.Index(i))
+			}
+			v.Set(s)
+		},
+		empty: func(v reflect.Value) bool { return v.Len() == 0 },
+	}
+}
+
+func structCodec(t reflect.Type) codec {
+	if t.NumField() > 64 {
+		panic(fmt.Sprintf("plugins: %s has more than 64 fields", t))
+	}
+	fields := make([]codec, t.NumField())
+	for i := range fields {
+		fields[i] = codecFor(t.Field(i).Type)
+	}
+	return codec{
+		enc: func(p *packer, v reflect.Value) {
+			var mask uint64
+			for i, f := range fields {
+				if !f.empty(v.Field(i)) {
+					mask |= 1 << i
+				}
+			}
+			p.u(mask)
+			for i, f := range fields {
+				if mask&(1<<i) != 0 {
+					f.enc(p, v.Field(i))
+				}
+			}
+		},
+		dec: func(u *unpacker, v reflect.Value) {
+			mask := u.u()
+			if mask>>len(fields) != 0 {
+				u.fail(fmt.Errorf("%s: field mask %#x names fields it does not have", t.Name(), mask))
+				return
+			}
+			for i, f := range fields {
+				if mask&(1<<i) != 0 && u.err == nil {
+					f.dec(u, v.Field(i))
+				}
+			}
+		},
+		empty: func(v reflect.Value) bool {
+			for i, f := range fields {
+				if !f.empty(v.Field(i)) {
+					return false
+				}
+			}
+			return true
+		},
+	}
+}
+
+// describe writes the layout of types: each struct's fields in order with
+// their types, every struct described once.
+func describe(types ...reflect.Type) string {
+	var b strings.Builder
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array:
+			walk(t.Elem())
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		fmt.Fprintf(&b, "%s {", t.Name())
+		for i := range t.NumField() {
+			f := t.Field(i)
+			fmt.Fprintf(&b, " %d:%s %s;", i, f.Name, typeName(f.Type))
+		}
+		b.WriteString(" }\n")
+		for i := range t.NumField() {
+			walk(t.Field(i).Type)
+		}
+	}
+	for _, t := range types {
+		walk(t)
+	}
+	return b.String()
+}
+
+// typeName is a field's type in Layout: its encoding, not its Go name.
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fmt.Sprintf("sint%d", t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("uint%d", t.Bits())
+	case reflect.String:
+		return "string"
+	case reflect.Slice:
+		return "[]" + typeName(t.Elem())
+	case reflect.Array:
+		return fmt.Sprintf("[%d]%s", t.Len(), typeName(t.Elem()))
+	}
+	return t.Name()
+}
 
 type packer struct{ b []byte }
 
@@ -22,6 +319,13 @@ func (p *packer) s(v string) {
 	p.u(uint64(len(v)))
 	p.b = append(p.b, v...)
 }
+func (p *packer) bool(v bool) {
+	if v {
+		p.b = append(p.b, 1)
+	} else {
+		p.b = append(p.b, 0)
+	}
+}
 
 type unpacker struct {
 	b   []byte
@@ -30,532 +334,61 @@ type unpacker struct {
 
 var errShort = errors.New("packed data ends early")
 
-func (p *unpacker) u() uint64 {
-	v, n := binary.Uvarint(p.b)
+func (u *unpacker) u() uint64 {
+	v, n := binary.Uvarint(u.b)
 	if n <= 0 {
-		p.fail()
+		u.fail(errShort)
 		return 0
 	}
-	p.b = p.b[n:]
+	u.b = u.b[n:]
 	return v
 }
 
-func (p *unpacker) i() int64 {
-	v, n := binary.Varint(p.b)
+func (u *unpacker) i() int64 {
+	v, n := binary.Varint(u.b)
 	if n <= 0 {
-		p.fail()
+		u.fail(errShort)
 		return 0
 	}
-	p.b = p.b[n:]
+	u.b = u.b[n:]
 	return v
 }
 
-func (p *unpacker) s() string {
-	n := p.u()
-	if n > uint64(len(p.b)) {
-		p.fail()
+func (u *unpacker) s() string {
+	n := u.u()
+	if n > uint64(len(u.b)) {
+		u.fail(errShort)
 		return ""
 	}
-	v := string(p.b[:n])
-	p.b = p.b[n:]
+	v := string(u.b[:n])
+	u.b = u.b[n:]
 	return v
 }
 
 // small reads a value that must fit in max.
-func (p *unpacker) small(max uint64) uint64 {
-	v := p.u()
+func (u *unpacker) small(max uint64) uint64 {
+	v := u.u()
 	if v > max {
-		p.fail()
+		u.fail(fmt.Errorf("%d is out of range (at most %d)", v, max))
 		return 0
 	}
 	return v
 }
 
-func (p *unpacker) count() int {
-	n := p.u()
-	if n > uint64(len(p.b)) { // every element takes at least a byte
-		p.fail()
+// count reads a slice length; every element takes at least a byte, so a
+// count beyond what is left is corrupt (and never allocated).
+func (u *unpacker) count() int {
+	n := u.u()
+	if n > uint64(len(u.b)) {
+		u.fail(errShort)
 		return 0
 	}
 	return int(n)
 }
 
-func (p *unpacker) fail() {
-	if p.err == nil {
-		p.err = errShort
+func (u *unpacker) fail(err error) {
+	if u.err == nil {
+		u.err = err
 	}
-	p.b = nil
-}
-
-// PackOps encodes a script.
-func PackOps(script []ops.Op) []byte {
-	p := &packer{b: make([]byte, 0, 24*len(script)+4)}
-	p.u(uint64(len(script)))
-	for _, op := range script {
-		p.u(uint64(op.Kind))
-		p.u(uint64(op.Type))
-		p.i(int64(op.Bind))
-		p.i(int64(op.Obj.Handle))
-		p.i(op.Obj.ID)
-		p.i(int64(op.Key))
-		var bits uint64
-		for i, b := range []bool{op.Creat, op.Excl, op.Rows} {
-			if b {
-				bits |= 1 << i
-			}
-		}
-		p.u(bits)
-		p.u(uint64(op.Mode))
-		p.i(op.Size)
-		p.i(op.Value)
-		p.u(uint64(op.As))
-		p.u(uint64(op.Task))
-		p.i(int64(op.Att))
-		p.u(uint64(op.Cmd))
-		p.u(uint64(op.Flags))
-		p.i(op.Mtype)
-		p.u(uint64(op.Fill))
-		p.u(uint64(op.MsgFlags))
-		p.u(uint64(op.MCmd))
-	}
-	return p.b
-}
-
-// UnpackOps decodes what PackOps wrote. The result is never nil.
-func UnpackOps(b []byte) ([]ops.Op, error) {
-	p := &unpacker{b: b}
-	out := make([]ops.Op, p.count())
-	for i := range out {
-		op := &out[i]
-		op.Kind = ops.Kind(p.small(255))
-		op.Type = ops.IPCType(p.small(255))
-		op.Bind = int(p.i())
-		op.Obj.Handle = int(p.i())
-		op.Obj.ID = p.i()
-		op.Key = int32(p.i())
-		bits := p.u()
-		op.Creat, op.Excl, op.Rows = bits&1 != 0, bits&2 != 0, bits&4 != 0
-		op.Mode = uint16(p.small(0xffff))
-		op.Size = p.i()
-		op.Value = p.i()
-		op.As = uint32(p.small(0xffffffff))
-		op.Task = uint8(p.small(255))
-		op.Att = int(p.i())
-		op.Cmd = ops.ShmCmd(p.small(255))
-		op.Flags = uint8(p.small(255))
-		op.Mtype = p.i()
-		op.Fill = uint8(p.small(255))
-		op.MsgFlags = uint8(p.small(255))
-		op.MCmd = ops.MsgCmd(p.small(255))
-	}
-	return out, p.done("operations")
-}
-
-func (p *unpacker) done(what string) error {
-	if p.err == nil && len(p.b) != 0 {
-		p.err = fmt.Errorf("%d bytes left after the %s", len(p.b), what)
-	}
-	if p.err != nil {
-		return fmt.Errorf("packed %s: %w", what, p.err)
-	}
-	return nil
-}
-
-// The parts of a packed result.
-const (
-	hasErr = 1 << iota
-	hasID
-	hasObj
-	hasList
-	hasRow
-	hasRows
-	hasInfo
-	hasBlocked
-	hasMsg
-	hasQbytes
-	hasMsgInfo
-	hasDone
-	hasAlternatives
-)
-
-func (p *packer) row(r ops.Row) {
-	p.i(int64(r.Key))
-	p.i(r.ID)
-	p.u(uint64(r.Mode))
-	p.i(r.Size)
-	p.i(r.Qnum)
-	p.i(int64(r.Cpid))
-	p.i(int64(r.Lpid))
-	p.i(r.Nattch)
-	for _, v := range []uint32{r.UID, r.GID, r.CUID, r.CGID} {
-		p.u(uint64(v))
-	}
-	var bits uint64
-	for i, b := range []bool{r.Atime, r.Dtime, r.Ctime} {
-		if b {
-			bits |= 1 << i
-		}
-	}
-	p.u(bits)
-	p.i(r.RSS)
-	p.i(r.Swap)
-}
-
-func (p *unpacker) row() ops.Row {
-	var r ops.Row
-	r.Key = int32(p.i())
-	r.ID = p.i()
-	r.Mode = uint16(p.small(0xffff))
-	r.Size = p.i()
-	r.Qnum = p.i()
-	r.Cpid = ops.PID(p.i())
-	r.Lpid = ops.PID(p.i())
-	r.Nattch = p.i()
-	for _, v := range []*uint32{&r.UID, &r.GID, &r.CUID, &r.CGID} {
-		*v = uint32(p.small(0xffffffff))
-	}
-	bits := p.u()
-	r.Atime, r.Dtime, r.Ctime = bits&1 != 0, bits&2 != 0, bits&4 != 0
-	r.RSS = p.i()
-	r.Swap = p.i()
-	return r
-}
-
-// PackResults encodes the results of a script (nil and empty differ).
-func PackResults(rs []ops.Result) []byte {
-	p := &packer{b: make([]byte, 0, 4*len(rs)+4)}
-	if rs == nil {
-		p.u(0)
-		return p.b
-	}
-	p.u(uint64(len(rs)) + 1)
-	for _, r := range rs {
-		var mask uint64
-		set := func(bit uint64, on bool) {
-			if on {
-				mask |= bit
-			}
-		}
-		set(hasErr, r.Err != ops.OK)
-		set(hasID, r.ID != 0)
-		set(hasObj, r.Obj != ops.Object{})
-		set(hasList, r.List != nil)
-		set(hasRow, r.Row != ops.Row{})
-		set(hasRows, r.Rows != nil)
-		set(hasInfo, r.Info != ops.ShmInfo{})
-		set(hasBlocked, r.Blocked)
-		set(hasMsg, r.Msg != ops.Message{})
-		set(hasQbytes, r.Qbytes != 0)
-		set(hasMsgInfo, r.MsgInfo != ops.MsgInfo{})
-		set(hasDone, r.Done != nil)
-		set(hasAlternatives, r.Alternatives != 0)
-		p.u(mask)
-		if mask&hasErr != 0 {
-			p.u(uint64(r.Err))
-		}
-		if mask&hasID != 0 {
-			p.i(r.ID)
-		}
-		if mask&hasObj != 0 {
-			p.i(r.Obj.ID)
-			p.i(int64(r.Obj.Key))
-			p.u(uint64(r.Obj.Mode))
-			p.u(uint64(r.Obj.Owner))
-			p.i(r.Obj.Size)
-		}
-		if mask&hasList != 0 {
-			p.u(uint64(len(r.List)))
-			for _, e := range r.List {
-				p.i(e.ID)
-				p.i(int64(e.Key))
-			}
-		}
-		if mask&hasRow != 0 {
-			p.row(r.Row)
-		}
-		if mask&hasRows != 0 {
-			p.u(uint64(len(r.Rows)))
-			for _, row := range r.Rows {
-				p.row(row)
-			}
-		}
-		if mask&hasInfo != 0 {
-			in := r.Info
-			for _, v := range []uint64{in.Shmmax, in.Shmmin, in.Shmmni, in.Shmseg, in.Shmall} {
-				p.u(v)
-			}
-			for _, v := range []int64{in.UsedIDs, in.ShmTot, in.ShmRss, in.ShmSwp, in.SwapAttempts, in.SwapSuccesses} {
-				p.i(v)
-			}
-		}
-		if mask&hasMsg != 0 {
-			p.i(r.Msg.Type)
-			p.s(r.Msg.Text)
-		}
-		if mask&hasQbytes != 0 {
-			p.i(r.Qbytes)
-		}
-		if mask&hasMsgInfo != 0 {
-			in := r.MsgInfo
-			for _, v := range []int64{in.Msgpool, in.Msgmap, in.Msgmax, in.Msgmnb, in.Msgmni, in.Msgssz, in.Msgtql, in.Msgseg} {
-				p.i(v)
-			}
-		}
-		if mask&hasDone != 0 {
-			p.u(uint64(len(r.Done)))
-			for _, c := range r.Done {
-				p.u(uint64(c.Task))
-				p.u(uint64(c.Err))
-				p.i(c.Msg.Type)
-				p.s(c.Msg.Text)
-				if c.Recv {
-					p.u(1)
-				} else {
-					p.u(0)
-				}
-			}
-		}
-		if mask&hasAlternatives != 0 {
-			p.i(int64(r.Alternatives))
-		}
-	}
-	return p.b
-}
-
-// UnpackResults decodes what PackResults wrote.
-func UnpackResults(b []byte) ([]ops.Result, error) {
-	p := &unpacker{b: b}
-	n := p.u()
-	if n == 0 {
-		return nil, p.done("results")
-	}
-	if n-1 > uint64(len(p.b)) {
-		p.fail()
-		return nil, p.done("results")
-	}
-	out := make([]ops.Result, n-1)
-	for i := range out {
-		r := &out[i]
-		mask := p.u()
-		if mask&hasErr != 0 {
-			r.Err = ops.Errno(p.small(0xffff))
-		}
-		if mask&hasID != 0 {
-			r.ID = p.i()
-		}
-		if mask&hasObj != 0 {
-			r.Obj.ID = p.i()
-			r.Obj.Key = int32(p.i())
-			r.Obj.Mode = uint16(p.small(0xffff))
-			r.Obj.Owner = uint32(p.small(0xffffffff))
-			r.Obj.Size = p.i()
-		}
-		if mask&hasList != 0 {
-			r.List = make([]ops.Entry, p.count())
-			for j := range r.List {
-				r.List[j] = ops.Entry{ID: p.i(), Key: int32(p.i())}
-			}
-		}
-		if mask&hasRow != 0 {
-			r.Row = p.row()
-		}
-		if mask&hasRows != 0 {
-			r.Rows = make([]ops.Row, p.count())
-			for j := range r.Rows {
-				r.Rows[j] = p.row()
-			}
-		}
-		if mask&hasInfo != 0 {
-			in := &r.Info
-			for _, v := range []*uint64{&in.Shmmax, &in.Shmmin, &in.Shmmni, &in.Shmseg, &in.Shmall} {
-				*v = p.u()
-			}
-			for _, v := range []*int64{&in.UsedIDs, &in.ShmTot, &in.ShmRss, &in.ShmSwp, &in.SwapAttempts, &in.SwapSuccesses} {
-				*v = p.i()
-			}
-		}
-		r.Blocked = mask&hasBlocked != 0
-		if mask&hasMsg != 0 {
-			r.Msg.Type = p.i()
-			r.Msg.Text = p.s()
-		}
-		if mask&hasQbytes != 0 {
-			r.Qbytes = p.i()
-		}
-		if mask&hasMsgInfo != 0 {
-			in := &r.MsgInfo
-			for _, v := range []*int64{&in.Msgpool, &in.Msgmap, &in.Msgmax, &in.Msgmnb, &in.Msgmni, &in.Msgssz, &in.Msgtql, &in.Msgseg} {
-				*v = p.i()
-			}
-		}
-		if mask&hasDone != 0 {
-			r.Done = make([]ops.Completion, p.count())
-			for j := range r.Done {
-				c := &r.Done[j]
-				c.Task = uint8(p.small(255))
-				c.Err = ops.Errno(p.small(0xffff))
-				c.Msg.Type = p.i()
-				c.Msg.Text = p.s()
-				c.Recv = p.small(1) == 1
-			}
-		}
-		if mask&hasAlternatives != 0 {
-			r.Alternatives = int(p.i())
-		}
-		if p.err != nil {
-			break
-		}
-	}
-	return out, p.done("results")
-}
-
-func (p *packer) objects(objs []ops.Object) {
-	if objs == nil {
-		p.u(0)
-		return
-	}
-	p.u(uint64(len(objs)) + 1)
-	for _, o := range objs {
-		p.i(o.ID)
-		p.i(int64(o.Key))
-		p.u(uint64(o.Mode))
-		p.u(uint64(o.Owner))
-		p.i(o.Size)
-	}
-}
-
-func (p *unpacker) objects() []ops.Object {
-	n := p.u()
-	if n == 0 {
-		return nil
-	}
-	if n-1 > uint64(len(p.b)) {
-		p.fail()
-		return nil
-	}
-	out := make([]ops.Object, n-1)
-	for i := range out {
-		o := &out[i]
-		o.ID = p.i()
-		o.Key = int32(p.i())
-		o.Mode = uint16(p.small(0xffff))
-		o.Owner = uint32(p.small(0xffffffff))
-		o.Size = p.i()
-	}
-	return out
-}
-
-// nilOrLen writes a slice's length, 0 for nil and len+1 otherwise.
-func (p *packer) nilOrLen(isNil bool, n int) {
-	if isNil {
-		p.u(0)
-		return
-	}
-	p.u(uint64(n) + 1)
-}
-
-// nilOrLen reads what packer.nilOrLen wrote: -1 for nil.
-func (p *unpacker) nilOrLen() int {
-	n := p.u()
-	if n == 0 {
-		return -1
-	}
-	if n-1 > uint64(len(p.b)) {
-		p.fail()
-		return -1
-	}
-	return int(n - 1)
-}
-
-func (p *packer) tasks(ts []uint8) {
-	p.u(uint64(len(ts)))
-	p.b = append(p.b, ts...)
-}
-
-func (p *unpacker) tasks() []uint8 {
-	n := p.count()
-	if n == 0 {
-		return nil
-	}
-	ts := append([]uint8(nil), p.b[:n]...)
-	p.b = p.b[n:]
-	return ts
-}
-
-// PackSnapshot encodes a snapshot for Exec's outcomes.
-func PackSnapshot(s ops.Snapshot) []byte {
-	p := &packer{}
-	for i, ts := range s.IDs {
-		p.objects(ts.Objects)
-		p.i(ts.NextID)
-		p.i(ts.Limit)
-		p.nilOrLen(s.Rows[i] == nil, len(s.Rows[i]))
-		for _, r := range s.Rows[i] {
-			p.row(r)
-		}
-	}
-	p.i(s.Shm.RmidForced)
-	p.i(s.Shm.Tot)
-	p.nilOrLen(s.Shm.Attachments == nil, len(s.Shm.Attachments))
-	for _, a := range s.Shm.Attachments {
-		p.i(int64(a.Att))
-		p.i(int64(a.Task))
-		p.i(a.ID)
-	}
-	p.nilOrLen(s.Queues == nil, len(s.Queues))
-	for _, q := range s.Queues {
-		p.i(q.ID)
-		p.i(q.Qbytes)
-		p.nilOrLen(q.Msgs == nil, len(q.Msgs))
-		for _, m := range q.Msgs {
-			p.i(m.Type)
-			p.s(m.Text)
-		}
-		p.tasks(q.Senders)
-		p.tasks(q.Receivers)
-	}
-	return p.b
-}
-
-// UnpackSnapshot decodes what PackSnapshot wrote.
-func UnpackSnapshot(b []byte) (ops.Snapshot, error) {
-	var s ops.Snapshot
-	p := &unpacker{b: b}
-	for i := range s.IDs {
-		ts := &s.IDs[i]
-		ts.Objects = p.objects()
-		ts.NextID = p.i()
-		ts.Limit = p.i()
-		if n := p.nilOrLen(); n >= 0 {
-			s.Rows[i] = make([]ops.Row, n)
-			for j := range s.Rows[i] {
-				s.Rows[i][j] = p.row()
-			}
-		}
-	}
-	s.Shm.RmidForced = p.i()
-	s.Shm.Tot = p.i()
-	if n := p.nilOrLen(); n >= 0 {
-		s.Shm.Attachments = make([]ops.Attachment, n)
-		for j := range s.Shm.Attachments {
-			s.Shm.Attachments[j] = ops.Attachment{Att: int(p.i()), Task: ops.PID(p.i()), ID: p.i()}
-		}
-	}
-	if n := p.nilOrLen(); n >= 0 {
-		s.Queues = make([]ops.QueueState, n)
-		for j := range s.Queues {
-			q := &s.Queues[j]
-			q.ID = p.i()
-			q.Qbytes = p.i()
-			if m := p.nilOrLen(); m >= 0 {
-				q.Msgs = make([]ops.Message, m)
-				for k := range q.Msgs {
-					q.Msgs[k] = ops.Message{Type: p.i(), Text: p.s()}
-				}
-			}
-			q.Senders = p.tasks()
-			q.Receivers = p.tasks()
-		}
-	}
-	return s, p.done("snapshot")
+	u.b = nil
 }

@@ -61,7 +61,7 @@ func (s *server) Reset(ctx context.Context, req *ipcfuzzv1.ResetRequest) (*ipcfu
 }
 
 func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfuzzv1.ApplyResponse, error) {
-	batch, err := OpsFromProto(req.GetOps())
+	batch, err := UnpackOps(req.GetOps())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "apply: %v", err)
 	}
@@ -70,8 +70,7 @@ func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfu
 	if serr != nil {
 		return nil, serr
 	}
-	rs, empty := ResultsToProto(results)
-	return &ipcfuzzv1.ApplyResponse{Results: rs, ResultsEmpty: empty, Failure: f}, nil
+	return &ipcfuzzv1.ApplyResponse{Results: PackResults(results), Failure: f}, nil
 }
 
 func (s *server) Snapshot(ctx context.Context, _ *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
@@ -80,7 +79,7 @@ func (s *server) Snapshot(ctx context.Context, _ *ipcfuzzv1.SnapshotRequest) (*i
 	if serr != nil {
 		return nil, serr
 	}
-	return &ipcfuzzv1.SnapshotResponse{Snapshot: SnapshotToProto(snap), Failure: f}, nil
+	return &ipcfuzzv1.SnapshotResponse{Snapshot: PackSnapshot(snap), Failure: f}, nil
 }
 
 func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzzv1.ExecResponse, error) {
@@ -88,22 +87,18 @@ func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzz
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "exec: %v", err)
 	}
-	var outcomes []ops.Outcome
+	var follow []ops.Outcome
 	if req.GetFollowSet() {
-		others, ferr := OutcomesFromProto(req.GetFollow(), true)
-		if ferr != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "exec: outcomes to follow: %v", ferr)
+		if follow, err = OutcomesFromProto(req.GetFollow()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "exec: outcomes to follow: %v", err)
 		}
-		outcomes, err = s.impl.ExecFollowing(ctx, ConfigFromProto(req.GetConfig()), scripts, others)
-	} else {
-		outcomes, err = s.impl.Exec(ctx, ConfigFromProto(req.GetConfig()), scripts)
 	}
+	outcomes, err := s.impl.Exec(ctx, ConfigFromProto(req.GetConfig()), scripts, follow)
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr
 	}
-	outs, empty := OutcomesToProto(outcomes)
-	return &ipcfuzzv1.ExecResponse{Outcomes: outs, OutcomesEmpty: empty, Failure: f}, nil
+	return &ipcfuzzv1.ExecResponse{Outcomes: OutcomesToProto(outcomes), Failure: f}, nil
 }
 
 // Measure implements ipcfuzzv1.ImplServer.

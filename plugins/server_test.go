@@ -30,13 +30,17 @@ func (c *counter) Close() error                    { return nil }
 func TestServerReportsFailuresInBand(t *testing.T) {
 	ctx := context.Background()
 	srv := NewServer(ops.NewLocal(ops.Info{Name: "counter"}, &counter{}))
-	batch := OpsToProto([]ops.Op{{Kind: ops.KindGet}, {Kind: ops.KindGet}, {Kind: ops.KindStat}, {Kind: ops.KindGet}})
+	batch := PackOps([]ops.Op{{Kind: ops.KindGet}, {Kind: ops.KindGet}, {Kind: ops.KindStat}, {Kind: ops.KindGet}})
 	resp, err := srv.Apply(ctx, &ipcfuzzv1.ApplyRequest{Ops: batch})
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	if resp.Failure == nil || len(resp.Results) != 2 {
-		t.Fatalf("want 2 results and a failure, got %d results, failure %v", len(resp.Results), resp.Failure)
+	results, err := UnpackResults(resp.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Failure == nil || len(results) != 2 {
+		t.Fatalf("want 2 results and a failure, got %d results, failure %v", len(results), resp.Failure)
 	}
 	if want := "op 3 (stat msg id=0): stat \uFFFD unsupported"; resp.Failure.Message != want {
 		t.Errorf("failure %q, want %q", resp.Failure.Message, want)
@@ -55,8 +59,8 @@ func TestServerAnswersAnEndedCallWithItsStatus(t *testing.T) {
 
 func TestServerRefusesUndecodableRequests(t *testing.T) {
 	srv := NewServer(ops.NewLocal(ops.Info{}, &counter{}))
-	_, err := srv.Apply(context.Background(), &ipcfuzzv1.ApplyRequest{Ops: []*ipcfuzzv1.Op{{Kind: 1000}}})
+	_, err := srv.Apply(context.Background(), &ipcfuzzv1.ApplyRequest{Ops: []byte{1, 1, 0xff, 0x7f}})
 	if status.Code(err) != codes.InvalidArgument {
-		t.Fatalf("apply of kind 1000: %v, want InvalidArgument", err)
+		t.Fatalf("apply of a damaged script: %v, want InvalidArgument", err)
 	}
 }

@@ -48,13 +48,12 @@ func BenchmarkExecWire(b *testing.B) {
 		if _, err := ScriptsFromProto(mreq.Scripts); err != nil {
 			b.Fatal(err)
 		}
-		ms, empty := OutcomesToProto(outs)
-		resp, _ := proto.Marshal(&ipcfuzzv1.ExecResponse{Outcomes: ms, OutcomesEmpty: empty})
+		resp, _ := proto.Marshal(&ipcfuzzv1.ExecResponse{Outcomes: OutcomesToProto(outs)})
 		var mresp ipcfuzzv1.ExecResponse
 		if err := proto.Unmarshal(resp, &mresp); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := OutcomesFromProto(mresp.Outcomes, mresp.OutcomesEmpty); err != nil {
+		if _, err := OutcomesFromProto(mresp.Outcomes); err != nil {
 			b.Fatal(err)
 		}
 	}

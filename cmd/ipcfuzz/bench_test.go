@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/host"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
-	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/plugins/host"
+	"github.com/ipcfuzz/ipcfuzz/props/ids"
 )
 
 // side opens a built-in implementation in this process or as a plugin
@@ -42,7 +42,7 @@ func side(b *testing.B, name string, plugin bool) runner.Side {
 // comparison) in ops/s: one iteration is 512 scripts in batches of 256, the CLI default.
 func benchCompare(b *testing.B, a, bb string, plugin bool) {
 	sa, sb := side(b, a, plugin), side(b, bb, plugin)
-	gen := idsprops.RapidScripts(equiv.Exact)
+	gen := ids.Subsystem.RapidScripts(equiv.Exact)
 	const checks = 512
 	ops := 0
 	b.ResetTimer()
@@ -71,12 +71,17 @@ func BenchmarkCompareOptimizedKernelPlugins(b *testing.B) {
 	benchCompare(b, "optimized", "kernel", true)
 }
 
-// BenchmarkGenerate is the share of generation in the figures above.
+// BenchmarkGenerate is the share of generation in the figures above, for
+// each engine: rapid's and gopter's sources of ids scripts.
 func BenchmarkGenerate(b *testing.B) {
-	gen := idsprops.RapidScripts(equiv.Exact)
-	ops := 0
-	for i := 0; i < b.N; i++ {
-		ops += len(gen(uint64(i)))
+	for _, engine := range []string{"rapid", "gopter"} {
+		b.Run(engine, func(b *testing.B) {
+			gen, _ := ids.Subsystem.Scripts(engine, equiv.Exact)
+			ops := 0
+			for i := 0; i < b.N; i++ {
+				ops += len(gen(uint64(i)))
+			}
+			b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+		})
 	}
-	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
 }

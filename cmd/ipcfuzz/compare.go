@@ -7,149 +7,193 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	idsprops "github.com/ipcfuzz/ipcfuzz/props/ids"
-	msgprops "github.com/ipcfuzz/ipcfuzz/props/msg"
-	shmprops "github.com/ipcfuzz/ipcfuzz/props/shm"
+	"github.com/ipcfuzz/ipcfuzz/props"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
-// generator returns the script generator of a subsystem and engine.
-func generator(subsystem, engine string, rel equiv.Relation) (func(uint64) []ops.Op, error) {
-	type gens struct {
-		rapid, gopter func(equiv.Relation) func(uint64) []ops.Op
+// compareArgs is a parsed compare command line.
+type compareArgs struct {
+	a, b   string
+	sub    engine.Subsystem
+	engine string
+	rel    equiv.Relation
+	opts   runner.Options
+	jobs   int
+	asJSON bool
+	sides  sideFlags
+}
+
+func parseCompare(args []string) (*compareArgs, error) {
+	c := &compareArgs{}
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	subsystem := fs.String("subsystem", "ids", "subsystem to compare: "+strings.Join(props.Names(), ", "))
+	fs.StringVar(&c.engine, "engine", "rapid", "script generator: "+strings.Join(engine.Engines, " or "))
+	fs.IntVar(&c.opts.Checks, "checks", 0, "number of scripts to compare (default 1000, or unlimited with --time)")
+	fs.DurationVar(&c.opts.Duration, "time", 0, "run for this long")
+	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
+	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
+	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
+	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
+	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
+	fs.StringVar(&c.opts.Corpus, "corpus", "corpus", "directory where findings are written")
+	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
+	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
+	c.sides.register(fs, 60*time.Second)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
 	}
-	byName := map[string]gens{
-		"ids": {idsprops.RapidScripts, idsprops.GopterScripts},
-		"shm": {shmprops.RapidScripts, shmprops.GopterScripts},
-		// Message-queue scripts name ids only through handles; the relation
-		// does not change what is drawn.
-		"msg": {func(equiv.Relation) func(uint64) []ops.Op { return msgprops.RapidScripts() },
-			func(equiv.Relation) func(uint64) []ops.Op { return msgprops.GopterScripts() }},
+	if len(pos) != 2 {
+		return nil, usageError{"compare needs two implementations: ipcfuzz compare A B"}
 	}
-	g, ok := byName[subsystem]
+	c.a, c.b = pos[0], pos[1]
+	seedGiven := false
+	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
+	if !seedGiven {
+		c.opts.Seed = rand.Uint64() >> 1
+	}
+	switch {
+	case c.opts.Checks < 0 || c.opts.Duration < 0:
+		return nil, usageError{"--checks and --time must not be negative"}
+	case c.jobs < 1 || c.jobs > 64:
+		return nil, usageError{"--jobs must be in 1..64"}
+	case c.opts.Batch < 1 || c.opts.Batch > 1<<16:
+		return nil, usageError{"--batch must be in 1..65536"}
+	}
+	if c.opts.Checks == 0 && c.opts.Duration == 0 {
+		c.opts.Checks = 1000
+	}
+	if c.sub, err = props.Lookup(*subsystem); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if c.rel, err = equiv.Parse(*eq); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if !slices.Contains(c.sub.Relations, c.rel) {
+		return nil, usageError{fmt.Sprintf("subsystem %s is compared under %s, not %s", c.sub.Name, relationNames(c.sub.Relations), c.rel)}
+	}
+	gen, ok := c.sub.Scripts(c.engine, c.rel)
 	if !ok {
-		return nil, usageError{fmt.Sprintf("unknown subsystem %q (have: ids, shm, msg)", subsystem)}
+		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
-	switch engine {
-	case "rapid":
-		return g.rapid(rel), nil
-	case "gopter":
-		return g.gopter(rel), nil
+	c.opts.Generate, c.opts.Subsystem, c.opts.Relation = gen, c.sub.Name, c.rel
+	return c, nil
+}
+
+func relationNames(rs []equiv.Relation) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r))
 	}
-	return nil, usageError{fmt.Sprintf("unknown engine %q (want rapid or gopter)", engine)}
+	return strings.Join(out, " or ")
+}
+
+// openPair opens one job's two sides, checks that they run the subsystem
+// and take their configuration.
+func (c *compareArgs) openPair(ctx context.Context) (runner.Pair, func(), error) {
+	var p runner.Pair
+	var closers []func()
+	closeAll := func() {
+		for _, f := range closers {
+			f()
+		}
+	}
+	for i, spec := range []string{c.a, c.b} {
+		s, info, err := c.sides.open(ctx, spec)
+		if err != nil {
+			closeAll()
+			return p, nil, err
+		}
+		closers = append(closers, func() { s.Impl.Close() })
+		if !slices.Contains(info.Subsystems, c.sub.Name) {
+			closeAll()
+			return p, nil, usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, c.sub.Name, strings.Join(info.Subsystems, ", "))}
+		}
+		if err := s.Impl.Reset(ctx, s.Config); err != nil {
+			closeAll()
+			return p, nil, fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
+		}
+		// Following costs running the sides one after the other; only a
+		// subsystem whose operations race needs it.
+		s.Follows = s.Follows && c.sub.Races()
+		if i == 0 {
+			p.A = s
+		} else {
+			p.B = s
+		}
+	}
+	return p, closeAll, nil
 }
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	subsystem := fs.String("subsystem", "ids", "subsystem to compare")
-	engine := fs.String("engine", "rapid", "script generator: rapid or gopter")
-	checks := fs.Int("checks", 0, "number of scripts to run (default 1000, or unlimited with --time)")
-	dur := fs.Duration("time", 0, "run for this long")
-	seed := fs.Uint64("seed", 0, "seed of the first script (default: random, printed)")
-	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
-	asJSON := fs.Bool("json", false, "end with one JSON object on stdout")
-	stats := fs.Bool("stats", false, "count scripts with a task blocked then completed, and with a race")
-	corpusDir := fs.String("corpus", "corpus", "directory where findings are written")
-	batch := fs.Int("batch", 256, "scripts per plugin call")
-	callTimeout := fs.Duration("call-timeout", 60*time.Second, "deadline of one plugin call")
-	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
-	pos, err := parseInterspersed(fs, args)
+	c, err := parseCompare(args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return usageError{"compare needs two implementations: ipcfuzz compare A B"}
-	}
-	seedSet := false
-	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
-	if !seedSet {
-		*seed = rand.Uint64() >> 1
-	}
-	if *checks < 0 || *dur < 0 {
-		return usageError{"--checks and --time must not be negative"}
-	}
-	if *checks == 0 && *dur == 0 {
-		*checks = 1000
-	}
-	rel, err := equiv.Parse(*eq)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	gen, err := generator(*subsystem, *engine, rel)
-	if err != nil {
-		return err
-	}
-	a, err := openSide(ctx, pos[0], *inProcess, *callTimeout)
-	if err != nil {
-		return err
-	}
-	defer a.Impl.Close()
-	b, err := openSide(ctx, pos[1], *inProcess, *callTimeout)
-	if err != nil {
-		return err
-	}
-	defer b.Impl.Close()
-	for _, s := range []runner.Side{a, b} {
-		info, err := s.Impl.Info(ctx)
+	// The plugins are set up (and closed) outside ctx: a Ctrl-C stops the
+	// run, not the cleanup.
+	setup := context.WithoutCancel(ctx)
+	var pairs []runner.Pair
+	for range c.jobs {
+		p, closeAll, err := c.openPair(setup)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+			return err
 		}
-		if !contains(info.Subsystems, *subsystem) {
-			return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, *subsystem, strings.Join(info.Subsystems, ", "))}
-		}
-		if err := s.Impl.Reset(ctx, s.Config); err != nil {
-			return fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
-		}
+		defer closeAll()
+		pairs = append(pairs, p)
 	}
-	// Following costs the parallel run of both sides; only msg needs it.
-	a.Follows = a.Follows && *subsystem == "msg"
-	b.Follows = b.Follows && *subsystem == "msg"
-	command := fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", a.Name, b.Name, *subsystem, *engine, *seed, rel)
-	report := stdout
-	if *asJSON {
-		report = stderr
+	o := c.opts
+	o.A, o.B, o.More = pairs[0].A, pairs[0].B, pairs[1:]
+	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", o.A.Name, o.B.Name, c.sub.Name, c.engine, o.Seed, c.rel)
+	o.Progress, o.Report = stderr, stdout
+	if c.asJSON {
+		o.Report = stderr
 	}
-	fmt.Fprintf(stderr, "ipcfuzz: %s\n", command)
-	res, runErr := runner.Run(ctx, runner.Options{
-		A: a, B: b, Subsystem: *subsystem, Relation: rel, Generate: gen,
-		Seed: *seed, Checks: *checks, Duration: *dur, Batch: *batch,
-		Corpus: *corpusDir, Command: command, Progress: stderr, Report: report, Stats: *stats,
-	})
+	fmt.Fprintf(stderr, "ipcfuzz: %s (%d jobs)\n", o.Command, c.jobs)
+	res, runErr := runner.Run(ctx, o)
 	if res != nil {
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures\n",
-				res.A, res.B, res.Subsystem, *engine, *seed, rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures)
-			if st := res.Stats; st != nil && res.Checks > 0 {
-				fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
-					st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
-					st.Races, 100*float64(st.Races)/float64(res.Checks))
-			}
+		if err := printSummary(stdout, c, res); err != nil {
+			return err
 		}
 	}
 	if runErr != nil {
 		return runErr
 	}
-	if res.Divergences > 0 || res.Failures > 0 {
+	switch {
+	case res.Divergences > 0 || res.Failures > 0:
 		return foundError{fmt.Sprintf("%d divergences, %d plugin failures; scripts: %s", res.Divergences, res.Failures, strings.Join(res.Scripts, " "))}
+	case res.Interrupted:
+		return interruptedError{fmt.Sprintf("interrupted after %d checks; nothing found so far", res.Checks)}
 	}
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
+	if c.asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	note := ""
+	if res.Interrupted {
+		note = " (interrupted)"
+	}
+	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
+		res.A, res.B, res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
+	if st := res.Stats; st != nil && res.Checks > 0 {
+		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
+			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
+			st.Races, 100*float64(st.Races)/float64(res.Checks))
+	}
+	if c.opts.KeepGoing {
+		for _, f := range res.Findings {
+			fmt.Fprintf(stdout, "found %s: %d hits, first at script %d, %d ops: %s\n", f.Signature, f.Hits, f.Index, f.Ops, f.Script)
 		}
 	}
-	return false
+	return nil
 }

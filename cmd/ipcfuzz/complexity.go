@@ -19,8 +19,8 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	plotFile := fs.String("plot", "", "write a log-log plot to FILE.svg or FILE.png")
 	format := fs.String("format", "table", "output: table, json or benchstat")
 	reps := fs.Int("reps", 5, "repetitions of the measured part per size")
-	callTimeout := fs.Duration("call-timeout", 10*time.Minute, "deadline of one measurement")
-	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
+	var sf sideFlags
+	sf.register(fs, 10*time.Minute)
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	var subjects []complexity.Subject
 	for _, n := range names {
-		s, err := openSide(ctx, n, *inProcess, *callTimeout)
+		s, _, err := sf.open(context.WithoutCancel(ctx), n)
 		if err != nil {
 			return err
 		}

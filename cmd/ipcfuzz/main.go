@@ -1,12 +1,7 @@
 // Command ipcfuzz compares two implementations of Linux IPC logic: do they
-// behave the same, and how does their cost grow?
-//
-//	ipcfuzz compare A B [--subsystem ids] [--engine rapid|gopter] [--checks N | --time D]
-//	                    [--seed S] [--equiv exact|ids-renamed] [--json]
-//	ipcfuzz replay FILE... [--impls A,B] [--equiv R]
-//	ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k] [--metric wall|counter|both]
-//	                    [--plot FILE.svg|FILE.png] [--format table|json|benchstat]
-//	ipcfuzz list
+// behave the same, and how does their cost grow? `ipcfuzz help` lists its
+// commands, subsystems, workloads and implementations, all read from the
+// tables the parser and the registry use.
 //
 // Implementations are built-in names (naive, optimized, kernel), optionally
 // with options (naive:alloc=legacy), or the path of any executable that
@@ -21,14 +16,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/props"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
-// exitUsage is the exit code for bad command lines and setup failures; 1 means
-// something was found (a divergence or a failing plugin).
+// Exit statuses.
 const (
-	exitFound = 1
-	exitUsage = 2
+	exitFound       = 1   // a divergence or a failing plugin was found
+	exitUsage       = 2   // a bad command line, a bad input file or a setup failure
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM before the end, nothing found so far
 )
 
 // usageError is a bad command line.
@@ -36,10 +38,20 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// inputError is a bad input file: one line naming the file and line.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+
 // foundError means the command ran and found something: exit 1.
 type foundError struct{ msg string }
 
 func (e foundError) Error() string { return e.msg }
+
+// interruptedError means the command was stopped before its end.
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -50,7 +62,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
 	var err error
@@ -62,49 +74,88 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "complexity":
 		err = complexityCmd(ctx, args[1:], stdout, stderr)
 	case "list":
-		err = listCmd(ctx, stdout)
+		err = listCmd(args[1:], stdout)
 	case "plugin":
 		err = pluginCmd(args[1:])
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return 0
 	default:
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
 	var ue usageError
 	var fe foundError
+	var ie interruptedError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &fe):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
 		return exitFound
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
+		return exitInterrupted
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "ipcfuzz: %v (see 'ipcfuzz help')\n", err)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
+		fmt.Fprintf(stderr, "ipcfuzz: %s\n", firstLine(err.Error()))
 		return exitUsage
 	}
 }
 
-const usage = `ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations
+// firstLine keeps an error to one line.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// usage is the help text, built from the tables the commands use.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(`ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations
 
 Usage:
-  ipcfuzz compare A B [--subsystem ids] [--engine rapid|gopter] [--checks N | --time D]
-                      [--seed S] [--equiv exact|ids-renamed] [--json] [--corpus DIR]
-  ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed]
+  ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
+                      [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
+                      [--corpus DIR] [--batch N] [--call-timeout D] [--in-process]
+  ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]
   ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
                       [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
-                      [--format table|json|benchstat] [--reps N]
-  ipcfuzz list
+                      [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]
+  ipcfuzz list [--subsystems]
+  ipcfuzz help
 
-Workloads: proc-read-shm, proc-read-msg, proc-read-sem, proc-read-sparse,
-alloc-churn, lookup-depth.
-
-Implementations: naive, optimized, kernel, with options as name:key=value,...
-(naive:alloc=legacy), or the path of a plugin executable (./my-model).
+Subsystems (--subsystem):
+`)
+	for _, s := range props.Subsystems() {
+		fmt.Fprintf(&b, "  %-5s %s (%s)\n", s.Name, s.Doc, relationNames(s.Relations))
+	}
+	fmt.Fprintf(&b, "\nEngines: %s. Relations: %s.\n", strings.Join(engine.Engines, ", "), relationNames(equiv.Relations))
+	b.WriteString("\nOperations of scripts (see README, Scripts and replay):\n")
+	for _, sub := range append(props.Names(), "tasks") {
+		var names []string
+		for _, k := range ops.Specs() {
+			if k.Subsystem == sub {
+				names = append(names, k.Name)
+			}
+		}
+		fmt.Fprintf(&b, "  %-5s %s\n", sub, strings.Join(names, ", "))
+	}
+	b.WriteString("\nWorkloads (--workload):\n")
+	for _, w := range ops.Workloads {
+		fmt.Fprintf(&b, "  %s\n", w)
+	}
+	b.WriteString("\nImplementations: ")
+	b.WriteString(strings.Join(impls.Names(), ", "))
+	b.WriteString(`, with options as name:key=value,...
+(naive:alloc=legacy; 'ipcfuzz list' shows each one's), or the path of a plugin executable
+(./my-model).
 
 Exit status: 0 nothing found, 1 a divergence or a failing plugin was found,
-2 a bad command line or a setup failure.
-`
+2 a bad command line, a bad input file or a setup failure, 130 interrupted
+(SIGINT or SIGTERM) before anything was found; what was compared until then
+is summarized and every finding is kept.
+`)
+	return b.String()
+}

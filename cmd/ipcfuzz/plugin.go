@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/plugins"
+	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // pluginCmd is the hidden "plugin serve NAME": this binary serving one of its
@@ -33,14 +34,25 @@ func pluginCmd(args []string) error {
 	return nil
 }
 
-func listBuiltins(_ context.Context, stdout io.Writer) error {
+// listCmd prints the built-in implementations and what they support, or
+// with --subsystems the subsystems' names, one a line (for scripts).
+func listCmd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	subsystems := fs.Bool("subsystems", false, "print the subsystems' names, one a line")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	if *subsystems {
+		for _, n := range props.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	}
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tSUBSYSTEMS\tEXACT IDS\tCOUNTERS\tOPTIONS")
-	caps := ops.OptionCaps + "=none|" + ops.CapSysResource
-	options := map[string]string{"naive": "alloc=cyclic|legacy," + caps, "optimized": caps, "kernel": caps + " (what the process has)"}
 	for _, n := range impls.Names() {
 		b, _ := impls.Lookup(n)
-		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Info.Subsystems, ","), b.Info.ExactIDs, b.Info.Counters, options[n])
+		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Info.Subsystems, ","), b.Info.ExactIDs, b.Info.Counters, b.Options)
 	}
 	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see README)\t\t\t")
 	return w.Flush()

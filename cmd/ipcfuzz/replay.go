@@ -11,15 +11,17 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
-func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	implsFlag := fs.String("impls", "optimized,kernel", "the two implementations, A,B")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
-	callTimeout := fs.Duration("call-timeout", 60*time.Second, "deadline of one plugin call")
-	inProcess := fs.Bool("in-process", false, "run built-in implementations inside this process")
+	var sf sideFlags
+	sf.register(fs, 60*time.Second)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -35,45 +37,55 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	a, err := openSide(ctx, names[0], *inProcess, *callTimeout)
-	if err != nil {
-		return err
+	// Every file is read (and refused, one line, if it is not a strict
+	// script) before any plugin starts.
+	scripts := make([]*ops.Script, len(files))
+	for i, f := range files {
+		if scripts[i], err = corpus.Read(f); err != nil {
+			return inputError{err}
+		}
 	}
-	defer a.Impl.Close()
-	b, err := openSide(ctx, names[1], *inProcess, *callTimeout)
-	if err != nil {
-		return err
-	}
-	defer b.Impl.Close()
-	failed := 0
-	for _, f := range files {
-		sc, err := corpus.Read(f)
+	setup := context.WithoutCancel(ctx)
+	var sides [2]runner.Side
+	for i, n := range names {
+		s, _, err := sf.open(setup, n)
 		if err != nil {
 			return err
 		}
-		fa, fb := a, b
-		fa.Follows = a.Follows && sc.Subsystem == "msg"
-		fb.Follows = b.Follows && sc.Subsystem == "msg"
-		err = runner.Replay(ctx, sc, fa, fb, rel)
+		defer s.Impl.Close()
+		sides[i] = s
+	}
+	failed := 0
+	for i, f := range files {
+		if ctx.Err() != nil {
+			return interruptedError{fmt.Sprintf("interrupted after %d of %d scripts (%d failed)", i, len(files), failed)}
+		}
+		sc := scripts[i]
+		sub, err := props.Lookup(sc.Subsystem)
+		if err != nil {
+			return inputError{fmt.Errorf("%s: %w", f, err)}
+		}
+		a, b := sides[0], sides[1]
+		a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()
+		err = runner.Replay(ctx, sc, a, b, rel)
 		var re *runner.ReplayError
 		switch {
 		case err == nil:
 			fmt.Fprintf(stdout, "ok    %s (%d ops)\n", f, len(sc.Steps))
 		case errors.As(err, &re):
 			failed++
-			fmt.Fprintf(stdout, "FAIL  %s: %s\n%s", f, re.Problem, re.Table)
+			fmt.Fprintf(stdout, "FAIL  %s:\n", f)
+			for _, p := range re.Problems {
+				fmt.Fprintf(stdout, "  %s\n", p)
+			}
+			fmt.Fprint(stdout, re.Table)
 		default:
 			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
 	if failed > 0 {
-		return foundError{fmt.Sprintf("%d of %d scripts failed on %s vs %s", failed, len(files), a.Name, b.Name)}
+		return foundError{fmt.Sprintf("%d of %d scripts failed on %s vs %s", failed, len(files), sides[0].Name, sides[1].Name)}
 	}
-	fmt.Fprintf(stdout, "%d scripts agree on %s vs %s\n", len(files), a.Name, b.Name)
+	fmt.Fprintf(stdout, "%d scripts agree on %s vs %s\n", len(files), sides[0].Name, sides[1].Name)
 	return nil
-}
-
-// listCmd prints the built-in implementations and what they support.
-func listCmd(ctx context.Context, stdout io.Writer) error {
-	return listBuiltins(ctx, stdout)
 }

@@ -82,12 +82,7 @@ func SideBySide(script []ops.Op, a, b Side, prefix string) string {
 // Write stores a finding under dir/<subsystem>/ in a file named after the
 // script's content, so the same script is stored once. It returns the path.
 func Write(dir string, sc *ops.Script, f Finding) (string, error) {
-	sub := sc.Subsystem
-	if sub == "" {
-		sub = "misc"
-	}
-	sum := sha256.Sum256([]byte(ops.Format(sc)))
-	path := filepath.Join(dir, sub, hex.EncodeToString(sum[:6])+Ext)
+	path := PathOf(dir, sc)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("corpus: %w", err)
 	}
@@ -95,6 +90,17 @@ func Write(dir string, sc *ops.Script, f Finding) (string, error) {
 		return "", fmt.Errorf("corpus: %w", err)
 	}
 	return path, nil
+}
+
+// PathOf is where Write stores a script: dir/<subsystem>/<hash of its
+// canonical text>.ops.
+func PathOf(dir string, sc *ops.Script) string {
+	sub := sc.Subsystem
+	if sub == "" {
+		sub = "misc"
+	}
+	sum := sha256.Sum256([]byte(ops.Format(sc)))
+	return filepath.Join(dir, sub, hex.EncodeToString(sum[:6])+Ext)
 }
 
 // Read parses one script file.

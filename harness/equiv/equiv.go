@@ -2,12 +2,20 @@
 // agree, under a named relation: exact equality, or equality up to a
 // consistent renaming of ids (what comparing the legacy and the cyclic
 // allocator needs, since they number the same objects differently).
+//
+// Equality has one definition: the canonical text of results and snapshot
+// groups (ops.FormatResult, ops.SnapshotGroups). Whatever the text shows is
+// compared; a field it does not show is not observable. A deep-equality
+// check comes first only to skip the formatting when the values are
+// identical, which can never hide a difference the text would show.
 package equiv
 
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -21,11 +29,15 @@ const (
 	IDsRenamed Relation = "ids-renamed"
 )
 
+// Relations lists every relation.
+var Relations = []Relation{Exact, IDsRenamed}
+
 // Parse reads a relation name.
 func Parse(s string) (Relation, error) {
-	switch Relation(s) {
-	case Exact, IDsRenamed:
-		return Relation(s), nil
+	for _, r := range Relations {
+		if string(r) == s {
+			return r, nil
+		}
 	}
 	return "", fmt.Errorf("unknown equivalence %q (want exact or ids-renamed)", s)
 }
@@ -41,6 +53,109 @@ func (d *Divergence) Error() string {
 		return "final state differs: " + d.Reason
 	}
 	return fmt.Sprintf("step %d: %s", d.Step+1, d.Reason)
+}
+
+// Compare checks that b's outcome of script agrees with a's under rel. It
+// returns nil when they agree.
+func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
+	if len(a.Results) != len(b.Results) {
+		return &Divergence{Step: min(len(a.Results), len(b.Results)), Reason: fmt.Sprintf("A returned %d results, B %d", len(a.Results), len(b.Results))}
+	}
+	var ren *renaming
+	if rel == IDsRenamed {
+		ren = newRenaming()
+	}
+	for i, op := range script {
+		if i >= len(a.Results) {
+			break
+		}
+		ra, rb := a.Results[i], b.Results[i]
+		if reason := compareResult(ren, op, ra, rb); reason != "" {
+			return &Divergence{Step: i, Reason: reason}
+		}
+		if ren != nil {
+			ren.follow(op, ra, rb)
+		}
+	}
+	if reason := compareSnapshots(ren, a.Snapshot, b.Snapshot); reason != "" {
+		return &Divergence{Step: -1, Reason: reason}
+	}
+	return nil
+}
+
+// SameResult reports whether two results of op are equal: the same
+// canonical text.
+func SameResult(op ops.Op, ra, rb ops.Result) bool {
+	return reflect.DeepEqual(ra, rb) || ops.FormatResult(op, ra) == ops.FormatResult(op, rb)
+}
+
+func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
+	differ := func(note string) string {
+		return fmt.Sprintf("%s: A -> %s, B -> %s%s", ops.FormatOp(op), ops.FormatResult(op, ra), ops.FormatResult(op, rb), note)
+	}
+	if ren == nil || ra.Err != ops.OK || rb.Err != ops.OK || ra.Blocked || rb.Blocked {
+		if !SameResult(op, ra, rb) {
+			return differ("")
+		}
+		return ""
+	}
+	spec := ops.Spec(op.Kind)
+	switch {
+	case spec.Binds == ops.ClassObject:
+		if !ren.pair(op.Type, ra.ID, rb.ID) {
+			return differ(" (not a consistent renaming of earlier ids)")
+		}
+		if ops.FormatResult(op, ops.Result{Done: ra.Done}) != ops.FormatResult(op, ops.Result{Done: rb.Done}) {
+			return differ("")
+		}
+	case spec.OpaqueIDs != nil && spec.OpaqueIDs(op):
+		// The result names slots or ids no renaming relates: only the
+		// outcome and the completions compare.
+		if ops.FormatResult(op, ops.Result{Done: ra.Done}) != ops.FormatResult(op, ops.Result{Done: rb.Done}) {
+			return differ("")
+		}
+	default:
+		if ops.FormatResult(op, renamedResult(ren, op.Type, ra)) != ops.FormatResult(op, renamedResult(nil, op.Type, rb)) {
+			return differ(" (not the same objects up to renaming)")
+		}
+	}
+	return ""
+}
+
+// compareSnapshots compares two final states group by group.
+func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
+	if ren == nil && reflect.DeepEqual(sa, sb) {
+		return ""
+	}
+	if ren != nil {
+		sa, sb = renamedSnapshot(ren, sa), renamedSnapshot(nil, sb)
+	}
+	ga, gb := ops.SnapshotGroups(sa), ops.SnapshotGroups(sb)
+	for i := range ga {
+		if ga[i].Text != gb[i].Text {
+			la, lb := firstDifference(ga[i].Text, gb[i].Text)
+			return fmt.Sprintf("%s: A has %q where B has %q", ga[i].Name, la, lb)
+		}
+	}
+	return ""
+}
+
+// firstDifference returns the first line where two texts differ.
+func firstDifference(a, b string) (string, string) {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(la), len(lb)) {
+		var x, y string
+		if i < len(la) {
+			x = la[i]
+		}
+		if i < len(lb) {
+			y = lb[i]
+		}
+		if x != y {
+			return strings.TrimSpace(x), strings.TrimSpace(y)
+		}
+	}
+	return "", ""
 }
 
 // renaming is a bijection between the ids of A's and B's live objects, per
@@ -88,202 +203,53 @@ func (r *renaming) pair(t ops.IPCType, a, b int64) bool {
 	return true
 }
 
-// Compare checks that b's outcome of script agrees with a's under rel. It
-// returns nil when they agree.
-func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
-	if len(a.Results) != len(b.Results) {
-		return &Divergence{Step: min(len(a.Results), len(b.Results)), Reason: fmt.Sprintf("A returned %d results, B %d", len(a.Results), len(b.Results))}
+// id maps one of A's ids of type t into B's (nil renaming: unchanged; an
+// id never seen in a result stays as it is, and so differs unless B has the
+// same).
+func (r *renaming) id(t ops.IPCType, id int64) int64 {
+	if r == nil {
+		return id
 	}
-	var ren *renaming
-	if rel == IDsRenamed {
-		ren = newRenaming()
+	if b, ok := r.aToB[t][id]; ok {
+		return b
 	}
-	for i, op := range script {
-		if i >= len(a.Results) {
-			break
-		}
-		ra, rb := a.Results[i], b.Results[i]
-		if reason := compareResult(ren, op, ra, rb); reason != "" {
-			return &Divergence{Step: i, Reason: reason}
-		}
-		if ren != nil {
-			ren.follow(op, ra, rb)
-		}
-	}
-	if reason := compareSnapshots(ren, a.Snapshot, b.Snapshot); reason != "" {
-		return &Divergence{Step: -1, Reason: reason}
-	}
-	return nil
+	return id
 }
 
-// sameResult is exact equality of two results of one operation.
-func sameResult(ra, rb ops.Result) bool {
-	return ra.Err == rb.Err && ra.ID == rb.ID && ra.Obj == rb.Obj && slices.Equal(ra.List, rb.List) &&
-		ra.Row == rb.Row && ra.Info == rb.Info && slices.Equal(ra.Rows, rb.Rows)
+// renamedResult maps the ids of a result into B's and sorts its listings:
+// their order follows the idx each allocator chose, so only the sets compare.
+func renamedResult(ren *renaming, t ops.IPCType, r ops.Result) ops.Result {
+	r.List = renamedSorted(ren, t, r.List, func(e *ops.Entry) *int64 { return &e.ID })
+	r.Rows = renamedSorted(ren, t, r.Rows, rowID)
+	r.Row.ID = ren.id(t, r.Row.ID)
+	return r
 }
 
-func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
-	if ren == nil && sameResult(ra, rb) {
-		return ""
-	}
-	fa, fb := ops.FormatResult(op, ra), ops.FormatResult(op, rb)
-	differ := func() string { return fmt.Sprintf("%s: A -> %s, B -> %s", ops.FormatOp(op), fa, fb) }
-	if ren == nil || ra.Err != ops.OK || rb.Err != ops.OK {
-		if fa != fb {
-			return differ()
-		}
-		return ""
-	}
-	switch op.Kind {
-	case ops.KindGet:
-		if !ren.pair(op.Type, ra.ID, rb.ID) {
-			return differ() + " (not a consistent renaming of earlier ids)"
-		}
-	case ops.KindList:
-		if op.Rows {
-			if !sameRowsUpToRenaming(ren, op.Type, ra.Rows, rb.Rows) {
-				return differ() + " (not the same objects up to renaming)"
-			}
-			break
-		}
-		if !sameUpToRenaming(ren, op.Type, ra.List, rb.List) {
-			return differ() + " (not the same objects up to renaming)"
-		}
-	case ops.KindShmctl:
-		if op.Cmd == ops.ShmStat || op.Cmd == ops.ShmStatAny {
-			// An index names different objects under two allocators;
-			// only the outcome is comparable.
-			if (ra.Err == ops.OK) != (rb.Err == ops.OK) {
-				return differ()
-			}
-			break
-		}
-		if fa != fb {
-			return differ()
-		}
-	default:
-		if fa != fb {
-			return differ()
-		}
-	}
-	return ""
-}
-
-// sameUpToRenaming compares two listings as sets: their order follows the idx
-// each allocator chose, so only membership is comparable.
-func sameUpToRenaming(ren *renaming, t ops.IPCType, la, lb []ops.Entry) bool {
-	if len(la) != len(lb) {
-		return false
-	}
-	inB := make(map[ops.Entry]bool, len(lb))
-	for _, e := range lb {
-		inB[e] = true
-	}
-	for _, e := range la {
-		id, ok := ren.aToB[t][e.ID]
-		if !ok || !inB[ops.Entry{ID: id, Key: e.Key}] {
-			return false
-		}
-	}
-	return true
-}
-
-func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
+// renamedSnapshot maps every id of a snapshot into B's and sorts every list
+// of objects by id.
+func renamedSnapshot(ren *renaming, s ops.Snapshot) ops.Snapshot {
 	for _, t := range ops.IPCTypes {
-		ta, tb := sa.IDs[t], sb.IDs[t]
-		if ta.NextID != tb.NextID || ta.Limit != tb.Limit {
-			return fmt.Sprintf("%s: A has next_id=%d limit=%d, B next_id=%d limit=%d", t, ta.NextID, ta.Limit, tb.NextID, tb.Limit)
-		}
-		oa, ob := ta.Objects, tb.Objects
-		if ren != nil {
-			oa = renamedSorted(ren, t, oa, objectID)
-			ob = renamedSorted(nil, t, ob, objectID)
-		}
-		if !slices.Equal(oa, ob) {
-			return fmt.Sprintf("%s objects: A has %s, B has %s", t, formatObjects(ta.Objects), formatObjects(tb.Objects))
-		}
-		ra, rb := sa.Rows[t], sb.Rows[t]
-		if ren != nil {
-			ra = renamedSorted(ren, t, ra, rowID)
-			rb = renamedSorted(nil, t, rb, rowID)
-		}
-		if !slices.Equal(ra, rb) {
-			return fmt.Sprintf("%s rows: A has %s, B has %s", t, formatRows(t, sa.Rows[t]), formatRows(t, sb.Rows[t]))
-		}
+		s.IDs[t].Objects = renamedSorted(ren, t, s.IDs[t].Objects, func(o *ops.Object) *int64 { return &o.ID })
+		s.Rows[t] = renamedSorted(ren, t, s.Rows[t], rowID)
 	}
-	ma, mb := sa.Shm, sb.Shm
-	if ma.RmidForced != mb.RmidForced || ma.Tot != mb.Tot {
-		return fmt.Sprintf("shm: A has shm_rmid_forced=%d shm_tot=%d, B shm_rmid_forced=%d shm_tot=%d", ma.RmidForced, ma.Tot, mb.RmidForced, mb.Tot)
+	s.Shm.Attachments = slices.Clone(s.Shm.Attachments)
+	for i := range s.Shm.Attachments {
+		s.Shm.Attachments[i].ID = ren.id(ops.Shm, s.Shm.Attachments[i].ID)
 	}
-	aa, ab := ma.Attachments, mb.Attachments
-	if ren != nil {
-		aa = slices.Clone(aa)
-		for i := range aa {
-			if id, ok := ren.aToB[ops.Shm][aa[i].ID]; ok {
-				aa[i].ID = id
-			}
-		}
-	}
-	if !slices.Equal(aa, ab) {
-		return fmt.Sprintf("shm attachments: A has %v, B has %v", ma.Attachments, mb.Attachments)
-	}
-	return ""
+	ops.SortAttachments(s.Shm.Attachments)
+	s.Queues = renamedSorted(ren, ops.Msg, s.Queues, func(q *ops.QueueState) *int64 { return &q.ID })
+	return s
 }
 
-// sameRowsUpToRenaming compares two row listings as sets, A's ids renamed.
-func sameRowsUpToRenaming(ren *renaming, t ops.IPCType, la, lb []ops.Row) bool {
-	if len(la) != len(lb) {
-		return false
-	}
-	ra, rb := renamedSorted(ren, t, la, rowID), renamedSorted(nil, t, lb, rowID)
-	return slices.Equal(ra, rb)
-}
+func rowID(r *ops.Row) *int64 { return &r.ID }
 
-func formatRows(t ops.IPCType, rows []ops.Row) string {
-	if len(rows) > 8 {
-		return fmt.Sprintf("%d rows", len(rows))
-	}
-	s := "["
-	for i, r := range rows {
-		if i > 0 {
-			s += " | "
-		}
-		s += ops.FormatRow(t, r)
-	}
-	return s + "]"
-}
-
-func formatObjects(objs []ops.Object) string {
-	if len(objs) > 8 {
-		return fmt.Sprintf("%d objects", len(objs))
-	}
-	s := "["
-	for i, o := range objs {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%d:0x%x/%04o/%d/%d", o.ID, uint32(o.Key), o.Mode, o.Owner, o.Size)
-	}
-	return s + "]"
-}
-
-func objectID(o *ops.Object) *int64 { return &o.ID }
-func rowID(r *ops.Row) *int64       { return &r.ID }
-
-// renamedSorted copies items, maps A's ids into B's through ren (nil: no
-// renaming; an id never seen in a result stays as it is, and so differs
-// unless B has the same) and sorts the copy by id: the order of objects
-// follows the idx each allocator chose, so only the sets compare.
+// renamedSorted copies items, maps A's ids into B's through ren and sorts
+// the copy by id.
 func renamedSorted[T any](ren *renaming, t ops.IPCType, items []T, id func(*T) *int64) []T {
 	out := slices.Clone(items)
 	for i := range out {
-		if ren == nil {
-			break
-		}
-		if b, ok := ren.aToB[t][*id(&out[i])]; ok {
-			*id(&out[i]) = b
-		}
+		*id(&out[i]) = ren.id(t, *id(&out[i]))
 	}
-	slices.SortFunc(out, func(x, y T) int { return cmp.Compare(*id(&x), *id(&y)) })
+	slices.SortStableFunc(out, func(x, y T) int { return cmp.Compare(*id(&x), *id(&y)) })
 	return out
 }

@@ -28,7 +28,8 @@ func outcome(ids ...int64) ops.Outcome {
 }
 
 func TestRelations(t *testing.T) {
-	s := script(t, `h1 = get msg key=0x0 mode=0600
+	s := script(t, `subsystem ids
+h1 = get msg key=0x0 mode=0600
 h2 = get msg key=0x0 mode=0600
 rmid msg h1
 h3 = get msg key=0x0 mode=0600

@@ -1,6 +1,10 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // IPCType names one of the three SysV IPC object types. Each has an id
 // allocator, a key table and limits of its own.
@@ -35,16 +39,14 @@ func ParseIPCType(s string) (IPCType, error) {
 			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown IPC type %q (want msg, sem or shm)", s)
+	return 0, fmt.Errorf("unknown IPC type %q (want msg, sem or shm)", clip(s))
 }
 
-// Kind is what an operation does.
-type Kind uint8
-
-// Operations of the ids subsystem.
+// Operations of the ids subsystem: the SysV IPC id allocator and the
+// /proc/sysvipc listings.
 const (
 	// KindGet is msgget/semget/shmget: look a key up, or create an object.
-	KindGet Kind = iota + 1
+	KindGet Kind = 1 + iota
 	// KindRmid is *ctl(IPC_RMID) on an id.
 	KindRmid
 	// KindStat is *ctl(IPC_STAT) on an id: key, mode, owner, size.
@@ -53,20 +55,15 @@ const (
 	KindNextID
 	// KindLimit writes the per-namespace object limit (msgmni, semmni, shmmni).
 	KindLimit
-	// KindList reads /proc/sysvipc/<type> in full: ids and keys in iteration order.
+	// KindList reads /proc/sysvipc/<type> in full: ids and keys (or whole
+	// rows) in iteration order.
 	KindList
+	// KindChurn creates an IPC_PRIVATE object and removes it again, Value
+	// times, for real: the cheap way for a script to move the allocator far
+	// (its cursor around the window, seq up to its wrap). Its result is the
+	// id of the last object it made.
+	KindChurn
 )
-
-var kindNames = map[Kind]string{
-	KindGet: "get", KindRmid: "rmid", KindStat: "stat", KindNextID: "next_id", KindLimit: "limit", KindList: "list",
-}
-
-func (k Kind) String() string {
-	if n, ok := kindNames[k]; ok {
-		return n
-	}
-	return fmt.Sprintf("kind%d", uint8(k))
-}
 
 // Limits of the id space in the kernel's normal mode (no ipcmni_extend).
 const (
@@ -75,6 +72,9 @@ const (
 	SeqMax     = 65535 // INT_MAX >> 15
 	MinCycle   = 64    // RADIX_TREE_MAP_SIZE: the smallest cyclic window
 	IPCPrivate = 0
+	// MaxChurn is the most create/remove cycles one churn may ask for: a
+	// little more than it takes to wrap seq once with an empty namespace.
+	MaxChurn = 1 << 23
 )
 
 // Default per-namespace limits of a fresh IPC namespace.
@@ -106,40 +106,6 @@ func IDSeq(id int64) int { return int(id >> IDShift) }
 // MakeID builds an id from a sequence number and a slot index.
 func MakeID(seq, idx int) int64 { return int64(seq)<<IDShift + int64(idx) }
 
-// Ref names an object: by handle (the id bound by an earlier get) or by a
-// literal id. Handles let one script run unchanged on implementations that
-// number objects differently.
-type Ref struct {
-	Handle int   // > 0: the handle; 0: use ID
-	ID     int64 // the literal id when Handle == 0
-}
-
-// Op is one operation of a script.
-type Op struct {
-	Kind  Kind
-	Type  IPCType
-	Bind  int    // KindGet: handle bound to the returned id on success (0: none)
-	Obj   Ref    // KindRmid, KindStat
-	Key   int32  // KindGet
-	Creat bool   // KindGet: IPC_CREAT
-	Excl  bool   // KindGet: IPC_EXCL
-	Mode  uint16 // KindGet: permission bits, 0..0777
-	Size  int64  // KindGet: shm size in bytes, sem nsems; unused for msg
-	Value int64  // KindNextID, KindLimit, KindRmidForced; the new owner of shmctl IPC_SET
-	As    uint32 // the caller's uid and gid; 0 is root with every capability but CAP_SYS_RESOURCE
-
-	Task  uint8  // the task issuing the operation, 0..MaxTask (0: the script's main task)
-	Att   int    // KindShmat: attachment handle bound on success; KindShmdt: the handle detached
-	Cmd   ShmCmd // KindShmctl
-	Flags uint8  // KindShmat: ShmatRdonly, ShmatExec, ShmatBadAddr
-	Rows  bool   // KindList: full rows (Result.Rows) instead of id:key entries
-
-	Mtype    int64  // KindMsgsnd: mtype; KindMsgrcv: msgtyp
-	Fill     uint8  // KindMsgsnd: the text is MsgText(Fill, Size)
-	MsgFlags uint8  // KindMsgsnd, KindMsgrcv: MsgNowait, MsgNoerror, MsgExcept, MsgCopy
-	MCmd     MsgCmd // KindMsgctl (IPC_SET: Op.Value is qbytes, Op.Mode the mode)
-}
-
 // Object is one live IPC object as a listing or IPC_STAT shows it.
 type Object struct {
 	ID    int64
@@ -155,32 +121,6 @@ type Entry struct {
 	Key int32
 }
 
-// Result is what one operation returned.
-type Result struct {
-	Err  Errno
-	ID   int64   // KindGet on success
-	Obj  Object  // KindStat on success (ID is left 0: IPC_STAT does not report it)
-	List []Entry // KindList on success, in iteration order
-	// ID is also the return value of shmctl SHM_STAT (the full id) and of
-	// IPC_INFO and SHM_INFO (the highest idx in use, or 0).
-	Row  Row     // shmctl IPC_STAT, SHM_STAT, SHM_STAT_ANY on success
-	Rows []Row   // KindList with Rows on success, in iteration order
-	Info ShmInfo // shmctl IPC_INFO, SHM_INFO on success
-
-	// The msg subsystem. Blocked: the call sleeps (its task is busy until a
-	// later operation completes it). Done: tasks asleep in earlier calls
-	// that returned during this operation, in task order.
-	Blocked bool
-	Msg     Message // msgrcv on success
-	Qbytes  int64   // msgctl IPC_STAT, MSG_STAT, MSG_STAT_ANY (Row has the rest)
-	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
-	Done    []Completion
-	// Alternatives is how many distinct results a model allowed for this
-	// operation (0 or 1: one; more: woken tasks raced). It is a statistic,
-	// not part of the result: equivalence and the text form ignore it.
-	Alternatives int
-}
-
 // TypeState is the observable state of one IPC type.
 type TypeState struct {
 	Objects []Object // live objects in ascending idx order
@@ -188,17 +128,98 @@ type TypeState struct {
 	Limit   int64    // msgmni, semmni or shmmni
 }
 
-// Snapshot is the whole observable state of an implementation.
-type Snapshot struct {
-	IDs [len(IPCTypes)]TypeState
-	// Rows holds every live object of each type as /proc/sysvipc shows it,
-	// in ascending idx order.
-	Rows [len(IPCTypes)][]Row
-	Shm  ShmState
-	// Queues holds every message queue's messages and sleepers, in
-	// ascending idx order.
-	Queues []QueueState
+var allTypes = []IPCType{Msg, Sem, Shm}
+
+// Fields of Op shared by the IPC kinds.
+var (
+	argObject = objectRef(func(o *Op) *Ref { return &o.Obj })
+	argValue  = pos(dec(func(o *Op) *int64 { return &o.Value }, -1<<63, 1<<63-1, 0))
+	argMode   = named("mode", octal(func(o *Op) *uint16 { return &o.Mode }, 0o777, 0o600))
+)
+
+func init() {
+	register(SubsystemSpec{Name: "ids", Uses: []string{"ids"}},
+		KindSpec{Kind: KindGet, Name: "get", Subsystem: "ids", Types: allTypes, Binds: ClassObject, Task: true, As: true,
+			Args: []Arg{
+				named("key", hex(func(o *Op) *int32 { return &o.Key })),
+				flagBool("creat", func(o *Op) *bool { return &o.Creat }),
+				flagBool("excl", func(o *Op) *bool { return &o.Excl }),
+				argMode,
+				named("size", dec(func(o *Op) *int64 { return &o.Size }, -1<<63, 1<<63-1, 1)).Optional(),
+			},
+			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
+		},
+		KindSpec{Kind: KindRmid, Name: "rmid", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
+		KindSpec{Kind: KindStat, Name: "stat", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject},
+			Result: fieldsResult{
+				{"key", hex(func(r *Result) *int32 { return &r.Obj.Key })},
+				{"mode", octal(func(r *Result) *uint16 { return &r.Obj.Mode }, 0o7777, 0)},
+				{"owner", dec(func(r *Result) *uint32 { return &r.Obj.Owner }, 0, 1<<32-1, 0)},
+				{"size", dec(func(r *Result) *int64 { return &r.Obj.Size }, -1<<63, 1<<63-1, 0)},
+			},
+		},
+		KindSpec{Kind: KindNextID, Name: "next_id", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindLimit, Name: "limit", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindList, Name: "list", Subsystem: "ids", Types: allTypes, As: true,
+			Args:   []Arg{flagBool("rows", func(o *Op) *bool { return &o.Rows })},
+			Result: listResult{},
+		},
+		KindSpec{Kind: KindChurn, Name: "churn", Subsystem: "ids", Types: allTypes, As: true, OpaqueIDs: func(Op) bool { return true },
+			Cost:   func(op Op) int64 { return max(op.Value, 1) },
+			Args:   []Arg{pos(decCoarse(func(o *Op) *int64 { return &o.Value }, 1, MaxChurn, 1))},
+			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
+		},
+	)
 }
 
-// ObjectsOf returns the live objects of one type.
-func (s *Snapshot) ObjectsOf(t IPCType) []Object { return s.IDs[t].Objects }
+// listResult is a listing: "[id:key ...]", or with rows "[row | row]".
+type listResult struct{}
+
+func (listResult) format(op *Op, r *Result) string {
+	if op.Rows {
+		parts := make([]string, len(r.Rows))
+		for i, row := range r.Rows {
+			parts[i] = FormatRow(op.Type, row)
+		}
+		return "[" + strings.Join(parts, " | ") + "]"
+	}
+	parts := make([]string, len(r.List))
+	for i, e := range r.List {
+		parts[i] = strconv.FormatInt(e.ID, 10) + ":" + formatKey(e.Key)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (listResult) parse(op *Op, r *Result, text string) error {
+	inner, ok := strings.CutPrefix(text, "[")
+	inner, ok2 := strings.CutSuffix(inner, "]")
+	if !ok || !ok2 {
+		return fmt.Errorf("list result %q: want [id:key ...]", clip(text))
+	}
+	if strings.TrimSpace(inner) == "" {
+		return nil
+	}
+	if op.Rows {
+		for _, part := range strings.Split(inner, "|") {
+			row, err := ParseRow(op.Type, strings.TrimSpace(part))
+			if err != nil {
+				return err
+			}
+			r.Rows = append(r.Rows, row)
+		}
+		return nil
+	}
+	for _, e := range strings.Fields(inner) {
+		ids, keys, ok := strings.Cut(e, ":")
+		id, err := strconv.ParseInt(ids, 10, 64)
+		if !ok || err != nil {
+			return fmt.Errorf("list entry %q: want id:key", clip(e))
+		}
+		key, err := parseKey(keys)
+		if err != nil {
+			return err
+		}
+		r.List = append(r.List, Entry{ID: id, Key: key})
+	}
+	return nil
+}

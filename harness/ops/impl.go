@@ -16,10 +16,9 @@ type Impl interface {
 	Reset(ctx context.Context, cfg Config) error
 	Apply(ctx context.Context, ops []Op) ([]Result, error)
 	Snapshot(ctx context.Context) (Snapshot, error)
-	Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error)
-	// ExecFollowing is Exec where others[i] is the other implementation's
-	// outcome of scripts[i], for an implementation that follows (Info.Follows).
-	ExecFollowing(ctx context.Context, cfg Config, scripts [][]Op, others []Outcome) ([]Outcome, error)
+	// follow, when not nil, holds the other implementation's outcome of each
+	// script, for an implementation that follows (Info.Follows).
+	Exec(ctx context.Context, cfg Config, scripts [][]Op, follow []Outcome) ([]Outcome, error)
 	// Measure runs a workload of size n, reps times, inside the implementation.
 	Measure(ctx context.Context, cfg Config, w Workload, n, reps int) (Measurement, error)
 	Close() error
@@ -84,12 +83,7 @@ func (l *Local) Snapshot(context.Context) (Snapshot, error) {
 }
 
 // Exec implements Impl.
-func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op) ([]Outcome, error) {
-	return l.ExecFollowing(ctx, cfg, scripts, nil)
-}
-
-// ExecFollowing implements Impl.
-func (l *Local) ExecFollowing(ctx context.Context, cfg Config, scripts [][]Op, others []Outcome) ([]Outcome, error) {
+func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op, others []Outcome) ([]Outcome, error) {
 	if others != nil && len(others) != len(scripts) {
 		return nil, fmt.Errorf("%d outcomes to follow for %d scripts", len(others), len(scripts))
 	}

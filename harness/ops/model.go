@@ -67,6 +67,10 @@ type Info struct {
 	// Follows: where an operation may end in several allowed ways (woken
 	// tasks racing), the implementation can follow the other side's way.
 	Follows bool
+	// Limits are answers of this machine that an implementation's results
+	// depend on (see the Limit* names), reported so that the models can be
+	// configured with them instead of diverging.
+	Limits map[string]int64
 }
 
 // Model is one implementation driven operation by operation. Handles are
@@ -78,30 +82,6 @@ type Model interface {
 	Apply(op Op) (Result, error)
 	Snapshot() (Snapshot, error)
 	Close() error
-}
-
-// Handles maps the handles of a script to the ids one implementation gave them.
-type Handles map[int]int64
-
-// Resolve returns op with its object reference turned into a literal id. A
-// handle that was never bound (its get failed) resolves to -1, which every
-// implementation rejects with EINVAL.
-func (h Handles) Resolve(op Op) Op {
-	if op.Obj.Handle > 0 {
-		id, ok := h[op.Obj.Handle]
-		if !ok {
-			id = -1
-		}
-		op.Obj = Ref{ID: id}
-	}
-	return op
-}
-
-// Record binds op's handle to the id a successful get returned.
-func (h Handles) Record(op Op, r Result) {
-	if op.Kind == KindGet && op.Bind > 0 && r.Err == OK {
-		h[op.Bind] = r.ID
-	}
 }
 
 // Outcome is what one script did on one implementation.
@@ -178,27 +158,4 @@ func run(m Model, cfg Config, script []Op) (Outcome, error) {
 	}
 	out.Snapshot = snap
 	return out, nil
-}
-
-// FormatSnapshot writes a snapshot for humans, one object a line.
-func FormatSnapshot(s Snapshot) string {
-	var b strings.Builder
-	for _, t := range IPCTypes {
-		ts := s.IDs[t]
-		fmt.Fprintf(&b, "%s: limit=%d next_id=%d objects=%d\n", t, ts.Limit, ts.NextID, len(ts.Objects))
-		for _, o := range ts.Objects {
-			fmt.Fprintf(&b, "  id=%d key=%s mode=%04o owner=%d size=%d\n", o.ID, formatKey(o.Key), o.Mode, o.Owner, o.Size)
-		}
-		if len(s.Rows[t]) > 0 {
-			fmt.Fprintf(&b, "  rows (%s):\n", strings.Join(RowColumns(t), " "))
-		}
-		for _, r := range s.Rows[t] {
-			fmt.Fprintf(&b, "    %s\n", FormatRow(t, r))
-		}
-	}
-	fmt.Fprintf(&b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
-	for _, a := range s.Shm.Attachments {
-		fmt.Fprintf(&b, "  a%d task=%s id=%d\n", a.Att, a.Task, a.ID)
-	}
-	return b.String()
 }

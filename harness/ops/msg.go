@@ -14,21 +14,12 @@ import (
 const (
 	// KindMsgsnd is msgsnd(id, {Mtype, text}, Size, flags): the text is Size
 	// bytes made from Fill (see MsgText).
-	KindMsgsnd Kind = iota + KindRmidForced + 1
+	KindMsgsnd Kind = 32 + iota
 	// KindMsgrcv is msgrcv(id, buf, Size, Mtype, flags).
 	KindMsgrcv
 	// KindMsgctl is msgctl(id, MCmd, buf); IPC_RMID is KindRmid.
 	KindMsgctl
 )
-
-func init() {
-	kindNames[KindMsgsnd] = "msgsnd"
-	kindNames[KindMsgrcv] = "msgrcv"
-	kindNames[KindMsgctl] = "msgctl"
-}
-
-// isMsgKind reports whether k is an operation of the msg subsystem.
-func isMsgKind(k Kind) bool { return k == KindMsgsnd || k == KindMsgrcv || k == KindMsgctl }
 
 // Flags of msgsnd and msgrcv (Op.MsgFlags).
 const (
@@ -37,11 +28,6 @@ const (
 	MsgExcept              // MSG_EXCEPT
 	MsgCopy                // MSG_COPY
 )
-
-var msgFlagNames = []struct {
-	bit  uint8
-	name string
-}{{MsgNowait, "nowait"}, {MsgNoerror, "noerror"}, {MsgExcept, "except"}, {MsgCopy, "copy"}}
 
 // MsgCmd is the command of a msgctl.
 type MsgCmd uint8
@@ -56,14 +42,16 @@ const (
 	MsgStatAny                   // MSG_STAT_ANY: MSG_STAT without the read check
 )
 
-var msgCmdNames = map[MsgCmd]string{
-	MsgIPCStat: "stat", MsgIPCSet: "set", MsgIPCInfo: "ipc_info", MsgInfoCmd: "msg_info",
-	MsgStat: "msg_stat", MsgStatAny: "msg_stat_any",
+var msgCmdNames = []enumName[MsgCmd]{
+	{MsgIPCStat, "stat"}, {MsgIPCSet, "set"}, {MsgIPCInfo, "ipc_info"}, {MsgInfoCmd, "msg_info"},
+	{MsgStat, "msg_stat"}, {MsgStatAny, "msg_stat_any"},
 }
 
 func (c MsgCmd) String() string {
-	if n, ok := msgCmdNames[c]; ok {
-		return n
+	for _, n := range msgCmdNames {
+		if n.v == c {
+			return n.name
+		}
 	}
 	return fmt.Sprintf("cmd%d", uint8(c))
 }
@@ -127,97 +115,6 @@ func SortCompletions(d []Completion) {
 	slices.SortStableFunc(d, func(a, b Completion) int { return int(a.Task) - int(b.Task) })
 }
 
-func formatMsgOp(b *strings.Builder, op Op) {
-	fmt.Fprintf(b, " %s", formatRef(op.Obj))
-	switch op.Kind {
-	case KindMsgsnd:
-		fmt.Fprintf(b, " type=%d size=%d fill=%d", op.Mtype, op.Size, op.Fill)
-	case KindMsgrcv:
-		fmt.Fprintf(b, " size=%d type=%d", op.Size, op.Mtype)
-	case KindMsgctl:
-		fmt.Fprintf(b, " %s", op.MCmd)
-		if op.MCmd == MsgIPCSet {
-			fmt.Fprintf(b, " qbytes=%d mode=%04o", op.Value, op.Mode)
-		}
-	}
-	for _, f := range msgFlagNames {
-		if op.MsgFlags&f.bit != 0 {
-			b.WriteString(" " + f.name)
-		}
-	}
-}
-
-// parseMsgArg reads one argument of a msg operation; false if it is not one.
-func parseMsgArg(op *Op, a string) (bool, error) {
-	for _, f := range msgFlagNames {
-		if a == f.name && op.Kind != KindMsgctl {
-			op.MsgFlags |= f.bit
-			return true, nil
-		}
-	}
-	name, val, hasVal := strings.Cut(a, "=")
-	if !hasVal {
-		if op.Kind == KindMsgctl && op.MCmd == 0 {
-			for c, n := range msgCmdNames {
-				if n == a {
-					op.MCmd = c
-					return true, nil
-				}
-			}
-			return false, fmt.Errorf("unknown msgctl command %q", a)
-		}
-		return false, nil
-	}
-	var err error
-	switch {
-	case name == "type" && op.Kind != KindMsgctl:
-		op.Mtype, err = strconv.ParseInt(val, 10, 64)
-	case name == "size" && op.Kind != KindMsgctl:
-		op.Size, err = strconv.ParseInt(val, 10, 64)
-	case name == "fill" && op.Kind == KindMsgsnd:
-		var v uint64
-		v, err = strconv.ParseUint(val, 10, 8)
-		op.Fill = uint8(v)
-	case name == "qbytes" && op.Kind == KindMsgctl && op.MCmd == MsgIPCSet:
-		op.Value, err = strconv.ParseInt(val, 10, 64)
-	case name == "mode" && op.Kind == KindMsgctl && op.MCmd == MsgIPCSet:
-		var m uint64
-		m, err = strconv.ParseUint(val, 8, 16)
-		if err == nil && m > 0o777 {
-			err = fmt.Errorf("want octal 0..0777")
-		}
-		op.Mode = uint16(m)
-	default:
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("%s %q: %v", name, val, err)
-	}
-	return true, nil
-}
-
-// checkMsgOp validates a parsed msg operation.
-func checkMsgOp(op Op) error {
-	switch op.Kind {
-	case KindMsgsnd:
-		if op.Size > MsgTextMax && op.Size <= DefaultMsgmax {
-			return fmt.Errorf("msgsnd size %d: scripts send at most %d bytes (or more than msgmax, %d, for EINVAL)", op.Size, MsgTextMax, DefaultMsgmax)
-		}
-	case KindMsgrcv:
-		if op.Size > MsgTextMax {
-			return fmt.Errorf("msgrcv size %d: scripts receive into at most %d bytes", op.Size, MsgTextMax)
-		}
-	case KindMsgctl:
-		if op.MCmd == 0 {
-			return fmt.Errorf("msgctl needs a command (stat, set, ipc_info, msg_info, msg_stat, msg_stat_any)")
-		}
-	}
-	if op.Kind != KindMsgctl && op.Task == 0 && op.MsgFlags&MsgNowait == 0 {
-		return fmt.Errorf("%s by t0 must be nowait: the main task cannot block (use task=t1..t%d)", op.Kind, MaxTask)
-	}
-	return nil
-}
-
 func formatMessage(m Message) string { return fmt.Sprintf("type=%d text=%s", m.Type, m.Text) }
 
 func parseMessage(text string) (Message, error) {
@@ -242,139 +139,100 @@ func parseMessage(text string) (Message, error) {
 	return m, nil
 }
 
-var msgInfoNames = []string{"msgpool", "msgmap", "msgmax", "msgmnb", "msgmni", "msgssz", "msgtql", "msgseg"}
+// messageResult is what msgrcv received: "type=N text=...".
+type messageResult struct{}
 
-func msgInfoFields(in *MsgInfo) []*int64 {
-	return []*int64{&in.Msgpool, &in.Msgmap, &in.Msgmax, &in.Msgmnb, &in.Msgmni, &in.Msgssz, &in.Msgtql, &in.Msgseg}
+func (messageResult) format(_ *Op, r *Result) string { return formatMessage(r.Msg) }
+
+func (messageResult) parse(_ *Op, r *Result, text string) error {
+	m, err := parseMessage(text)
+	r.Msg = m
+	return err
 }
 
-// formatMsgResult writes the success result of a msg operation.
-func formatMsgResult(op Op, r Result) string {
-	if r.Blocked {
-		return "blocked"
-	}
-	switch op.Kind {
-	case KindMsgrcv:
-		return formatMessage(r.Msg)
-	case KindMsgctl:
-		switch op.MCmd {
-		case MsgIPCStat, MsgStat, MsgStatAny:
-			return fmt.Sprintf("ret=%d %s qbytes=%d", r.ID, FormatRow(Msg, r.Row), r.Qbytes)
-		case MsgIPCInfo, MsgInfoCmd:
-			var parts []string
-			for i, p := range msgInfoFields(&r.MsgInfo) {
-				parts = append(parts, fmt.Sprintf("%s=%d", msgInfoNames[i], *p))
-			}
-			return fmt.Sprintf("ret=%d %s", r.ID, strings.Join(parts, " "))
-		}
-	}
-	return "ok"
+func msgInfoValue(name string, p func(*MsgInfo) *int64) valueOf {
+	return valueOf{name, dec(func(r *Result) *int64 { return p(&r.MsgInfo) }, -1<<63, 1<<63-1, 0)}
 }
 
-func parseMsgResult(op Op, text string) (Result, error) {
-	var r Result
-	if text == "blocked" {
-		r.Blocked = true
-		return r, nil
+var (
+	// msgStatResult is the result of msgctl IPC_STAT and MSG_STAT*.
+	msgStatResult = fieldsResult{ret, {"", rowField{Msg}},
+		{"qbytes", dec(func(r *Result) *int64 { return &r.Qbytes }, -1<<63, 1<<63-1, 0)}}
+	// msgInfoResult is the result of msgctl IPC_INFO and MSG_INFO.
+	msgInfoResult = fieldsResult{ret,
+		msgInfoValue("msgpool", func(in *MsgInfo) *int64 { return &in.Msgpool }),
+		msgInfoValue("msgmap", func(in *MsgInfo) *int64 { return &in.Msgmap }),
+		msgInfoValue("msgmax", func(in *MsgInfo) *int64 { return &in.Msgmax }),
+		msgInfoValue("msgmnb", func(in *MsgInfo) *int64 { return &in.Msgmnb }),
+		msgInfoValue("msgmni", func(in *MsgInfo) *int64 { return &in.Msgmni }),
+		msgInfoValue("msgssz", func(in *MsgInfo) *int64 { return &in.Msgssz }),
+		msgInfoValue("msgtql", func(in *MsgInfo) *int64 { return &in.Msgtql }),
+		msgInfoValue("msgseg", func(in *MsgInfo) *int64 { return &in.Msgseg }),
 	}
-	switch op.Kind {
-	case KindMsgrcv:
-		m, err := parseMessage(text)
-		r.Msg = m
-		return r, err
-	case KindMsgctl:
-		if op.MCmd == MsgIPCSet {
-			break
-		}
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			return r, fmt.Errorf("msgctl result %q: want ret=N ...", text)
-		}
-		v, ok := strings.CutPrefix(f[0], "ret=")
-		ret, err := strconv.ParseInt(v, 10, 64)
-		if !ok || err != nil {
-			return r, fmt.Errorf("msgctl result %q: want ret=N ...", text)
-		}
-		r.ID = ret
-		rest := f[1:]
-		switch op.MCmd {
-		case MsgIPCStat, MsgStat, MsgStatAny:
-			if len(rest) < 1 {
-				return r, fmt.Errorf("msgctl stat result %q: want ret=N <row> qbytes=N", text)
-			}
-			q, ok := strings.CutPrefix(rest[len(rest)-1], "qbytes=")
-			qb, err := strconv.ParseInt(q, 10, 64)
-			if !ok || err != nil {
-				return r, fmt.Errorf("msgctl stat result %q: want ret=N <row> qbytes=N", text)
-			}
-			r.Qbytes = qb
-			row, err := ParseRow(Msg, strings.Join(rest[:len(rest)-1], " "))
-			if err != nil {
-				return r, err
-			}
-			r.Row = row
-		case MsgIPCInfo, MsgInfoCmd:
-			fields := msgInfoFields(&r.MsgInfo)
-			if len(rest) != len(fields) {
-				return r, fmt.Errorf("msgctl info result %q: want %d fields", text, len(fields))
-			}
-			for i, a := range rest {
-				v, ok := strings.CutPrefix(a, msgInfoNames[i]+"=")
-				n, err := strconv.ParseInt(v, 10, 64)
-				if !ok || err != nil {
-					return r, fmt.Errorf("msgctl info field %q: want %s=N", a, msgInfoNames[i])
+)
+
+func msgctlResult(op *Op) ResultForm {
+	switch op.MCmd {
+	case MsgIPCStat, MsgStat, MsgStatAny:
+		return msgStatResult
+	case MsgIPCInfo, MsgInfoCmd:
+		return msgInfoResult
+	}
+	return okResult{}
+}
+
+func msgFlagArgs(kind Kind) []Arg {
+	flags := func(o *Op) *uint8 { return &o.MsgFlags }
+	args := []Arg{flagBit("nowait", flags, MsgNowait)}
+	if kind == KindMsgrcv {
+		args = append(args, flagBit("noerror", flags, MsgNoerror), flagBit("except", flags, MsgExcept), flagBit("copy", flags, MsgCopy))
+	}
+	return args
+}
+
+// checkMsgSleeper: t0 is the main task, which must never block.
+func checkMsgSleeper(op Op) error {
+	if op.Task == 0 && op.MsgFlags&MsgNowait == 0 {
+		return fmt.Errorf("t0 must use nowait: the main task cannot block (use task=t1..t%d)", MaxTask)
+	}
+	return nil
+}
+
+func isMsgSet(o *Op) bool { return o.MCmd == MsgIPCSet }
+
+func init() {
+	msg := []IPCType{Msg}
+	mtype := func(o *Op) *int64 { return &o.Mtype }
+	size := func(o *Op) *int64 { return &o.Size }
+	register(SubsystemSpec{Name: "msg", Uses: []string{"ids", "tasks", "msg"}},
+		KindSpec{Kind: KindMsgsnd, Name: "msgsnd", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+			Args: append([]Arg{argObject,
+				named("type", dec(mtype, -1<<63, 1<<63-1, 1)),
+				named("size", dec(size, -1<<63, 1<<63-1, 0)),
+				named("fill", dec(func(o *Op) *uint8 { return &o.Fill }, 0, 255, 0)),
+			}, msgFlagArgs(KindMsgsnd)...),
+			Check: func(op Op) error {
+				if op.Size > MsgTextMax && op.Size <= DefaultMsgmax {
+					return fmt.Errorf("size %d: scripts send at most %d bytes (or more than msgmax, %d, for EINVAL)", op.Size, MsgTextMax, DefaultMsgmax)
 				}
-				*fields[i] = n
-			}
-		}
-		return r, nil
-	}
-	if text != "ok" {
-		return r, fmt.Errorf("%s result %q: want ok, blocked or an error name", op.Kind, text)
-	}
-	return r, nil
-}
-
-// formatDone writes the completions of a result: " ; t1 ok ; t2 type=1 text=ab".
-func formatDone(done []Completion) string {
-	var b strings.Builder
-	for _, c := range done {
-		fmt.Fprintf(&b, " ; t%d ", c.Task)
-		switch {
-		case c.Err != OK:
-			b.WriteString(c.Err.String())
-		case c.Recv:
-			b.WriteString(formatMessage(c.Msg))
-		default:
-			b.WriteString("ok")
-		}
-	}
-	return b.String()
-}
-
-func parseDone(parts []string) ([]Completion, error) {
-	var out []Completion
-	for _, p := range parts {
-		p = strings.TrimSpace(p)
-		ts, rest, _ := strings.Cut(p, " ")
-		task, err := parseTask(ts)
-		if err != nil {
-			return nil, fmt.Errorf("completion %q: %v", p, err)
-		}
-		c := Completion{Task: task}
-		switch {
-		case rest == "ok":
-		case strings.HasPrefix(rest, "type="):
-			c.Recv = true
-			if c.Msg, err = parseMessage(rest); err != nil {
-				return nil, err
-			}
-		default:
-			if c.Err, err = ParseErrno(rest); err != nil || c.Err == OK {
-				return nil, fmt.Errorf("completion %q: want ok, type=N text=... or an error name", p)
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
+				return checkMsgSleeper(op)
+			}},
+		KindSpec{Kind: KindMsgrcv, Name: "msgrcv", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+			Args: append([]Arg{argObject,
+				named("size", dec(size, -1<<63, MsgTextMax, 0)),
+				named("type", dec(mtype, -1<<63, 1<<63-1, 0)),
+			}, msgFlagArgs(KindMsgrcv)...),
+			Result: messageResult{},
+			Check:  checkMsgSleeper,
+		},
+		KindSpec{Kind: KindMsgctl, Name: "msgctl", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+			Args: []Arg{argObject,
+				pos(enum(func(o *Op) *MsgCmd { return &o.MCmd }, msgCmdNames)),
+				named("qbytes", dec(func(o *Op) *int64 { return &o.Value }, -1<<63, 1<<63-1, 0)).When(isMsgSet),
+				argMode.When(isMsgSet),
+			},
+			OpaqueIDs: func(op Op) bool { return op.MCmd >= MsgIPCInfo },
+			Result:    byOp(msgctlResult),
+		},
+	)
 }

@@ -15,7 +15,7 @@ msgsnd msg h1 type=1 size=2 fill=0 nowait as=1000 -> ok ; t2 type=1 text=ab
 msgrcv msg h1 size=2 type=7 nowait except copy -> ENOMSG
 msgsnd msg h1 type=9 size=100 fill=1 task=t3 -> blocked
 msgctl msg h1 set qbytes=50 mode=0644 -> ok ; t3 ok
-msgctl msg h1 stat -> ret=0 ` + "`" + `ROW` + "`" + ` qbytes=50
+msgctl msg h1 stat -> ret=0 {` + "`" + `ROW` + "`" + `} qbytes=50
 msgctl msg h1 ipc_info -> ret=0 msgpool=512000 msgmap=16384 msgmax=8192 msgmnb=16384 msgmni=32000 msgssz=16 msgtql=16384 msgseg=65535
 rmid msg h1 -> ok ; t1 EIDRM ; t4 EIDRM
 `
@@ -29,12 +29,12 @@ rmid msg h1 -> ok ; t1 EIDRM ; t4 EIDRM
 		t.Fatalf("format(parse(x)) != x:\n%s\nvs\n%s", got, text)
 	}
 	for _, bad := range []string{
-		"msgsnd msg h1 type=1 size=3 fill=0\n",           // t0 must not block
-		"msgrcv msg h1 size=500 type=0 nowait\n",         // larger than the task buffer
-		"msgctl msg h1 frob\n",                           // unknown command
-		"msgsnd shm h1 type=1 size=3 fill=0 nowait\n",    // wrong type
-		"msgsnd msg h1 type=1 size=3 fill=0 task=t9\n",   // no such task
-		"msgrcv msg h1 size=4 type=0 task=t1 -> t1 ok\n", // bad result
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd msg h1 type=1 size=3 fill=0\n",           // t0 must not block
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgrcv msg h1 size=500 type=0 nowait\n",         // larger than the task buffer
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgctl msg h1 frob\n",                           // unknown command
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd shm h1 type=1 size=3 fill=0 nowait\n",    // wrong type
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd msg h1 type=1 size=3 fill=0 task=t9\n",   // no such task
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgrcv msg h1 size=4 type=0 task=t1 -> t1 ok\n", // bad result
 	} {
 		if _, err := ParseString(bad); err == nil {
 			t.Errorf("%q parsed", bad)

@@ -7,33 +7,20 @@ import (
 	"strings"
 )
 
-// Operations of the shm subsystem (ipc/shm.c). They come after the ids kinds
-// so that the numbers of those never change.
+// Operations of the shm subsystem (ipc/shm.c).
 const (
 	// KindShmat is shmat(id, 0, flags) by a task; it binds an attachment
-	// handle (Op.Att) on success.
-	KindShmat Kind = iota + KindList + 1
+	// handle (Op.Bind, class ClassAttachment) on success.
+	KindShmat Kind = 16 + iota
 	// KindShmdt is shmdt of the address an attachment handle (Op.Att) got.
-	// A handle that is not attached (never bound, detached, or its task
-	// exited) is detached at an address where nothing is attached: EINVAL.
+	// A handle that is not attached (detached, or its task exited) is
+	// detached at an address where nothing is attached: EINVAL.
 	KindShmdt
 	// KindShmctl is shmctl(id, Op.Cmd, buf).
 	KindShmctl
-	// KindExit ends a task (Op.Task > 0): its attachments are detached and
-	// exit_shm runs on the segments it created. The task may be used again
-	// afterwards, as a new process.
-	KindExit
 	// KindRmidForced writes /proc/sys/kernel/shm_rmid_forced (Op.Value).
 	KindRmidForced
 )
-
-func init() {
-	kindNames[KindShmat] = "shmat"
-	kindNames[KindShmdt] = "shmdt"
-	kindNames[KindShmctl] = "shmctl"
-	kindNames[KindExit] = "exit"
-	kindNames[KindRmidForced] = "rmid_forced"
-}
 
 // ShmCmd is the command of a shmctl.
 type ShmCmd uint8
@@ -50,14 +37,16 @@ const (
 	ShmStatAny                   // SHM_STAT_ANY on an index: SHM_STAT without the read check
 )
 
-var shmCmdNames = map[ShmCmd]string{
-	ShmIPCStat: "stat", ShmIPCSet: "set", ShmLock: "lock", ShmUnlock: "unlock",
-	ShmIPCInfo: "ipc_info", ShmInfoCmd: "shm_info", ShmStat: "shm_stat", ShmStatAny: "shm_stat_any",
+var shmCmdNames = []enumName[ShmCmd]{
+	{ShmIPCStat, "stat"}, {ShmIPCSet, "set"}, {ShmLock, "lock"}, {ShmUnlock, "unlock"},
+	{ShmIPCInfo, "ipc_info"}, {ShmInfoCmd, "shm_info"}, {ShmStat, "shm_stat"}, {ShmStatAny, "shm_stat_any"},
 }
 
 func (c ShmCmd) String() string {
-	if n, ok := shmCmdNames[c]; ok {
-		return n
+	for _, n := range shmCmdNames {
+		if n.v == c {
+			return n.name
+		}
 	}
 	return fmt.Sprintf("cmd%d", uint8(c))
 }
@@ -294,103 +283,6 @@ func ParseRow(t IPCType, text string) (Row, error) {
 	return r, nil
 }
 
-// shmInfoFields lists the fields of a ShmInfo by name; IPC_INFO's first.
-func shmInfoFields(in *ShmInfo) []struct {
-	name string
-	u    *uint64
-	i    *int64
-} {
-	return []struct {
-		name string
-		u    *uint64
-		i    *int64
-	}{
-		{"shmmax", &in.Shmmax, nil}, {"shmmin", &in.Shmmin, nil}, {"shmmni", &in.Shmmni, nil},
-		{"shmseg", &in.Shmseg, nil}, {"shmall", &in.Shmall, nil},
-		{"used_ids", nil, &in.UsedIDs}, {"shm_tot", nil, &in.ShmTot}, {"shm_rss", nil, &in.ShmRss},
-		{"shm_swp", nil, &in.ShmSwp}, {"swap_attempts", nil, &in.SwapAttempts}, {"swap_successes", nil, &in.SwapSuccesses},
-	}
-}
-
-// formatShmctlResult writes a successful shmctl result: "ok", a row
-// (IPC_STAT, SHM_STAT*; the return value is the row's id), or "ret=N" and
-// the non-zero fields of the info structure.
-func formatShmctlResult(r Result) string {
-	if r.Row != (Row{}) {
-		return "{" + FormatRow(Shm, r.Row) + "}"
-	}
-	if r.ID == 0 && r.Info == (ShmInfo{}) {
-		return "ok"
-	}
-	parts := []string{fmt.Sprintf("ret=%d", r.ID)}
-	for _, f := range shmInfoFields(&r.Info) {
-		if f.u != nil && *f.u != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", f.name, *f.u))
-		}
-		if f.i != nil && *f.i != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", f.name, *f.i))
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-func parseShmctlResult(text string) (Result, error) {
-	var r Result
-	if text == "ok" {
-		return r, nil
-	}
-	if inner, ok := strings.CutPrefix(text, "{"); ok {
-		inner, ok = strings.CutSuffix(inner, "}")
-		if !ok {
-			return r, fmt.Errorf("shmctl result %q: unterminated row", text)
-		}
-		row, err := ParseRow(Shm, inner)
-		if err != nil {
-			return r, err
-		}
-		if row == (Row{}) {
-			return r, fmt.Errorf("shmctl result %q: an all-zero row", text)
-		}
-		r.Row, r.ID = row, row.ID
-		return r, nil
-	}
-	fields := shmInfoFields(&r.Info)
-	for i, a := range strings.Fields(text) {
-		name, val, _ := strings.Cut(a, "=")
-		if i == 0 {
-			if name != "ret" {
-				return r, fmt.Errorf("shmctl result %q: want ok, {row} or ret=N ...", text)
-			}
-			v, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				return r, fmt.Errorf("shmctl result ret %q: %v", val, err)
-			}
-			r.ID = v
-			continue
-		}
-		found := false
-		for _, f := range fields {
-			if f.name != name {
-				continue
-			}
-			found = true
-			var err error
-			if f.u != nil {
-				*f.u, err = strconv.ParseUint(val, 10, 64)
-			} else {
-				*f.i, err = strconv.ParseInt(val, 10, 64)
-			}
-			if err != nil {
-				return r, fmt.Errorf("shmctl result field %q: %v", a, err)
-			}
-		}
-		if !found {
-			return r, fmt.Errorf("shmctl result field %q: unknown", a)
-		}
-	}
-	return r, nil
-}
-
 // SortAttachments puts attachments in the canonical snapshot order: by task,
 // handle, then segment id.
 func SortAttachments(as []Attachment) {
@@ -407,4 +299,89 @@ func SortAttachments(as []Attachment) {
 		}
 		return 0
 	})
+}
+
+// shmInfoResult is the result of shmctl IPC_INFO (shminfo64) or SHM_INFO
+// (shm_info): the return value and every field of that command's structure.
+func shmInfoResult(cmd ShmCmd) fieldsResult {
+	u := func(name string, p func(*ShmInfo) *uint64) valueOf {
+		return valueOf{name, u64(func(r *Result) *uint64 { return p(&r.Info) })}
+	}
+	i := func(name string, p func(*ShmInfo) *int64) valueOf {
+		return valueOf{name, dec(func(r *Result) *int64 { return p(&r.Info) }, -1<<63, 1<<63-1, 0)}
+	}
+	if cmd == ShmIPCInfo {
+		return fieldsResult{ret,
+			u("shmmax", func(in *ShmInfo) *uint64 { return &in.Shmmax }),
+			u("shmmin", func(in *ShmInfo) *uint64 { return &in.Shmmin }),
+			u("shmmni", func(in *ShmInfo) *uint64 { return &in.Shmmni }),
+			u("shmseg", func(in *ShmInfo) *uint64 { return &in.Shmseg }),
+			u("shmall", func(in *ShmInfo) *uint64 { return &in.Shmall }),
+		}
+	}
+	return fieldsResult{ret,
+		i("used_ids", func(in *ShmInfo) *int64 { return &in.UsedIDs }),
+		i("shm_tot", func(in *ShmInfo) *int64 { return &in.ShmTot }),
+		i("shm_rss", func(in *ShmInfo) *int64 { return &in.ShmRss }),
+		i("shm_swp", func(in *ShmInfo) *int64 { return &in.ShmSwp }),
+		i("swap_attempts", func(in *ShmInfo) *int64 { return &in.SwapAttempts }),
+		i("swap_successes", func(in *ShmInfo) *int64 { return &in.SwapSuccesses }),
+	}
+}
+
+// shmRowResult is the result of shmctl IPC_STAT and SHM_STAT*: the row,
+// whose id is also the return value (0 for IPC_STAT).
+type shmRowResult struct{}
+
+func (shmRowResult) format(_ *Op, r *Result) string { return rowField{Shm}.format(r) }
+
+func (shmRowResult) parse(_ *Op, r *Result, text string) error {
+	if err := (rowField{Shm}).parse(r, text); err != nil {
+		return err
+	}
+	r.ID = r.Row.ID
+	return nil
+}
+
+var (
+	shmIPCInfoResult = shmInfoResult(ShmIPCInfo)
+	shmInfoCmdResult = shmInfoResult(ShmInfoCmd)
+)
+
+func shmctlResult(op *Op) ResultForm {
+	switch op.Cmd {
+	case ShmIPCStat, ShmStat, ShmStatAny:
+		return shmRowResult{}
+	case ShmIPCInfo:
+		return shmIPCInfoResult
+	case ShmInfoCmd:
+		return shmInfoCmdResult
+	}
+	return okResult{}
+}
+
+func isShmSet(o *Op) bool { return o.Cmd == ShmIPCSet }
+
+func init() {
+	shm := []IPCType{Shm}
+	register(SubsystemSpec{Name: "shm", Uses: []string{"ids", "tasks", "shm"}},
+		KindSpec{Kind: KindShmat, Name: "shmat", Subsystem: "shm", Types: shm, Binds: ClassAttachment, Task: true, As: true,
+			Args: []Arg{argObject,
+				flagBit("rdonly", func(o *Op) *uint8 { return &o.Flags }, ShmatRdonly),
+				flagBit("exec", func(o *Op) *uint8 { return &o.Flags }, ShmatExec),
+				flagBit("badaddr", func(o *Op) *uint8 { return &o.Flags }, ShmatBadAddr),
+			}},
+		KindSpec{Kind: KindShmdt, Name: "shmdt", Subsystem: "shm", Types: shm, Task: true,
+			Args: []Arg{handleOf(ClassAttachment, "", func(o *Op) *int { return &o.Att })}},
+		KindSpec{Kind: KindShmctl, Name: "shmctl", Subsystem: "shm", Types: shm, Task: true, As: true,
+			Args: []Arg{argObject,
+				pos(enum(func(o *Op) *ShmCmd { return &o.Cmd }, shmCmdNames)),
+				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(isShmSet),
+				argMode.When(isShmSet),
+			},
+			OpaqueIDs: func(op Op) bool { return op.Cmd >= ShmIPCInfo },
+			Result:    byOp(shmctlResult),
+		},
+		KindSpec{Kind: KindRmidForced, Name: "rmid_forced", Subsystem: "shm", Types: shm, As: true, Args: []Arg{argValue}},
+	)
 }

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,9 +17,9 @@ type Step struct {
 	Want *Result
 }
 
-// Script is a sequence of operations on one subsystem. Its canonical text form
-// (Format) is what the corpus, reports and replay use; Parse reads it back and
-// Parse(Format(s)) == s.
+// Script is a sequence of operations of one subsystem. Its canonical text
+// form (Format) is what the corpus, reports and replay use; Parse reads it
+// back and Parse(Format(s)) == s.
 type Script struct {
 	Subsystem string
 	Steps     []Step
@@ -41,56 +43,38 @@ func (s *Script) Ops() []Op {
 	return out
 }
 
-// FormatOp writes the canonical text of one operation.
+// FormatOp writes the canonical text of one operation:
+//
+//	[xN = ] name [type] positional... named... [as=U] [task=tN]
 func FormatOp(op Op) string {
+	s := Spec(op.Kind)
+	if s == nil {
+		return fmt.Sprintf("kind%d", op.Kind)
+	}
 	var b strings.Builder
-	if op.Kind == KindGet && op.Bind > 0 {
-		fmt.Fprintf(&b, "h%d = ", op.Bind)
+	if op.Bind > 0 && s.Binds != 0 {
+		fmt.Fprintf(&b, "%c%d = ", s.Binds, op.Bind)
 	}
-	if op.Kind == KindShmat && op.Att > 0 {
-		fmt.Fprintf(&b, "a%d = ", op.Att)
+	b.WriteString(s.Name)
+	if s.typed() {
+		b.WriteByte(' ')
+		b.WriteString(op.Type.String())
 	}
-	b.WriteString(op.Kind.String())
-	b.WriteByte(' ')
-	b.WriteString(op.Type.String())
-	switch op.Kind {
-	case KindGet:
-		fmt.Fprintf(&b, " key=%s", formatKey(op.Key))
-		if op.Creat {
-			b.WriteString(" creat")
+	for i := range s.Args {
+		a := &s.Args[i]
+		if !a.present(&op) {
+			continue
 		}
-		if op.Excl {
-			b.WriteString(" excl")
-		}
-		fmt.Fprintf(&b, " mode=%04o", op.Mode)
-		if op.Size != 0 {
-			fmt.Fprintf(&b, " size=%d", op.Size)
-		}
-	case KindRmid, KindStat:
-		b.WriteByte(' ')
-		b.WriteString(formatRef(op.Obj))
-	case KindNextID, KindLimit, KindRmidForced:
-		fmt.Fprintf(&b, " %d", op.Value)
-	case KindList:
-		if op.Rows {
-			b.WriteString(" rows")
-		}
-	case KindShmat:
-		b.WriteByte(' ')
-		b.WriteString(formatRef(op.Obj))
-		for _, f := range shmatFlagNames {
-			if op.Flags&f.bit != 0 {
-				b.WriteString(" " + f.name)
+		switch {
+		case a.flag != nil:
+			if a.flag.get(&op) {
+				b.WriteString(" " + a.Name)
 			}
-		}
-	case KindShmdt:
-		fmt.Fprintf(&b, " a%d", op.Att)
-	case KindMsgsnd, KindMsgrcv, KindMsgctl:
-		formatMsgOp(&b, op)
-	case KindShmctl:
-		fmt.Fprintf(&b, " %s %s", formatRef(op.Obj), op.Cmd)
-		if op.Cmd == ShmIPCSet {
-			fmt.Fprintf(&b, " owner=%d mode=%04o", op.Value, op.Mode)
+		case a.Name == "":
+			b.WriteString(" " + a.field.format(&op))
+		case a.optional && a.field.zero(&op):
+		default:
+			b.WriteString(" " + a.Name + "=" + a.field.format(&op))
 		}
 	}
 	if op.As != 0 {
@@ -102,49 +86,254 @@ func FormatOp(op Op) string {
 	return b.String()
 }
 
-func formatKey(k int32) string { return fmt.Sprintf("0x%x", uint32(k)) }
-
-func formatRef(r Ref) string {
-	if r.Handle > 0 {
-		return fmt.Sprintf("h%d", r.Handle)
+// ParseOp reads the canonical text of one operation.
+func ParseOp(text string) (Op, error) {
+	var op Op
+	f := strings.Fields(text)
+	var bindClass Class
+	if len(f) >= 2 && f[1] == "=" {
+		if f[0] == "" {
+			return op, fmt.Errorf("empty handle before '='")
+		}
+		bindClass = Class(f[0][0])
+		n, err := parseHandleOf(bindClass, f[0])
+		if err != nil {
+			return op, err
+		}
+		op.Bind = n
+		f = f[2:]
 	}
-	return fmt.Sprintf("id=%d", r.ID)
+	if len(f) == 0 {
+		return op, fmt.Errorf("want an operation, got %q", clip(text))
+	}
+	s := SpecByName(f[0])
+	if s == nil {
+		return op, fmt.Errorf("unknown operation %q", clip(f[0]))
+	}
+	op.Kind = s.Kind
+	if bindClass != 0 && bindClass != s.Binds {
+		if s.Binds == 0 {
+			return op, fmt.Errorf("%s binds no handle", s.Name)
+		}
+		return op, fmt.Errorf("%s binds a handle %cN, not %cN", s.Name, s.Binds, bindClass)
+	}
+	f = f[1:]
+	if s.typed() {
+		if len(f) == 0 {
+			return op, fmt.Errorf("%s needs a type (%s)", s.Name, typeNames(s.Types))
+		}
+		t, err := ParseIPCType(f[0])
+		if err != nil || !slices.Contains(s.Types, t) {
+			return op, fmt.Errorf("%s takes type %s, not %q", s.Name, typeNames(s.Types), clip(f[0]))
+		}
+		op.Type = t
+		f = f[1:]
+	}
+	if err := parseArgs(s, &op, f); err != nil {
+		return op, err
+	}
+	return op, Validate(op)
+}
+
+func typeNames(ts []IPCType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, " or ")
+}
+
+// parseArgs reads the positional arguments in order, then the named ones and
+// the flags in any order, each at most once.
+func parseArgs(s *KindSpec, op *Op, toks []string) error {
+	for i := range s.Args {
+		a := &s.Args[i]
+		if a.Name != "" || a.flag != nil || !a.present(op) {
+			continue
+		}
+		if len(toks) == 0 {
+			return fmt.Errorf("%s needs %s", s.Name, s.usage())
+		}
+		if err := a.field.parse(op, toks[0]); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		toks = toks[1:]
+	}
+	seen := map[string]bool{}
+	for _, t := range toks {
+		name, val, hasVal := strings.Cut(t, "=")
+		if seen[name] {
+			return fmt.Errorf("%s: %s given twice", s.Name, clip(name))
+		}
+		seen[name] = true
+		if err := parseNamed(s, op, name, val, hasVal); err != nil {
+			return err
+		}
+	}
+	for i := range s.Args {
+		a := &s.Args[i]
+		if a.Name != "" && a.flag == nil && !a.optional && a.present(op) && !seen[a.Name] {
+			return fmt.Errorf("%s needs %s=", s.Name, a.Name)
+		}
+	}
+	return nil
+}
+
+func parseNamed(s *KindSpec, op *Op, name, val string, hasVal bool) error {
+	switch {
+	case name == "as" && hasVal && s.As:
+		u, err := strconv.ParseUint(val, 10, 32)
+		if err != nil {
+			return fmt.Errorf("as %q: want a uid 0..%d", clip(val), uint32(1<<32-1))
+		}
+		op.As = uint32(u)
+		return nil
+	case name == "task" && hasVal && s.Task:
+		t, err := parseTask(val)
+		op.Task = t
+		return err
+	}
+	for i := range s.Args {
+		a := &s.Args[i]
+		if a.Name != name || !a.present(op) {
+			continue
+		}
+		if a.flag != nil && !hasVal {
+			a.flag.set(op, true)
+			return nil
+		}
+		if a.flag == nil && hasVal {
+			if err := a.field.parse(op, val); err != nil {
+				return fmt.Errorf("%s %s: %w", s.Name, name, err)
+			}
+			return nil
+		}
+	}
+	arg := name
+	if hasVal {
+		arg += "=" + val
+	}
+	return fmt.Errorf("unexpected argument %q for %s (want %s)", clip(arg), s.Name, s.usage())
+}
+
+// usage describes a kind's arguments, for error messages.
+func (s *KindSpec) usage() string {
+	var parts []string
+	for i := range s.Args {
+		a := &s.Args[i]
+		switch {
+		case a.flag != nil:
+			parts = append(parts, "["+a.Name+"]")
+		case a.ref != nil:
+			parts = append(parts, "hN|id=N")
+		case a.handle != 0 && a.Name == "":
+			parts = append(parts, string(a.handle)+"N")
+		case a.Name == "":
+			parts = append(parts, "<value>")
+		case a.optional:
+			parts = append(parts, "["+a.Name+"=...]")
+		default:
+			parts = append(parts, a.Name+"=...")
+		}
+	}
+	if s.As {
+		parts = append(parts, "[as=U]")
+	}
+	if s.Task {
+		parts = append(parts, "[task=tN]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// Validate checks what the text of an operation cannot say by itself: a
+// kind's own rules (a main task that may not block, a size out of range).
+func Validate(op Op) error {
+	s := Spec(op.Kind)
+	if s == nil {
+		return fmt.Errorf("unknown operation kind %d", op.Kind)
+	}
+	if s.typed() && !slices.Contains(s.Types, op.Type) {
+		return fmt.Errorf("%s takes type %s, not %s", s.Name, typeNames(s.Types), op.Type)
+	}
+	if op.Task > MaxTask || (op.Task != 0 && !s.Task) {
+		return fmt.Errorf("%s: task=t%d is not allowed", s.Name, op.Task)
+	}
+	if op.As != 0 && !s.As {
+		return fmt.Errorf("%s: as= is not allowed", s.Name)
+	}
+	if s.Check != nil {
+		if err := s.Check(op); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+func parseTask(s string) (uint8, error) {
+	v, ok := strings.CutPrefix(s, "t")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || n < 0 || n > MaxTask {
+		return 0, fmt.Errorf("task %q: want t0..t%d", clip(s), MaxTask)
+	}
+	return uint8(n), nil
 }
 
 // FormatResult writes the canonical text of the result of op, followed by
 // the completions of sleeping tasks it caused (" ; t1 ok").
 func FormatResult(op Op, r Result) string {
-	return formatResult(op, r) + formatDone(r.Done)
+	return formatResult(&op, &r) + formatCompletions(r.Done)
 }
 
-func formatResult(op Op, r Result) string {
-	if r.Err != OK {
+func formatResult(op *Op, r *Result) string {
+	switch {
+	case r.Err != OK:
 		return r.Err.String()
+	case r.Blocked:
+		return "blocked"
 	}
-	switch k := op.Kind; k {
-	case KindMsgsnd, KindMsgrcv, KindMsgctl:
-		return formatMsgResult(op, r)
-	case KindGet:
-		return fmt.Sprintf("id=%d", r.ID)
-	case KindStat:
-		return fmt.Sprintf("key=%s mode=%04o owner=%d size=%d", formatKey(r.Obj.Key), r.Obj.Mode, r.Obj.Owner, r.Obj.Size)
-	case KindShmctl:
-		return formatShmctlResult(r)
-	case KindList:
-		if op.Rows {
-			parts := make([]string, len(r.Rows))
-			for i, row := range r.Rows {
-				parts[i] = FormatRow(op.Type, row)
-			}
-			return "[" + strings.Join(parts, " | ") + "]"
-		}
-		parts := make([]string, len(r.List))
-		for i, e := range r.List {
-			parts[i] = fmt.Sprintf("%d:%s", e.ID, formatKey(e.Key))
-		}
-		return "[" + strings.Join(parts, " ") + "]"
+	s := Spec(op.Kind)
+	if s == nil {
+		return "ok"
 	}
-	return "ok"
+	return s.Result.format(op, r)
+}
+
+// ParseResult reads the canonical text of a result of op, with the
+// completions that may follow it.
+func ParseResult(op Op, text string) (Result, error) {
+	var r Result
+	parts := strings.Split(text, " ; ")
+	head := strings.TrimSpace(parts[0])
+	s := Spec(op.Kind)
+	switch {
+	case head == "":
+		return r, fmt.Errorf("empty result")
+	case s == nil:
+		return r, fmt.Errorf("unknown operation kind %d", op.Kind)
+	case head == "blocked":
+		r.Blocked = true
+	case strings.HasPrefix(head, "E") || strings.HasPrefix(head, "errno"):
+		e, err := ParseErrno(head)
+		if err != nil {
+			return r, err
+		}
+		if e == OK {
+			return r, fmt.Errorf("error result %q is not an error", clip(head))
+		}
+		r.Err = e
+	default:
+		if err := s.Result.parse(&op, &r, head); err != nil {
+			return r, err
+		}
+	}
+	if len(parts) > 1 {
+		done, err := parseCompletions(parts[1:])
+		if err != nil {
+			return r, err
+		}
+		r.Done = done
+	}
+	return r, nil
 }
 
 // FormatStep writes one script line.
@@ -159,9 +348,7 @@ func FormatStep(s Step) string {
 // Format writes the canonical text of a whole script.
 func Format(s *Script) string {
 	var b strings.Builder
-	if s.Subsystem != "" {
-		fmt.Fprintf(&b, "subsystem %s\n", s.Subsystem)
-	}
+	fmt.Fprintf(&b, "subsystem %s\n", s.Subsystem)
 	for _, st := range s.Steps {
 		b.WriteString(FormatStep(st))
 		b.WriteByte('\n')
@@ -181,57 +368,143 @@ func (e *ParseError) Error() string {
 	if name == "" {
 		name = "<script>"
 	}
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %v", name, e.Err)
+	}
 	return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// Parse reads a script. name is used in error messages only. Blank lines and
-// lines starting with '#' are ignored.
+// MaxLine is the longest script line Parse reads.
+const MaxLine = 1 << 16
+
+// Parse reads a script, strictly: a "subsystem" line naming a known
+// subsystem comes first, every operation belongs to it, every handle is
+// bound once before it is used, every expectation is complete, and there is
+// at least one operation. Blank lines and lines starting with '#' are
+// ignored. name is used in error messages only; they echo at most a short
+// excerpt of the input.
 func Parse(name string, r io.Reader) (*Script, error) {
-	s := &Script{}
+	p := parser{name: name, bound: map[Class]map[int]int{}}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	bound, boundAtt := map[int]int{}, map[int]int{}
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	sc.Buffer(make([]byte, 4096), MaxLine)
+	for p.line = 1; sc.Scan(); p.line++ {
+		if err := p.step(strings.TrimSpace(sc.Text())); err != nil {
+			return nil, &ParseError{name, p.line, err}
 		}
-		if rest, ok := strings.CutPrefix(line, "subsystem "); ok {
-			if s.Subsystem != "" || len(s.Steps) > 0 {
-				return nil, &ParseError{name, n, fmt.Errorf("'subsystem' must come once, before the first operation")}
-			}
-			s.Subsystem = strings.TrimSpace(rest)
-			continue
-		}
-		st, err := ParseStep(line)
-		if err != nil {
-			return nil, &ParseError{name, n, err}
-		}
-		if st.Op.Bind > 0 {
-			if prev, dup := bound[st.Op.Bind]; dup {
-				return nil, &ParseError{name, n, fmt.Errorf("handle h%d is already bound on line %d", st.Op.Bind, prev)}
-			}
-			bound[st.Op.Bind] = n
-		}
-		if st.Op.Kind == KindShmat && st.Op.Att > 0 {
-			if prev, dup := boundAtt[st.Op.Att]; dup {
-				return nil, &ParseError{name, n, fmt.Errorf("attachment a%d is already bound on line %d", st.Op.Att, prev)}
-			}
-			boundAtt[st.Op.Att] = n
-		}
-		s.Steps = append(s.Steps, st)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{name, p.line, fmt.Errorf("line longer than %d bytes", MaxLine)}
+		}
+		return nil, &ParseError{name, 0, fmt.Errorf("reading: %w", err)}
 	}
-	return s, nil
+	switch {
+	case p.sc.Subsystem == "":
+		return nil, &ParseError{name, 0, fmt.Errorf("no 'subsystem' line (want one of %s)", strings.Join(Subsystems(), ", "))}
+	case len(p.sc.Steps) == 0:
+		return nil, &ParseError{name, 0, fmt.Errorf("no operations")}
+	}
+	return &p.sc, nil
 }
 
 // ParseString parses a script held in a string.
 func ParseString(text string) (*Script, error) {
 	return Parse("", strings.NewReader(text))
+}
+
+type parser struct {
+	name  string
+	line  int
+	sc    Script
+	sub   SubsystemSpec
+	bound map[Class]map[int]int // handle -> line that bound it
+}
+
+func (p *parser) step(line string) error {
+	if line == "" || strings.HasPrefix(line, "#") {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(line, "subsystem "); ok {
+		return p.subsystem(strings.TrimSpace(rest))
+	}
+	if p.sc.Subsystem == "" {
+		return fmt.Errorf("the first line must be 'subsystem NAME' (one of %s)", strings.Join(Subsystems(), ", "))
+	}
+	st, err := ParseStep(line)
+	if err != nil {
+		return err
+	}
+	if !p.sub.Allows(st.Op.Kind) {
+		return fmt.Errorf("%s is not an operation of a %s script", st.Op.Kind, p.sc.Subsystem)
+	}
+	if err := p.handles(st.Op); err != nil {
+		return err
+	}
+	p.sc.Steps = append(p.sc.Steps, st)
+	return nil
+}
+
+func (p *parser) subsystem(name string) error {
+	if p.sc.Subsystem != "" || len(p.sc.Steps) > 0 {
+		return fmt.Errorf("'subsystem' must come once, before the first operation")
+	}
+	sub, ok := Subsystem(name)
+	if !ok {
+		return fmt.Errorf("unknown subsystem %q (want one of %s)", clip(name), strings.Join(Subsystems(), ", "))
+	}
+	p.sc.Subsystem, p.sub = name, sub
+	return nil
+}
+
+// handles checks that op uses only handles bound on earlier lines and binds
+// a handle not bound before.
+func (p *parser) handles(op Op) error {
+	var err error
+	UsedHandles(op, func(c Class, n int) {
+		if _, ok := p.bound[c][n]; !ok && err == nil {
+			err = fmt.Errorf("handle %c%d is used before any line binds it", c, n)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := Spec(op.Kind)
+	if op.Bind > 0 {
+		if p.bound[s.Binds] == nil {
+			p.bound[s.Binds] = map[int]int{}
+		}
+		if prev, dup := p.bound[s.Binds][op.Bind]; dup {
+			return fmt.Errorf("handle %c%d is already bound on line %d", s.Binds, op.Bind, prev)
+		}
+		p.bound[s.Binds][op.Bind] = p.line
+	}
+	return nil
+}
+
+// UsedHandles calls f for every handle op refers to (not the one it binds).
+func UsedHandles(op Op, f func(Class, int)) {
+	s := Spec(op.Kind)
+	if s == nil {
+		return
+	}
+	for i := range s.Args {
+		a := &s.Args[i]
+		if !a.present(&op) {
+			continue
+		}
+		switch {
+		case a.ref != nil:
+			if r := a.ref(&op); r.Handle > 0 {
+				f(ClassObject, r.Handle)
+			}
+		case a.handle != 0:
+			if h := a.field.(handleField); *h.p(&op) > 0 {
+				f(a.handle, *h.p(&op))
+			}
+		}
+	}
 }
 
 // ParseStep reads one script line: an operation and an optional "-> result".
@@ -245,389 +518,9 @@ func ParseStep(line string) (Step, error) {
 	if hasRes {
 		r, err := ParseResult(op, strings.TrimSpace(resText))
 		if err != nil {
-			return Step{}, err
+			return Step{}, fmt.Errorf("expected result: %w", err)
 		}
 		st.Want = &r
 	}
 	return st, nil
-}
-
-// ParseOp reads the canonical text of one operation.
-func ParseOp(text string) (Op, error) {
-	var op Op
-	f := strings.Fields(text)
-	attBound := false
-	if len(f) >= 2 && f[1] == "=" {
-		if strings.HasPrefix(f[0], "a") {
-			a, err := parseAtt(f[0])
-			if err != nil {
-				return op, err
-			}
-			op.Att, attBound = a, true
-		} else {
-			h, err := parseHandle(f[0])
-			if err != nil {
-				return op, err
-			}
-			op.Bind = h
-		}
-		f = f[2:]
-	}
-	if len(f) < 2 {
-		return op, fmt.Errorf("want '<op> <type> ...', got %q", text)
-	}
-	var kindOK bool
-	for k, n := range kindNames {
-		if n == f[0] {
-			op.Kind, kindOK = k, true
-		}
-	}
-	if !kindOK {
-		return op, fmt.Errorf("unknown operation %q", f[0])
-	}
-	if op.Bind > 0 && op.Kind != KindGet {
-		return op, fmt.Errorf("only 'get' binds a handle")
-	}
-	if attBound && op.Kind != KindShmat {
-		return op, fmt.Errorf("only 'shmat' binds an attachment")
-	}
-	t, err := ParseIPCType(f[1])
-	if err != nil {
-		return op, err
-	}
-	op.Type = t
-	args := f[2:]
-	switch op.Kind {
-	case KindRmid, KindStat:
-		if len(args) == 0 {
-			return op, fmt.Errorf("%s needs an object (hN or id=N)", op.Kind)
-		}
-		if op.Obj, err = parseRef(args[0]); err != nil {
-			return op, err
-		}
-		args = args[1:]
-	case KindMsgsnd, KindMsgrcv, KindMsgctl:
-		if len(args) == 0 {
-			return op, fmt.Errorf("%s needs a queue (hN or id=N)", op.Kind)
-		}
-		if op.Obj, err = parseRef(args[0]); err != nil {
-			return op, err
-		}
-		args = args[1:]
-		var rest []string
-		for _, a := range args {
-			ok, err := parseMsgArg(&op, a)
-			if err != nil {
-				return op, err
-			}
-			if !ok {
-				rest = append(rest, a)
-			}
-		}
-		args = rest
-	case KindShmat:
-		if len(args) == 0 {
-			return op, fmt.Errorf("shmat needs a segment (hN or id=N)")
-		}
-		if op.Obj, err = parseRef(args[0]); err != nil {
-			return op, err
-		}
-		args = args[1:]
-	case KindShmdt:
-		if len(args) == 0 {
-			return op, fmt.Errorf("shmdt needs an attachment (aN)")
-		}
-		if op.Att, err = parseAtt(args[0]); err != nil {
-			return op, err
-		}
-		args = args[1:]
-	case KindShmctl:
-		if len(args) < 2 {
-			return op, fmt.Errorf("shmctl needs a segment (hN or id=N) and a command")
-		}
-		if op.Obj, err = parseRef(args[0]); err != nil {
-			return op, err
-		}
-		for c, n := range shmCmdNames {
-			if n == args[1] {
-				op.Cmd = c
-			}
-		}
-		if op.Cmd == 0 {
-			return op, fmt.Errorf("unknown shmctl command %q", args[1])
-		}
-		args = args[2:]
-	case KindNextID, KindLimit, KindRmidForced:
-		if len(args) == 0 {
-			return op, fmt.Errorf("%s needs a value", op.Kind)
-		}
-		if op.Value, err = strconv.ParseInt(args[0], 10, 64); err != nil {
-			return op, fmt.Errorf("%s value %q: %w", op.Kind, args[0], err)
-		}
-		args = args[1:]
-	}
-	sawKey, sawMode, sawOwner := false, false, false
-	for _, a := range args {
-		name, val, hasVal := strings.Cut(a, "=")
-		switch {
-		case op.Kind == KindList && a == "rows":
-			op.Rows = true
-		case op.Kind == KindShmat && shmatFlag(a) != 0:
-			op.Flags |= shmatFlag(a)
-		case op.Kind == KindShmctl && op.Cmd == ShmIPCSet && name == "owner" && hasVal:
-			u, err := strconv.ParseUint(val, 10, 32)
-			if err != nil {
-				return op, fmt.Errorf("owner %q: %w", val, err)
-			}
-			op.Value, sawOwner = int64(u), true
-		case op.Kind == KindShmctl && op.Cmd == ShmIPCSet && name == "mode" && hasVal:
-			m, err := strconv.ParseUint(val, 8, 16)
-			if err != nil || m > 0777 {
-				return op, fmt.Errorf("mode %q: want octal 0..0777", val)
-			}
-			op.Mode, sawMode = uint16(m), true
-		case name == "task" && hasVal && taskAllowed(op.Kind):
-			t, err := parseTask(val)
-			if err != nil {
-				return op, err
-			}
-			op.Task = t
-		case op.Kind == KindGet && a == "creat":
-			op.Creat = true
-		case op.Kind == KindGet && a == "excl":
-			op.Excl = true
-		case op.Kind == KindGet && name == "key" && hasVal:
-			k, err := parseKey(val)
-			if err != nil {
-				return op, err
-			}
-			op.Key, sawKey = k, true
-		case op.Kind == KindGet && name == "mode" && hasVal:
-			m, err := strconv.ParseUint(val, 8, 16)
-			if err != nil || m > 0777 {
-				return op, fmt.Errorf("mode %q: want octal 0..0777", val)
-			}
-			op.Mode, sawMode = uint16(m), true
-		case op.Kind == KindGet && name == "size" && hasVal:
-			if op.Size, err = strconv.ParseInt(val, 10, 64); err != nil {
-				return op, fmt.Errorf("size %q: %w", val, err)
-			}
-		case name == "as" && hasVal && asAllowed(op.Kind):
-			u, err := strconv.ParseUint(val, 10, 32)
-			if err != nil {
-				return op, fmt.Errorf("as %q: %w", val, err)
-			}
-			op.As = uint32(u)
-		default:
-			return op, fmt.Errorf("unexpected argument %q for %s", a, op.Kind)
-		}
-	}
-	if op.Kind == KindGet && (!sawKey || !sawMode) {
-		return op, fmt.Errorf("get needs key= and mode=")
-	}
-	if op.Kind == KindShmctl && op.Cmd == ShmIPCSet && (!sawOwner || !sawMode) {
-		return op, fmt.Errorf("shmctl set needs owner= and mode=")
-	}
-	if op.Kind == KindExit && op.Task == 0 {
-		return op, fmt.Errorf("exit needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
-	}
-	if op.Task != 0 && op.Type != Shm && !isMsgKind(op.Kind) && !(op.Kind == KindRmid && op.Type == Msg) {
-		return op, fmt.Errorf("task= is only for shm and msg operations")
-	}
-	if isMsgKind(op.Kind) {
-		if op.Type != Msg {
-			return op, fmt.Errorf("%s is an operation on msg, not %s", op.Kind, op.Type)
-		}
-		if err := checkMsgOp(op); err != nil {
-			return op, err
-		}
-	}
-	return op, nil
-}
-
-// asAllowed reports whether an operation of kind k can run as another user.
-func asAllowed(k Kind) bool {
-	switch k {
-	case KindNextID, KindLimit, KindList, KindExit, KindRmidForced, KindShmdt:
-		return false
-	}
-	return true
-}
-
-// taskAllowed reports whether an operation of kind k names a task.
-func taskAllowed(k Kind) bool {
-	switch k {
-	case KindNextID, KindLimit, KindList, KindRmidForced:
-		return false
-	}
-	return true
-}
-
-func parseTask(s string) (uint8, error) {
-	v, ok := strings.CutPrefix(s, "t")
-	n, err := strconv.Atoi(v)
-	if !ok || err != nil || n < 0 || n > MaxTask {
-		return 0, fmt.Errorf("task %q: want t0..t%d", s, MaxTask)
-	}
-	return uint8(n), nil
-}
-
-var shmatFlagNames = []struct {
-	bit  uint8
-	name string
-}{{ShmatRdonly, "rdonly"}, {ShmatExec, "exec"}, {ShmatBadAddr, "badaddr"}}
-
-func shmatFlag(s string) uint8 {
-	for _, f := range shmatFlagNames {
-		if f.name == s {
-			return f.bit
-		}
-	}
-	return 0
-}
-
-func parseAtt(s string) (int, error) {
-	v, ok := strings.CutPrefix(s, "a")
-	a, err := strconv.Atoi(v)
-	if !ok || err != nil || a <= 0 {
-		return 0, fmt.Errorf("attachment %q: want aN with N > 0", s)
-	}
-	return a, nil
-}
-
-func parseHandle(s string) (int, error) {
-	if !strings.HasPrefix(s, "h") {
-		return 0, fmt.Errorf("handle %q: want hN", s)
-	}
-	h, err := strconv.Atoi(s[1:])
-	if err != nil || h <= 0 {
-		return 0, fmt.Errorf("handle %q: want hN with N > 0", s)
-	}
-	return h, nil
-}
-
-func parseRef(s string) (Ref, error) {
-	if v, ok := strings.CutPrefix(s, "id="); ok {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return Ref{}, fmt.Errorf("id %q: %w", v, err)
-		}
-		return Ref{ID: id}, nil
-	}
-	h, err := parseHandle(s)
-	return Ref{Handle: h}, err
-}
-
-func parseKey(s string) (int32, error) {
-	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
-	if err != nil || !strings.HasPrefix(s, "0x") {
-		return 0, fmt.Errorf("key %q: want 0x followed by up to 8 hex digits", s)
-	}
-	return int32(uint32(v)), nil
-}
-
-// ParseResult reads the canonical text of a result of op, with the
-// completions that may follow it.
-func ParseResult(op Op, text string) (Result, error) {
-	parts := strings.Split(text, " ; ")
-	r, err := parseResult(op, strings.TrimSpace(parts[0]))
-	if err != nil {
-		return r, err
-	}
-	if len(parts) > 1 {
-		if r.Done, err = parseDone(parts[1:]); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
-}
-
-func parseResult(op Op, text string) (Result, error) {
-	k := op.Kind
-	var r Result
-	if strings.HasPrefix(text, "E") || strings.HasPrefix(text, "errno") {
-		e, err := ParseErrno(text)
-		if err != nil {
-			return r, err
-		}
-		if e == OK {
-			return r, fmt.Errorf("error result %q is not an error", text)
-		}
-		r.Err = e
-		return r, nil
-	}
-	switch k {
-	case KindMsgsnd, KindMsgrcv, KindMsgctl:
-		return parseMsgResult(op, text)
-	case KindGet:
-		v, ok := strings.CutPrefix(text, "id=")
-		id, err := strconv.ParseInt(v, 10, 64)
-		if !ok || err != nil {
-			return r, fmt.Errorf("get result %q: want id=N or an error name", text)
-		}
-		r.ID = id
-	case KindStat:
-		for _, a := range strings.Fields(text) {
-			name, val, _ := strings.Cut(a, "=")
-			var err error
-			switch name {
-			case "key":
-				r.Obj.Key, err = parseKey(val)
-			case "mode":
-				var m uint64
-				m, err = strconv.ParseUint(val, 8, 16)
-				r.Obj.Mode = uint16(m)
-			case "owner":
-				var u uint64
-				u, err = strconv.ParseUint(val, 10, 32)
-				r.Obj.Owner = uint32(u)
-			case "size":
-				r.Obj.Size, err = strconv.ParseInt(val, 10, 64)
-			default:
-				err = fmt.Errorf("unknown field")
-			}
-			if err != nil {
-				return r, fmt.Errorf("stat result field %q: %v", a, err)
-			}
-		}
-	case KindShmctl:
-		return parseShmctlResult(text)
-	case KindList:
-		inner, ok := strings.CutPrefix(text, "[")
-		inner, ok2 := strings.CutSuffix(inner, "]")
-		if !ok || !ok2 {
-			return r, fmt.Errorf("list result %q: want [id:key ...]", text)
-		}
-		if op.Rows {
-			r.Rows = []Row{}
-			if strings.TrimSpace(inner) == "" {
-				return r, nil
-			}
-			for _, part := range strings.Split(inner, "|") {
-				row, err := ParseRow(op.Type, strings.TrimSpace(part))
-				if err != nil {
-					return r, err
-				}
-				r.Rows = append(r.Rows, row)
-			}
-			return r, nil
-		}
-		for _, e := range strings.Fields(inner) {
-			ids, keys, ok := strings.Cut(e, ":")
-			id, err := strconv.ParseInt(ids, 10, 64)
-			if !ok || err != nil {
-				return r, fmt.Errorf("list entry %q: want id:key", e)
-			}
-			key, err := parseKey(keys)
-			if err != nil {
-				return r, err
-			}
-			r.List = append(r.List, Entry{ID: id, Key: key})
-		}
-	default:
-		if text != "ok" {
-			return r, fmt.Errorf("%s result %q: want ok or an error name", k, text)
-		}
-	}
-	return r, nil
 }

@@ -1,14 +1,19 @@
 // Package shrink minimizes a failing script: it removes chunks of operations
-// (delta debugging from large chunks to single operations), then simplifies
-// what is left operation by operation, and finally renumbers handles. The
-// oracle judges many candidates per call, so a plugin pays one round trip per
-// batch of candidates, not per candidate. The result depends only on the
-// script and the oracle: the same failure always shrinks to the same script.
+// (delta debugging from large chunks to single operations), then makes what
+// is left plainer argument by argument (lower sizes, counts and ids, fewer
+// flags, the main task's caller), and finally renumbers handles and tasks.
+// It knows operations only through their ops.KindSpec, as syzkaller's
+// minimizer knows calls only through their argument types. The oracle
+// judges many candidates per call, so a plugin pays one round trip per batch
+// of candidates, not per candidate. The result depends only on the script
+// and the oracle: the same failure always shrinks to the same script.
 package shrink
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -16,22 +21,44 @@ import (
 // Oracle reports, for each candidate, whether it still fails.
 type Oracle func(ctx context.Context, candidates [][]ops.Op) ([]bool, error)
 
-// batch is how many candidates go to the oracle at once.
-const batch = 48
+// The oracle gets up to maxBatch candidates at once, fewer when candidates
+// are slow (a script that churns millions of objects): about batchTime's
+// worth, so that candidates after the first failing one cost little. The
+// candidate returned is always the first failing one in order, whatever
+// the batch sizes, so the result stays deterministic.
+const (
+	maxBatch  = 48
+	batchTime = 250 * time.Millisecond
+)
+
+// DefaultBudget is the work Minimize spends at most, in operations run
+// (ops.Cost): about 30 candidates that churn four million objects each, or
+// millions of plain operations. A budget counts work, not time, so that a
+// shrink ends on the same script on every machine.
+const DefaultBudget = 1 << 27
+
+// ErrBudget is returned, with the best script so far, when shrinking ran out
+// of its budget.
+var ErrBudget = errors.New("shrinking stopped: its budget of work is spent")
 
 // Minimize returns the smallest failing script it finds, starting from
-// script, which must fail. It stops early, returning the best so far, when
-// ctx ends.
+// script, which must fail, spending at most DefaultBudget of work. It stops
+// early, returning the best so far and an error, when ctx ends or the
+// budget is spent.
 func Minimize(ctx context.Context, script []ops.Op, oracle Oracle) ([]ops.Op, error) {
+	return MinimizeWithin(ctx, script, oracle, DefaultBudget)
+}
+
+// MinimizeWithin is Minimize with a budget of work (0: none).
+func MinimizeWithin(ctx context.Context, script []ops.Op, oracle Oracle, budget int64) ([]ops.Op, error) {
+	s := &search{oracle: oracle, budget: budget}
 	cur := script
 	for changed := true; changed; {
 		changed = false
-		var err error
 		for k := max(len(cur)/2, 1); k >= 1; {
-			next, ok, e := firstFailing(ctx, oracle, removals(cur, k))
-			if e != nil {
-				err = e
-				break
+			next, ok, err := s.firstFailing(ctx, removals(cur, k))
+			if err != nil {
+				return finish(ctx, cur, oracle), err
 			}
 			if ok {
 				cur, changed = next, true
@@ -40,13 +67,10 @@ func Minimize(ctx context.Context, script []ops.Op, oracle Oracle) ([]ops.Op, er
 			}
 			k /= 2
 		}
-		if err != nil {
-			return Renumber(cur), err
-		}
 		for {
-			next, ok, e := firstFailing(ctx, oracle, simplifications(cur))
-			if e != nil {
-				return Renumber(cur), e
+			next, ok, err := s.firstFailing(ctx, simplifications(cur))
+			if err != nil {
+				return finish(ctx, cur, oracle), err
 			}
 			if !ok {
 				break
@@ -54,22 +78,41 @@ func Minimize(ctx context.Context, script []ops.Op, oracle Oracle) ([]ops.Op, er
 			cur, changed = next, true
 		}
 	}
+	return finish(ctx, cur, oracle), nil
+}
+
+// finish renumbers the script if the renumbered one still fails.
+func finish(ctx context.Context, cur []ops.Op, oracle Oracle) []ops.Op {
 	final := Renumber(cur)
 	if fails, err := oracle(ctx, [][]ops.Op{final}); err == nil && len(fails) == 1 && fails[0] {
-		return final, nil
+		return final
 	}
-	return cur, nil
+	return cur
+}
+
+// search is one minimization: its oracle and the work it has left.
+type search struct {
+	oracle        Oracle
+	budget, spent int64
 }
 
 // firstFailing runs candidates through the oracle in batches and returns the
 // first one (in order) that fails.
-func firstFailing(ctx context.Context, oracle Oracle, cands [][]ops.Op) ([]ops.Op, bool, error) {
-	for start := 0; start < len(cands); start += batch {
+func (s *search) firstFailing(ctx context.Context, cands [][]ops.Op) ([]ops.Op, bool, error) {
+	n := maxBatch
+	for start := 0; start < len(cands); {
 		if err := ctx.Err(); err != nil {
 			return nil, false, fmt.Errorf("shrinking stopped: %w", err)
 		}
-		end := min(start+batch, len(cands))
-		fails, err := oracle(ctx, cands[start:end])
+		end := min(start+n, len(cands))
+		for _, c := range cands[start:end] {
+			s.spent += ops.Cost(c)
+		}
+		if s.budget > 0 && s.spent > s.budget {
+			return nil, false, ErrBudget
+		}
+		began := time.Now()
+		fails, err := s.oracle(ctx, cands[start:end])
 		if err != nil {
 			return nil, false, fmt.Errorf("shrinking: %w", err)
 		}
@@ -78,11 +121,19 @@ func firstFailing(ctx context.Context, oracle Oracle, cands [][]ops.Op) ([]ops.O
 				return cands[start+i], true, nil
 			}
 		}
+		per := time.Since(began) / time.Duration(end-start)
+		n = maxBatch
+		if per > 0 {
+			n = min(max(int(batchTime/per), 1), maxBatch)
+		}
+		start = end
 	}
 	return nil, false, nil
 }
 
-// removals lists the script with each chunk of k operations removed.
+// removals lists the script with each chunk of k operations removed, leaving
+// out candidates that would use an attachment or file handle no operation
+// binds any more (object handles resolve to the id -1, an id like any other).
 func removals(s []ops.Op, k int) [][]ops.Op {
 	var out [][]ops.Op
 	for i := 0; i < len(s); i += k {
@@ -92,128 +143,113 @@ func removals(s []ops.Op, k int) [][]ops.Op {
 		}
 		c := make([]ops.Op, 0, len(s)-(end-i))
 		c = append(c, s[:i]...)
-		out = append(out, append(c, s[end:]...))
+		c = append(c, s[end:]...)
+		if boundBeforeUse(c) {
+			out = append(out, c)
+		}
 	}
 	return out
 }
 
-// simplifications lists the script with one operation made plainer.
+// boundBeforeUse reports whether every handle of a class other than objects
+// is bound before it is used.
+func boundBeforeUse(s []ops.Op) bool {
+	bound := map[ops.Class]map[int]bool{}
+	ok := true
+	for _, op := range s {
+		ops.UsedHandles(op, func(c ops.Class, n int) {
+			if c != ops.ClassObject && !bound[c][n] {
+				ok = false
+			}
+		})
+		if spec := ops.Spec(op.Kind); op.Bind > 0 && spec != nil {
+			if bound[spec.Binds] == nil {
+				bound[spec.Binds] = map[int]bool{}
+			}
+			bound[spec.Binds][op.Bind] = true
+		}
+	}
+	return ok
+}
+
+// simplifications lists the script with one operation made plainer: an
+// argument lowered toward its plainest value, the caller made root, or a
+// handle binding nothing uses dropped.
 func simplifications(s []ops.Op) [][]ops.Op {
 	var out [][]ops.Op
-	with := func(i int, op ops.Op) {
-		c := append([]ops.Op(nil), s...)
-		c[i] = op
-		out = append(out, c)
-	}
+	used := usedObjects(s)
 	for i, op := range s {
+		var cands []ops.Op
 		if op.As != 0 {
 			o := op
 			o.As = 0
-			with(i, o)
+			cands = append(cands, o)
 		}
-		if op.Kind == ops.KindGet {
-			if op.Key != ops.IPCPrivate {
-				o := op
-				o.Key, o.Creat, o.Excl = ops.IPCPrivate, false, false
-				with(i, o)
+		if spec := ops.Spec(op.Kind); op.Bind > 0 && spec != nil && spec.Binds == ops.ClassObject && !used[op.Bind] {
+			o := op
+			o.Bind = 0
+			cands = append(cands, o)
+		}
+		cands = append(cands, ops.Plainer(op)...)
+		for _, o := range cands {
+			if ops.Validate(o) != nil {
+				continue
 			}
-			if op.Excl {
-				o := op
-				o.Excl = false
-				with(i, o)
-			}
-			if op.Size > 1 {
-				o := op
-				o.Size = 1
-				with(i, o)
-			}
-			if op.Mode != 0600 {
-				o := op
-				o.Mode = 0600
-				with(i, o)
-			}
-			if op.Bind > 0 && !referenced(s, op.Bind) {
-				o := op
-				o.Bind = 0
-				with(i, o)
-			}
+			c := append([]ops.Op(nil), s...)
+			c[i] = o
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func referenced(s []ops.Op, h int) bool {
-	for _, op := range s {
-		if op.Obj.Handle == h {
-			return true
-		}
-	}
-	return false
-}
-
-// Renumber gives the handles that are bound the numbers 1, 2, ... in order of
-// binding, drops bindings nothing refers to, and turns references to handles
-// that are never bound into the id they resolve to (-1).
-func Renumber(s []ops.Op) []ops.Op {
+func usedObjects(s []ops.Op) map[int]bool {
 	used := map[int]bool{}
 	for _, op := range s {
-		if op.Obj.Handle > 0 {
-			used[op.Obj.Handle] = true
-		}
-	}
-	newNum := map[int]int{}
-	out := make([]ops.Op, len(s))
-	for i, op := range s {
-		if op.Obj.Handle > 0 {
-			if n, ok := newNum[op.Obj.Handle]; ok {
-				op.Obj.Handle = n
-			} else {
-				op.Obj = ops.Ref{ID: -1}
+		ops.UsedHandles(op, func(c ops.Class, n int) {
+			if c == ops.ClassObject {
+				used[n] = true
 			}
-		}
-		if op.Kind == ops.KindGet && op.Bind > 0 {
-			if used[op.Bind] {
-				n := len(newNum) + 1
-				newNum[op.Bind] = n
-				op.Bind = n
-			} else {
-				op.Bind = 0
-			}
-		}
-		out[i] = op
+		})
 	}
-	return renumberAttachments(out)
+	return used
 }
 
-// renumberAttachments gives the attachment handles that shmat binds the
-// numbers 1, 2, ... in order of binding; a shmdt of a handle never bound (so
-// far) gets a number no shmat binds, which detaches nothing, as before.
-func renumberAttachments(s []ops.Op) []ops.Op {
-	binds := 0
-	for _, op := range s {
-		if op.Kind == ops.KindShmat && op.Att > 0 {
-			binds++
-		}
-	}
-	newNum := map[int]int{}
-	unbound := map[int]int{}
-	next := 0
+// Renumber gives the handles of each class that are bound the numbers 1, 2,
+// ... in order of binding, drops object bindings nothing refers to, turns
+// references to object handles that are never bound into the id they
+// resolve to (-1), and gives the tasks other than t0 the numbers 1, 2, ...
+// in order of first use.
+func Renumber(s []ops.Op) []ops.Op {
+	used := usedObjects(s)
+	newNum := map[ops.Class]map[int]int{}
+	tasks := map[uint8]uint8{0: 0}
+	out := make([]ops.Op, len(s))
 	for i, op := range s {
-		switch {
-		case op.Kind == ops.KindShmat && op.Att > 0:
-			next++
-			newNum[op.Att] = next
-			s[i].Att = next
-		case op.Kind == ops.KindShmdt && op.Att > 0:
-			if n, ok := newNum[op.Att]; ok {
-				s[i].Att = n
+		op = ops.RenumberHandles(op, func(c ops.Class, n int) int {
+			if m, ok := newNum[c][n]; ok {
+				return m
+			}
+			return 0 // never bound: an object reference becomes id=-1
+		})
+		if spec := ops.Spec(op.Kind); op.Bind > 0 && spec != nil {
+			c := spec.Binds
+			if c == ops.ClassObject && !used[op.Bind] {
+				op.Bind = 0
 			} else {
-				if _, ok := unbound[op.Att]; !ok {
-					unbound[op.Att] = binds + len(unbound) + 1
+				if newNum[c] == nil {
+					newNum[c] = map[int]int{}
 				}
-				s[i].Att = unbound[op.Att]
+				n := len(newNum[c]) + 1
+				newNum[c][op.Bind] = n
+				op.Bind = n
 			}
 		}
+		if _, ok := tasks[op.Task]; !ok {
+			tasks[op.Task] = uint8(len(tasks))
+		}
+		op.Task = tasks[op.Task]
+		out[i] = op
 	}
-	return s
+	return out
 }

@@ -17,31 +17,52 @@ func parse(t *testing.T, text string) []ops.Op {
 }
 
 func TestRenumber(t *testing.T) {
-	in := parse(t, `h4 = get shm key=0x0 mode=0600 size=1
+	in := parse(t, `subsystem shm
+h4 = get shm key=0x0 mode=0600 size=1
 h7 = get msg key=0x0 mode=0600
-a3 = shmat shm h4
-shmdt shm a9
+h9 = get msg key=0x0 mode=0600
+a3 = shmat shm h4 task=t3
 a8 = shmat shm h4 task=t1
-shmdt shm a3
+shmdt shm a3 task=t3
 stat msg h7
-rmid shm h2
+rmid shm h9
 `)
-	want := `h1 = get shm key=0x0 mode=0600 size=1
+	// A removal can leave a reference to an object handle nothing binds.
+	in = append(in[:2], in[3:]...)
+	want := `subsystem shm
+h1 = get shm key=0x0 mode=0600 size=1
 h2 = get msg key=0x0 mode=0600
-a1 = shmat shm h1
-shmdt shm a3
-a2 = shmat shm h1 task=t1
-shmdt shm a1
+a1 = shmat shm h1 task=t1
+a2 = shmat shm h1 task=t2
+shmdt shm a1 task=t1
 stat msg h2
 rmid shm id=-1
 `
-	require.Equal(t, want, ops.Format(&ops.Script{Steps: ops.NewScript("", Renumber(in)).Steps}))
+	got := ops.Format(ops.NewScript("shm", Renumber(in)))
+	require.Equal(t, want, got)
+	_, err := ops.ParseString(got)
+	require.NoError(t, err, "a renumbered script parses")
+}
+
+// A removal that would leave an attachment handle unbound is not tried: the
+// script it would make has no text.
+func TestRemovalsKeepHandlesBound(t *testing.T) {
+	s := parse(t, `subsystem shm
+h1 = get shm key=0x0 mode=0600 size=1
+a1 = shmat shm h1
+shmdt shm a1
+`)
+	for _, c := range removals(s, 1) {
+		require.True(t, boundBeforeUse(c))
+	}
+	require.Len(t, removals(s, 1), 2, "removing the shmat alone is left out")
 }
 
 // The shrinker finds the smallest script a deterministic oracle still fails
-// on, and asks in batches.
+// on, lowers literal values, and asks in batches.
 func TestMinimize(t *testing.T) {
-	script := parse(t, `h1 = get msg key=0x1 creat mode=0644
+	script := parse(t, `subsystem ids
+h1 = get msg key=0x1 creat mode=0644
 h2 = get msg key=0x0 mode=0600
 stat msg h2
 list msg
@@ -49,19 +70,21 @@ h3 = get sem key=0x2 creat excl mode=0666 size=3
 rmid msg h2
 limit shm 7
 h4 = get sem key=0x2 creat mode=0600 size=1 as=1000
+churn msg 5000
 list sem
 `)
 	// "Fails" while the script still gets sem key 0x2 twice, the second time
-	// as a stranger.
+	// as a stranger, and churns at least 700 times.
 	fails := func(s []ops.Op) bool {
-		n, stranger := 0, false
+		n, stranger, churn := 0, false, false
 		for _, op := range s {
 			if op.Kind == ops.KindGet && op.Type == ops.Sem && op.Key == 2 {
 				n++
 				stranger = stranger || op.As != 0
 			}
+			churn = churn || (op.Kind == ops.KindChurn && op.Value >= 700)
 		}
-		return n >= 2 && stranger
+		return n >= 2 && stranger && churn
 	}
 	calls := 0
 	oracle := func(_ context.Context, cands [][]ops.Op) ([]bool, error) {
@@ -74,9 +97,12 @@ list sem
 	}
 	min, err := Minimize(context.Background(), script, oracle)
 	require.NoError(t, err)
-	require.Len(t, min, 2, ops.Format(ops.NewScript("", min)))
+	text := ops.Format(ops.NewScript("ids", min))
+	require.Len(t, min, 3, text)
 	require.True(t, fails(min))
-	require.Less(t, calls, 40)
+	require.Less(t, calls, 60)
+	require.Contains(t, text, "churn msg 1251", "the churn count is lowered (coarsely: plain, then halves)")
+	require.Contains(t, text, "get sem key=0x2 mode=0600 size=1 as=1000", text)
 	again, err := Minimize(context.Background(), script, oracle)
 	require.NoError(t, err)
 	require.Equal(t, min, again, "the same failure shrinks to the same script")

@@ -98,15 +98,17 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 	if int(op.Type) >= len(ns.types) {
 		return ops.Result{}, fmt.Errorf("unknown IPC type %d", op.Type)
 	}
+	if err := ops.Validate(op); err != nil {
+		return ops.Result{}, err
+	}
 	if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
 		return ops.Result{Err: ops.EBUSY}, nil
 	}
 	switch op.Kind {
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
-		if op.Type != ops.Msg {
-			return ops.Result{}, fmt.Errorf("operation %s needs type msg", op.Kind)
-		}
 		return ns.applyMsg(op, other), nil
+	case ops.KindChurn:
+		return ns.churn(op), nil
 	case ops.KindGet:
 		return ns.get(op), nil
 	case ops.KindRmid:
@@ -125,9 +127,6 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		}
 		return ns.list(op.Type), nil
 	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
-		if op.Type != ops.Shm {
-			return ops.Result{}, fmt.Errorf("operation %s needs type shm", op.Kind)
-		}
 		return ns.applyShm(op), nil
 	}
 	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
@@ -278,6 +277,31 @@ func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
 	return ops.OK, done
 }
 
+// churn creates an IPC_PRIVATE object (size 1, one semaphore) and removes
+// it again, op.Value times, and returns the last id: what a program
+// creating and removing objects in a loop sees. Each object is gone before
+// the next is made and nothing can observe it in between, so one Obj
+// serves them all (no queue, no allocation a turn: a churn that wraps seq
+// makes four million objects). An object it cannot create ends the loop
+// with that error.
+func (ns *Namespace) churn(op ops.Op) ops.Result {
+	if op.Type == ops.Sem && ns.usedSems+1 > ops.DefaultSemmns {
+		return ops.Result{Err: ops.ENOSPC}
+	}
+	s := ns.types[op.Type]
+	o := &Obj{}
+	var id int64
+	for range op.Value {
+		*o = Obj{Mode: 0o600, Owner: op.As, UID: op.As, GID: op.As, Size: 1, Ctime: true}
+		if e := s.addid(o, ns.alloc); e != ops.OK {
+			return ops.Result{Err: e}
+		}
+		id = o.ID()
+		s.table.Remove(o.Idx)
+	}
+	return ops.Result{ID: id}
+}
+
 // ownerOrCreator is the IPC_SET/IPC_RMID check of ipcctl_obtain_check: the
 // caller is the creator or the owner, or has CAP_SYS_ADMIN (root).
 func ownerOrCreator(o *Obj, as uint32) bool {
@@ -313,6 +337,9 @@ func permitted(o *Obj, as uint32, flag uint16) bool {
 }
 
 func (ns *Namespace) setNextID(op ops.Op) ops.Errno {
+	if op.As != 0 {
+		return ops.EACCES // the sysctl file is root's
+	}
 	if op.Value < 0 || op.Value > math.MaxInt32 {
 		return ops.EINVAL
 	}
@@ -323,6 +350,9 @@ func (ns *Namespace) setNextID(op ops.Op) ops.Errno {
 // setLimit writes msgmni or shmmni (0..32768, else EINVAL) or the semmni field
 // of kernel.sem (outside 0..32768 gives ERANGE and keeps the old value).
 func (ns *Namespace) setLimit(op ops.Op) ops.Errno {
+	if op.As != 0 {
+		return ops.EACCES // the sysctl file is root's
+	}
 	if op.Value < math.MinInt32 || op.Value > math.MaxInt32 {
 		return ops.EINVAL
 	}

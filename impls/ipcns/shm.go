@@ -52,6 +52,9 @@ func (ns *Namespace) applyShm(op ops.Op) ops.Result {
 		ns.exit(op.Task)
 		return ops.Result{}
 	}
+	if op.As != 0 {
+		return ops.Result{Err: ops.EACCES} // the sysctl file is root's
+	}
 	return ops.Result{Err: ns.setRmidForced(op.Value)}
 }
 
@@ -79,10 +82,10 @@ func (ns *Namespace) shmat(op ops.Op) ops.Errno {
 	o.Nattch++
 	o.Atime = true
 	o.Lpid = task
-	a := &attachment{att: op.Att, task: task, obj: o}
+	a := &attachment{att: op.Bind, task: task, obj: o}
 	ns.shm.attached = append(ns.shm.attached, a)
-	if op.Att > 0 {
-		ns.shm.atts[op.Att] = a
+	if op.Bind > 0 {
+		ns.shm.atts[op.Bind] = a
 	}
 	return ops.OK
 }

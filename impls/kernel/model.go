@@ -234,27 +234,8 @@ func (m *Model) usable() error {
 }
 
 func checkOp(op ops.Op) error {
-	if op.Type > ops.Shm {
-		return fmt.Errorf("kernel: unknown IPC type %d", op.Type)
-	}
-	switch op.Kind {
-	case ops.KindGet, ops.KindRmid, ops.KindStat, ops.KindNextID, ops.KindLimit, ops.KindList:
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
-		if op.Type != ops.Shm {
-			return fmt.Errorf("kernel: %s needs type shm", op.Kind)
-		}
-	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
-		if op.Type != ops.Msg {
-			return fmt.Errorf("kernel: %s needs type msg", op.Kind)
-		}
-		if op.Kind != ops.KindMsgctl && op.Task == 0 && op.MsgFlags&ops.MsgNowait == 0 {
-			return fmt.Errorf("kernel: %s by t0 must be nowait (the worker thread cannot block)", op.Kind)
-		}
-	default:
-		return fmt.Errorf("kernel: unsupported op kind %s", op.Kind)
-	}
-	if op.Task > ops.MaxTask {
-		return fmt.Errorf("kernel: no task t%d (have t0..t%d)", op.Task, ops.MaxTask)
+	if err := ops.Validate(op); err != nil {
+		return fmt.Errorf("kernel: %w", err)
 	}
 	if op.Obj.Handle != 0 {
 		return fmt.Errorf("kernel: unresolved handle h%d (the caller resolves handles)", op.Obj.Handle)
@@ -316,6 +297,8 @@ func (t *thread) do(op ops.Op) (ops.Result, error) {
 		e, err = t.ctl(op, ipcRmid, nil)
 	case ops.KindStat:
 		r.Obj, e, err = t.statObject(op)
+	case ops.KindChurn:
+		r.ID, e, err = t.churn(op)
 	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
 		r, e, err = t.doShm(op)
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:

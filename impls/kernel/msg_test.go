@@ -46,9 +46,9 @@ msgrcv msg h1 size=2 type=0 task=t1 -> blocked
 msgrcv msg h1 size=64 type=7 task=t2 -> blocked
 msgrcv msg h1 size=64 type=0 task=t3 -> blocked
 msgsnd msg h1 type=1 size=5 fill=0 nowait -> ok ; t1 E2BIG ; t3 type=1 text=abcde
-msgctl msg h1 stat -> ret=0 0x0 0 600 0 0 t0 t3 0 0 0 0 * * * qbytes=16384
+msgctl msg h1 stat -> ret=0 {0x0 0 600 0 0 t0 t3 0 0 0 0 * * *} qbytes=16384
 msgsnd msg h1 type=7 size=3 fill=1 task=t4 -> ok ; t2 type=7 text=bcd
-msgctl msg h1 stat -> ret=0 0x0 0 600 0 0 t4 t2 0 0 0 0 * * * qbytes=16384
+msgctl msg h1 stat -> ret=0 {0x0 0 600 0 0 t4 t2 0 0 0 0 * * *} qbytes=16384
 `)
 	s := snapshot(t, m)
 	require.Equal(t, []ops.QueueState{{ID: 0, Qbytes: 16384}}, s.Queues)
@@ -69,7 +69,7 @@ msgsnd msg h1 type=4 size=2 fill=2 task=t2 -> blocked
 msgsnd msg h1 type=5 size=1 fill=0 nowait -> EAGAIN
 msgrcv msg h1 size=64 type=0 nowait -> type=1 text=ab ; t2 ok
 msgrcv msg h1 size=64 type=0 nowait -> type=2 text=abcdefgh ; t1 ok
-msgctl msg h1 stat -> ret=0 0x0 0 600 10 2 t1 t0 0 0 0 0 * * * qbytes=10
+msgctl msg h1 stat -> ret=0 {0x0 0 600 10 2 t1 t0 0 0 0 0 * * *} qbytes=10
 `)
 	s := snapshot(t, m)
 	require.Equal(t, []ops.QueueState{{ID: 0, Qbytes: 10, Msgs: []ops.Message{
@@ -89,7 +89,7 @@ msgsnd msg h1 type=1 size=3 fill=0 task=t1 -> blocked
 msgsnd msg h1 type=1 size=5 fill=0 task=t2 -> blocked
 msgctl msg h1 set qbytes=7 mode=0640 -> ok ; t1 ok
 msgctl msg h1 set qbytes=4294967308 mode=0640 -> ok ; t2 ok
-msgctl msg h1 stat -> ret=0 0x0 0 640 12 3 t2 0 0 0 0 0 * 0 * qbytes=12
+msgctl msg h1 stat -> ret=0 {0x0 0 640 12 3 t2 0 0 0 0 0 * 0 *} qbytes=12
 `)
 }
 
@@ -120,10 +120,10 @@ msgrcv msg h1 size=8 type=0 task=t1 -> blocked
 msgsnd msg h1 type=1 size=1 fill=0 nowait task=t1 -> EBUSY
 msgctl msg h1 stat task=t1 -> EBUSY
 rmid msg h1 task=t1 -> EBUSY
-exit shm task=t1 -> EBUSY
-msgctl msg h1 stat -> ret=0 0x0 0 600 0 0 0 0 0 0 0 0 0 0 * qbytes=16384
+exit task=t1 -> EBUSY
+msgctl msg h1 stat -> ret=0 {0x0 0 600 0 0 0 0 0 0 0 0 0 0 *} qbytes=16384
 msgsnd msg h1 type=1 size=1 fill=0 nowait -> ok ; t1 type=1 text=a
-exit shm task=t1 -> ok
+exit task=t1 -> ok
 msgrcv msg h1 size=8 type=0 nowait task=t1 -> ENOMSG
 `)
 }
@@ -153,7 +153,7 @@ msgrcv msg h2 size=2 type=0 nowait copy -> E2BIG
 msgrcv msg h2 size=2 type=0 nowait noerror copy -> EINVAL
 msgrcv msg h2 size=8 type=0 copy task=t1 -> EINVAL
 msgrcv msg h2 size=8 type=0 nowait except copy -> EINVAL
-msgctl msg h2 stat -> ret=0 0x0 0 600 7 2 t0 0 0 0 0 0 * 0 * qbytes=16384
+msgctl msg h2 stat -> ret=0 {0x0 0 600 7 2 t0 0 0 0 0 0 * 0 *} qbytes=16384
 msgrcv msg h2 size=2 type=0 nowait -> E2BIG
 msgrcv msg h2 size=2 type=6 nowait noerror -> type=6 text=bc
 msgrcv msg h2 size=8 type=0 nowait -> type=5 text=abc
@@ -174,8 +174,8 @@ msgsnd msg h2 type=4 size=2 fill=5 nowait -> ok
 msgrcv msg h1 size=8 type=9 task=t2 -> blocked
 msgctl msg h2 set qbytes=6 mode=0644 -> ok
 msgsnd msg h2 type=1 size=1 fill=0 task=t3 -> blocked
-msgctl msg id=1 msg_stat -> ret=1 0x2a 1 644 6 2 t0 0 0 0 0 0 * 0 * qbytes=6
-msgctl msg id=1 msg_stat_any as=1000 -> ret=1 0x2a 1 644 6 2 t0 0 0 0 0 0 * 0 * qbytes=6
+msgctl msg id=1 msg_stat -> ret=1 {0x2a 1 644 6 2 t0 0 0 0 0 0 * 0 *} qbytes=6
+msgctl msg id=1 msg_stat_any as=1000 -> ret=1 {0x2a 1 644 6 2 t0 0 0 0 0 0 * 0 *} qbytes=6
 msgctl msg id=0 msg_stat as=1000 -> EACCES
 msgctl msg id=5 msg_stat -> EINVAL
 msgctl msg h1 ipc_info -> ret=1 msgpool=512000 msgmap=16384 msgmax=8192 msgmnb=16384 msgmni=32000 msgssz=16 msgtql=16384 msgseg=65535

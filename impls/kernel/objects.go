@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"fmt"
 	"syscall"
 	"unsafe"
 
@@ -163,6 +164,24 @@ func (t *thread) get(op ops.Op) (int64, syscall.Errno, error) {
 		r, e, err = t.sys(op, syscall.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
 	}
 	return int64(r), e, err
+}
+
+// churn creates an IPC_PRIVATE object and removes it again, op.Value
+// times, and returns the last id; an object it cannot create ends the loop
+// with that errno.
+func (t *thread) churn(op ops.Op) (int64, syscall.Errno, error) {
+	get := ops.Op{Kind: ops.KindGet, Type: op.Type, Mode: 0o600, Size: 1}
+	var id int64
+	for range op.Value {
+		var e syscall.Errno
+		if id, e = ipcGet(get); e != 0 {
+			return 0, e, nil
+		}
+		if e = ipcCtl(op.Type, id, ipcRmid, nil); e != 0 {
+			return 0, 0, fmt.Errorf("kernel: churn: removing %s %d: %w", op.Type, id, e)
+		}
+	}
+	return id, 0, nil
 }
 
 // ctl is ipcCtl of cmd on op's object, issued by op's task.

@@ -128,11 +128,11 @@ func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
-	a := &kattach{att: op.Att, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
+	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
 	t.attached = append(t.attached, a)
 	t.attachedEver = true
-	if op.Att > 0 {
-		t.atts[op.Att] = a
+	if op.Bind > 0 {
+		t.atts[op.Bind] = a
 	}
 	return ops.Result{}, 0, nil
 }

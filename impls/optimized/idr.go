@@ -31,6 +31,27 @@ type IDR struct {
 	maxIdx int
 	keys   map[int32]*ipcns.Obj
 	visits int64
+	// spare holds nodes the tree let go of, for the next that it needs
+	// (the kernel's radix_tree_preload keeps nodes at hand the same way).
+	spare []*node
+}
+
+// newNode returns an empty node at shift, a spare one if there is one.
+func (t *IDR) newNode(shift int) *node {
+	if k := len(t.spare); k > 0 {
+		n := t.spare[k-1]
+		t.spare = t.spare[:k-1]
+		*n = node{shift: shift}
+		return n
+	}
+	return &node{shift: shift}
+}
+
+// drop keeps a node the tree no longer uses, up to a few.
+func (t *IDR) drop(n *node) {
+	if len(t.spare) < 8 {
+		t.spare = append(t.spare, n)
+	}
 }
 
 // NewIDR returns an empty tree.
@@ -120,11 +141,11 @@ func (t *IDR) findFree(n *node, base, from int) int {
 // Insert implements ipcns.Table.
 func (t *IDR) Insert(o *ipcns.Obj) {
 	if t.root == nil {
-		t.root = &node{}
+		t.root = t.newNode(0)
 	}
 	for o.Idx >= t.capacity() {
 		old := t.root
-		t.root = &node{shift: old.shift + mapShift}
+		t.root = t.newNode(old.shift + mapShift)
 		t.root.children[0] = old
 		t.root.used = 1
 		if old.full == ^uint64(0) {
@@ -152,7 +173,7 @@ func (t *IDR) insert(n *node, o *ipcns.Obj) {
 	}
 	c := n.children[i]
 	if c == nil {
-		c = &node{shift: n.shift - mapShift}
+		c = t.newNode(n.shift - mapShift)
 		n.children[i] = c
 		n.used |= 1 << uint(i)
 	}
@@ -175,9 +196,12 @@ func (t *IDR) Remove(idx int) {
 		delete(t.keys, o.Key)
 	}
 	for t.root != nil && t.root.shift > 0 && t.root.used == 1 {
+		old := t.root
 		t.root = t.root.children[0] // shrink, like radix_tree_shrink
+		t.drop(old)
 	}
 	if t.root != nil && t.root.used == 0 {
+		t.drop(t.root)
 		t.root = nil
 	}
 	if idx == t.maxIdx {
@@ -200,6 +224,7 @@ func (t *IDR) remove(n *node, idx int) {
 	if c.used == 0 {
 		n.children[i] = nil
 		n.used &^= bit
+		t.drop(c)
 	}
 }
 

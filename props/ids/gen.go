@@ -1,27 +1,28 @@
-// Package ids draws scripts for the ids subsystem (the SysV IPC id allocator
-// and /proc/sysvipc listings) and holds its properties: the rapid state
-// machine, the gopter commands and FuzzIDs.
+// Package ids is the ids subsystem (the SysV IPC id allocator and the
+// /proc/sysvipc listings) as the drivers see it: its generator and its
+// registry value, Subsystem.
 //
-// One generator serves every engine. It draws from a Source (rapid's *T,
-// gopter's random generator, or go test -fuzz bytes through rapid), keeps a
-// shadow of what the script should have done so far, and chooses explicitly
-// among the actions that make sense in that state (never by skipping, see
-// rapid#57): existing ids, stale ids, keys in use, near-limit states and
-// deliberately invalid arguments.
+// One generator serves every engine. It draws from an engine.Source (rapid's
+// *T, gopter's random generator, or go test -fuzz bytes), keeps a shadow of
+// what the script should have done so far, and chooses explicitly among the
+// actions that make sense in that state (never by skipping, see rapid#57):
+// existing ids, stale ids, keys in use, near-limit states, deliberately
+// invalid arguments, and churns that move the allocator far (its cursor
+// round the window, seq to its wrap). Each script weighs the actions its
+// own way (swarm testing), so some grow to hundreds of live objects.
 package ids
 
 import (
+	"maps"
 	"math"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
-// Source is where the generator's choices come from. Intn returns a value in
-// [0, n); label names the choice for engines that log their draws.
-type Source interface {
-	Intn(n int, label string) int
-}
+// Source is where the generator's choices come from.
+type Source = engine.Source
 
 // object is the shadow of one object a script created.
 type object struct {
@@ -50,17 +51,42 @@ type Shadow struct {
 	types      [len(ops.IPCTypes)]*typeShadow
 	nextHandle int
 	focus      ops.IPCType // most operations go to one type, so its ids wrap
-	// churn makes most operations on the focus type create or remove, so
-	// that the cyclic cursor passes the 64-slot window and ids wrap.
-	churn bool
+	swarm      engine.Swarm
+	// pending are operations drawn ahead, which Step hands out first.
+	pending []ops.Op
 	// renamed leaves out what names ids literally (next_id requests), since a
 	// comparison up to renaming cannot match them across implementations.
 	renamed bool
 }
 
 // NewShadow returns the shadow of a fresh namespace, for scripts compared
-// under rel.
-func NewShadow(rel equiv.Relation) *Shadow {
+// under rel, with the type most of the script works on and its swarm
+// weights drawn from src.
+//
+// One script in WrapOneIn begins by creating a few objects of msg or sem and
+// churning until that type's seq wraps (from 65534 to 0): the boundary no
+// handful of operations reaches.
+func NewShadow(src Source, rel equiv.Relation) *Shadow {
+	s := newShadow(rel)
+	s.focus = ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
+	s.swarm = engine.NewSwarm(src, int(numActions))
+	// A value away from the ends: rapid, which favours small and extreme
+	// values, then draws it no more often than the others draw it.
+	if src.Intn(WrapOneIn, "seq wrap") == WrapOneIn*2/3 {
+		s.focus = pick(src, []ops.IPCType{ops.Msg, ops.Sem}, "wrap type")
+		for range src.Intn(80, "live before the wrap") {
+			s.pending = append(s.pending, s.get(src, s.focus, ops.IPCPrivate))
+		}
+		s.pending = append(s.pending, s.wrap(src, s.focus))
+	}
+	return s
+}
+
+// WrapOneIn is how rare a script that wraps seq is: such a script makes
+// about four million objects, about three seconds on the live kernel.
+const WrapOneIn = 500
+
+func newShadow(rel equiv.Relation) *Shadow {
 	s := &Shadow{renamed: rel == equiv.IDsRenamed}
 	for _, t := range ops.IPCTypes {
 		s.types[t] = &typeShadow{handles: map[int]*object{}, keys: map[int32]*object{}, limit: ops.DefaultLimit(t)}
@@ -85,9 +111,7 @@ var semSizes = []int64{1, 1, 2, 4, 0, 32001}
 // seq of 65535 that only the restore path (never drawn with it) can give.
 var invalidIDs = []int64{-1, math.MinInt32, ops.MakeID(65535, 0), ops.MakeID(65535, 7), math.MaxInt32}
 
-func pick[T any](src Source, pool []T, label string) T {
-	return pool[src.Intn(len(pool), label)]
-}
+func pick[T any](src Source, pool []T, label string) T { return engine.Pick(src, pool, label) }
 
 type action uint8
 
@@ -103,36 +127,39 @@ const (
 	actLimit
 	actList
 	actChurn
+	numActions
 )
 
 // Step draws one operation valid for (or deliberately invalid in) the current
 // state and advances the shadow by the operation's expected effect.
 func (s *Shadow) Step(src Source) ops.Op {
+	if len(s.pending) > 0 {
+		op := s.pending[0]
+		s.pending = s.pending[1:]
+		return op
+	}
 	t := s.focus
 	if src.Intn(4, "other type") == 0 {
 		t = ops.IPCTypes[src.Intn(len(ops.IPCTypes), "type")]
 	}
 	ts := s.types[t]
-	// The menu lists what makes sense now, with repeats as weights.
-	menu := []action{actCreatePrivate, actCreatePrivate, actGetKey, actGetKey, actGetKey, actList, actInvalidID, actLimit, actChurn, actChurn}
+	// The menu lists what makes sense now, with repeats as weights; the
+	// script's swarm weights scale them.
+	menu := []action{actCreatePrivate, actCreatePrivate, actCreatePrivate, actGetKey, actGetKey, actGetKey, actList, actInvalidID, actLimit, actChurn}
 	if !s.renamed {
 		menu = append(menu, actNextID)
 	}
 	live, stale := ts.liveHandles, ts.staleHandles
 	if len(live) > 0 {
-		menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actStatLive, actStatLive)
-	}
-	if s.churn && t == s.focus {
-		menu = append(menu, actChurn, actChurn, actChurn, actChurn, actChurn, actChurn)
-		if len(live) > 0 {
-			menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actRmidLive, actRmidLive)
-		}
+		menu = append(menu, actRmidLive, actRmidLive, actRmidLive, actStatLive, actStatLive)
 	}
 	if len(stale) > 0 {
 		menu = append(menu, actRmidStale, actStatStale)
 	}
-	switch menu[src.Intn(len(menu), "action")] {
-	case actCreatePrivate, actChurn:
+	switch engine.Choose(src, s.swarm, menu) {
+	case actChurn:
+		return s.churn(src, t)
+	case actCreatePrivate:
 		return s.get(src, t, ops.IPCPrivate)
 	case actGetKey:
 		return s.get(src, t, pick(src, keyPool, "key"))
@@ -265,36 +292,66 @@ func (s *Shadow) setLimit(t ops.IPCType, v int64) {
 	s.types[t].limit = v
 }
 
+// churn draws a short create/remove loop, enough to move the cursor round
+// the window a few times.
+func (s *Shadow) churn(src Source, t ops.IPCType) ops.Op {
+	return ops.Op{Kind: ops.KindChurn, Type: t, Value: int64(1 + src.Intn(3*ops.MinCycle, "churn"))}
+}
+
+// wrap draws a churn that takes type t's seq past its wrap: 65534 passes of
+// the cursor, each of max(in_use*3/2, 64) - in_use allocations, give seq
+// 65534; the next pass wraps it to 0. It ends a little before, at, or a
+// little after the wrap.
+func (s *Shadow) wrap(src Source, t ops.IPCType) ops.Op {
+	live := int64(s.types[t].live)
+	perWrap := max(live*3/2, ops.MinCycle) - live
+	n := perWrap*int64(ops.SeqMax-1) + int64(src.Intn(int(3*perWrap), "past the wrap")) - perWrap
+	return ops.Op{Kind: ops.KindChurn, Type: t, Value: min(max(n, 1), ops.MaxChurn)}
+}
+
 // MaxLen is the longest script Draw makes.
 const MaxLen = 500
 
-// Draw draws a script: its length (short, medium or long enough for the
-// cyclic allocator to wrap), the type most of it works on, then the steps.
-func Draw(src Source, rel equiv.Relation) []ops.Op {
-	var n int
-	switch src.Intn(4, "length class") {
-	case 0, 1:
-		n = 1 + src.Intn(30, "length")
-	case 2:
-		n = 30 + src.Intn(120, "length")
-	default:
-		n = 150 + src.Intn(MaxLen-150+1, "length")
+// Copy implements engine.Shadow.
+func (s *Shadow) Copy() engine.Shadow { return s.clone() }
+
+// clone copies the shadow so that gopter's states are never shared.
+func (s *Shadow) clone() *Shadow {
+	c := *s
+	c.pending = append([]ops.Op(nil), s.pending...)
+	for i, ts := range s.types {
+		objs := map[*object]*object{}
+		cp := func(o *object) *object {
+			if o == nil {
+				return nil
+			}
+			if n, ok := objs[o]; ok {
+				return n
+			}
+			n := *o
+			objs[o] = &n
+			return &n
+		}
+		nt := &typeShadow{handles: map[int]*object{}, keys: map[int32]*object{}, order: append([]int(nil), ts.order...), live: ts.live, limit: ts.limit}
+		for h, o := range ts.handles {
+			nt.handles[h] = cp(o)
+		}
+		for k, o := range maps.All(ts.keys) {
+			nt.keys[k] = cp(o)
+		}
+		nt.refresh()
+		c.types[i] = nt
 	}
-	focus := ops.IPCTypes[src.Intn(len(ops.IPCTypes), "focus")]
-	return Script(src, rel, focus, src.Intn(3, "churn") == 0, n)
+	return &c
 }
 
-// Script draws n operations, most of them on focus, from a fresh shadow;
-// with churn, most of those create or remove.
-func Script(src Source, rel equiv.Relation, focus ops.IPCType, churn bool, n int) []ops.Op {
-	s := NewShadow(rel)
-	s.focus, s.churn = focus, churn
-	out := make([]ops.Op, n)
-	for i := range out {
-		out[i] = s.Step(src)
-	}
-	return out
+// Subsystem is the ids subsystem in the registry.
+var Subsystem = engine.Subsystem{
+	Name:       "ids",
+	Doc:        "the SysV IPC id allocator (get, rmid, stat, next_id, limits, churn) and /proc/sysvipc listings",
+	NewShadow:  func(src engine.Source, rel equiv.Relation) engine.Shadow { return NewShadow(src, rel) },
+	MinLen:     1,
+	MaxLen:     MaxLen,
+	FuzzMaxLen: 64,
+	Relations:  []equiv.Relation{equiv.Exact, equiv.IDsRenamed},
 }
-
-// Pick draws one element of pool; other subsystems' generators use it.
-func Pick[T any](src Source, pool []T, label string) T { return pick(src, pool, label) }

@@ -1,6 +1,6 @@
-// Package msg draws scripts for the msg subsystem (SysV message queues with
-// tasks that block) and holds its properties: whole-script comparisons of
-// two implementations with rapid and gopter, FuzzMsg, and corpus replay.
+// Package msg is the msg subsystem (SysV message queues with tasks that
+// block) as the drivers see it: its generator and its registry value,
+// Subsystem.
 //
 // The generator keeps a rough shadow of each queue (its capacity, what is
 // queued, who sleeps on it) to steer the choices, and sets up races on
@@ -10,12 +10,13 @@
 package msg
 
 import (
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	ids "github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
-// Source is where the generator's choices come from (see props/ids).
-type Source = ids.Source
+// Source is where the generator's choices come from.
+type Source = engine.Source
 
 type sleeper struct {
 	queue int // handle
@@ -49,10 +50,21 @@ type Shadow struct {
 	queues     []*queue
 	asleep     [ops.NumTasks]*sleeper
 	nextHandle int
+	swarm      engine.Swarm
+	// pending are operations drawn ahead (a race set up at the start),
+	// which Step hands out first.
+	pending []ops.Op
 }
 
-// NewShadow returns the shadow of a fresh namespace.
-func NewShadow() *Shadow { return &Shadow{} }
+// NewShadow returns the shadow of a fresh namespace, with swarm weights
+// drawn from src; one script in two starts by setting up a race.
+func NewShadow(src Source) *Shadow {
+	s := &Shadow{swarm: engine.NewSwarm(src, int(numActions))}
+	if src.Intn(2, "race setup") == 0 {
+		s.pending = s.raceSetup(src)
+	}
+	return s
+}
 
 var (
 	qbytesPool = []int64{0, 3, 16, 24, 30, 40, 60, 100, 100, 16384, ops.DefaultMsgmnb + 1, 1<<32 + 5}
@@ -112,10 +124,16 @@ const (
 	actList
 	actBusy
 	actBad
+	numActions
 )
 
 // Step draws one operation and advances the shadow by its expected effect.
 func (s *Shadow) Step(src Source) ops.Op {
+	if len(s.pending) > 0 {
+		op := s.pending[0]
+		s.pending = s.pending[1:]
+		return op
+	}
 	qs := s.live()
 	if len(qs) == 0 {
 		return s.create(src)
@@ -135,7 +153,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	q := pick(src, qs, "queue")
 	ref := ops.Ref{Handle: q.handle}
-	switch menu[src.Intn(len(menu), "action")] {
+	switch engine.Choose(src, s.swarm, menu) {
 	case actCreate:
 		return s.create(src)
 	case actShrink:
@@ -170,8 +188,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 		if src.Intn(4, "noerror") == 0 {
 			op.MsgFlags |= ops.MsgNoerror
 		}
-		if op.Mtype > 0 && src.Intn(4, "except") == 0 {
-			op.MsgFlags |= ops.MsgExcept
+		if src.Intn(4, "except") == 0 {
+			op.MsgFlags |= ops.MsgExcept // the kernel takes it with any msgtyp
 		}
 		if !s.take(q, op.Mtype) {
 			s.asleep[t] = &sleeper{queue: q.handle, mtype: op.Mtype}
@@ -182,6 +200,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 			Mtype: pick(src, rtypePool, "msgtyp"), MsgFlags: ops.MsgNowait}
 		if src.Intn(5, "noerror") == 0 {
 			op.MsgFlags |= ops.MsgNoerror
+		}
+		if src.Intn(5, "except") == 0 {
+			op.MsgFlags |= ops.MsgExcept
 		}
 		if src.Intn(4, "as task") == 0 && len(s.freeTasks()) > 0 {
 			op.Task = pick(src, s.freeTasks(), "task")
@@ -294,26 +315,6 @@ func (s *Shadow) wakeAll(q *queue) {
 // MaxLen is the longest script Draw makes.
 const MaxLen = 60
 
-// Draw draws a whole script.
-func Draw(src Source) []ops.Op {
-	n := 4 + src.Intn(MaxLen-3, "length")
-	return Script(src, n)
-}
-
-// Script draws n operations from a fresh shadow; one script in two starts
-// by setting up a race.
-func Script(src Source, n int) []ops.Op {
-	s := NewShadow()
-	var out []ops.Op
-	if src.Intn(2, "race setup") == 0 {
-		out = s.raceSetup(src)
-	}
-	for len(out) < n {
-		out = append(out, s.Step(src))
-	}
-	return out
-}
-
 // raceSetup builds the shape of kernel-probe.md §4 B1-B4: a small queue,
 // full, two or three tasks asleep as senders, then a receive that frees
 // room for more than one of them.
@@ -347,4 +348,35 @@ func (s *Shadow) raceSetup(src Source) []ops.Op {
 	}
 	s.take(q, recv.Mtype)
 	return append(out, recv)
+}
+
+// Copy implements engine.Shadow.
+func (s *Shadow) Copy() engine.Shadow { return s.clone() }
+
+func (s *Shadow) clone() *Shadow {
+	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, pending: append([]ops.Op(nil), s.pending...)}
+	for _, q := range s.queues {
+		n := *q
+		n.msgs = append([]int64(nil), q.msgs...)
+		n.mtypes = append([]int64(nil), q.mtypes...)
+		c.queues = append(c.queues, &n)
+	}
+	for t, sl := range s.asleep {
+		if sl != nil {
+			n := *sl
+			c.asleep[t] = &n
+		}
+	}
+	return c
+}
+
+// Subsystem is the msg subsystem in the registry.
+var Subsystem = engine.Subsystem{
+	Name:       "msg",
+	Doc:        "message queues with tasks that block: msgsnd, msgrcv with every search mode and flag, msgctl, woken tasks that race",
+	NewShadow:  func(src engine.Source, _ equiv.Relation) engine.Shadow { return NewShadow(src) },
+	MinLen:     4,
+	MaxLen:     MaxLen,
+	FuzzMaxLen: 40,
+	Relations:  []equiv.Relation{equiv.Exact},
 }

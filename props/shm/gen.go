@@ -1,11 +1,11 @@
-// Package shm draws scripts for the shm subsystem (shmget, shmat/shmdt per
-// task, shmctl, IPC_RMID while attached, task exit, shm_rmid_forced and the
-// /proc/sysvipc rows) and holds its properties: the rapid state machine
-// with the shm invariants, the gopter commands and FuzzShm.
+// Package shm is the shm subsystem (shmget, shmat/shmdt per task, shmctl,
+// IPC_RMID while attached, task exit, shm_rmid_forced and the
+// /proc/sysvipc rows) as the drivers see it: its generator, its invariants
+// and its registry value, Subsystem.
 //
-// The generator reuses the ids package's sources (rapid, gopter's random
-// generator, fuzz bytes) and keeps a shadow of its own, which predicts
-// successes closely enough to steer the choices (never an oracle).
+// The generator keeps a shadow of its own, which predicts successes closely
+// enough to steer the choices (never an oracle); each script weighs the
+// actions its own way (swarm testing).
 package shm
 
 import (
@@ -13,7 +13,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
 // segment is the shadow of one segment a get bound.
@@ -47,12 +47,14 @@ type Shadow struct {
 	gen        [ops.NumTasks]int
 	forced     bool
 	renamed    bool
+	swarm      engine.Swarm
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
-// under rel.
-func NewShadow(rel equiv.Relation) *Shadow {
-	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{}, renamed: rel == equiv.IDsRenamed}
+// under rel, with swarm weights drawn from src.
+func NewShadow(src engine.Source, rel equiv.Relation) *Shadow {
+	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{},
+		renamed: rel == equiv.IDsRenamed, swarm: engine.NewSwarm(src, int(numActions))}
 }
 
 var (
@@ -84,10 +86,11 @@ const (
 	actForced
 	actList
 	actOtherType
+	numActions
 )
 
 // Step draws one operation and advances the shadow by its expected effect.
-func (s *Shadow) Step(src ids.Source) ops.Op {
+func (s *Shadow) Step(src engine.Source) ops.Op {
 	menu := []action{actCreate, actCreate, actGetKey, actGetKey, actInfo, actStatIdx, actExit, actForced, actList, actOtherType}
 	live, stale := s.handles(true), s.handles(false)
 	liveAtts, staleAtts := s.attHandles(true), s.attHandles(false)
@@ -103,36 +106,36 @@ func (s *Shadow) Step(src ids.Source) ops.Op {
 	if len(staleAtts) > 0 {
 		menu = append(menu, actDetachStale)
 	}
-	switch menu[src.Intn(len(menu), "action")] {
+	switch engine.Choose(src, s.swarm, menu) {
 	case actCreate:
 		return s.get(src, ops.IPCPrivate)
 	case actGetKey:
-		return s.get(src, ids.Pick(src, keyPool, "key"))
+		return s.get(src, engine.Pick(src, keyPool, "key"))
 	case actAttach:
-		return s.attach(src, ids.Pick(src, live, "handle"))
+		return s.attach(src, engine.Pick(src, live, "handle"))
 	case actAttachStale:
-		return s.attach(src, ids.Pick(src, stale, "handle"))
+		return s.attach(src, engine.Pick(src, stale, "handle"))
 	case actDetach:
-		a := ids.Pick(src, liveAtts, "attachment")
+		a := engine.Pick(src, liveAtts, "attachment")
 		return s.detach(a, s.atts[a].task)
 	case actDetachOther:
-		a := ids.Pick(src, liveAtts, "attachment")
+		a := engine.Pick(src, liveAtts, "attachment")
 		return s.detach(a, src.Intn(ops.NumTasks, "task"))
 	case actDetachStale:
-		a := ids.Pick(src, staleAtts, "attachment")
+		a := engine.Pick(src, staleAtts, "attachment")
 		return s.detach(a, s.atts[a].task)
 	case actRmid:
-		return s.rmid(src, ids.Pick(src, live, "handle"))
+		return s.rmid(src, engine.Pick(src, live, "handle"))
 	case actStat:
-		return s.ctl(src, ids.Pick(src, live, "handle"), ops.ShmIPCStat)
+		return s.ctl(src, engine.Pick(src, live, "handle"), ops.ShmIPCStat)
 	case actStatStale:
-		return s.ctl(src, ids.Pick(src, stale, "handle"), ops.ShmIPCStat)
+		return s.ctl(src, engine.Pick(src, stale, "handle"), ops.ShmIPCStat)
 	case actSet:
-		return s.set(src, ids.Pick(src, live, "handle"))
+		return s.set(src, engine.Pick(src, live, "handle"))
 	case actLock:
-		return s.ctl(src, ids.Pick(src, live, "handle"), ids.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
+		return s.ctl(src, engine.Pick(src, live, "handle"), engine.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
 	case actInfo:
-		op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: int64(src.Intn(3, "id"))}, Cmd: ids.Pick(src, []ops.ShmCmd{ops.ShmIPCInfo, ops.ShmInfoCmd}, "cmd"), Task: s.task(src)}
+		op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: int64(src.Intn(3, "id"))}, Cmd: engine.Pick(src, []ops.ShmCmd{ops.ShmIPCInfo, ops.ShmInfoCmd}, "cmd"), Task: s.task(src)}
 		if src.Intn(10, "negative") == 0 {
 			op.Obj.ID = -1
 		}
@@ -143,22 +146,22 @@ func (s *Shadow) Step(src ids.Source) ops.Op {
 		}
 		// An index, possibly with a stale or foreign seq: only idx counts.
 		id := int64(src.Intn(6, "idx")) + ops.MakeID(src.Intn(3, "seq"), 0)
-		return ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: id}, Cmd: ids.Pick(src, []ops.ShmCmd{ops.ShmStat, ops.ShmStatAny}, "cmd"), As: s.caller(src), Task: s.task(src)}
+		return ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: id}, Cmd: engine.Pick(src, []ops.ShmCmd{ops.ShmStat, ops.ShmStatAny}, "cmd"), As: s.caller(src), Task: s.task(src)}
 	case actExit:
 		n := 1 + src.Intn(ops.MaxTask, "task")
 		s.exit(n)
-		return ops.Op{Kind: ops.KindExit, Type: ops.Shm, Task: uint8(n)}
+		return ops.Op{Kind: ops.KindExit, Task: uint8(n)}
 	case actForced:
-		v := ids.Pick(src, []int64{0, 1, 1, 2}, "value")
+		v := engine.Pick(src, []int64{0, 1, 1, 2}, "value")
 		s.setForced(v)
 		return ops.Op{Kind: ops.KindRmidForced, Type: ops.Shm, Value: v}
 	case actOtherType:
-		t := ids.Pick(src, []ops.IPCType{ops.Msg, ops.Sem}, "type")
+		t := engine.Pick(src, []ops.IPCType{ops.Msg, ops.Sem}, "type")
 		if src.Intn(2, "list") == 0 {
 			return ops.Op{Kind: ops.KindList, Type: t, Rows: true}
 		}
 		s.nextHandle++
-		op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.nextHandle, Mode: ids.Pick(src, modePool, "mode")}
+		op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.nextHandle, Mode: engine.Pick(src, modePool, "mode")}
 		if t == ops.Sem {
 			op.Size = 1 + int64(src.Intn(3, "nsems"))
 		}
@@ -168,7 +171,7 @@ func (s *Shadow) Step(src ids.Source) ops.Op {
 }
 
 // task is usually the main task, otherwise one of the others.
-func (s *Shadow) task(src ids.Source) uint8 {
+func (s *Shadow) task(src engine.Source) uint8 {
 	if src.Intn(3, "other task") == 0 {
 		return 0
 	}
@@ -176,9 +179,9 @@ func (s *Shadow) task(src ids.Source) uint8 {
 }
 
 // caller is usually root, sometimes an unprivileged user.
-func (s *Shadow) caller(src ids.Source) uint32 {
+func (s *Shadow) caller(src engine.Source) uint32 {
 	if src.Intn(4, "unprivileged") == 0 {
-		return ids.Pick(src, userPool, "as")
+		return engine.Pick(src, userPool, "as")
 	}
 	return 0
 }
@@ -216,10 +219,10 @@ func permitted(g *segment, as uint32, acc uint16) bool {
 	return req&^granted&7 == 0
 }
 
-func (s *Shadow) get(src ids.Source, key int32) ops.Op {
+func (s *Shadow) get(src engine.Source, key int32) ops.Op {
 	s.nextHandle++
-	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Key: key, Mode: ids.Pick(src, modePool, "mode"),
-		Size: ids.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src)}
+	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"),
+		Size: engine.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src)}
 	if key != ops.IPCPrivate {
 		switch src.Intn(5, "flags") {
 		case 0:
@@ -251,9 +254,9 @@ func (s *Shadow) bind(h int, g *segment) {
 	s.segOrder = append(s.segOrder, h)
 }
 
-func (s *Shadow) attach(src ids.Source, h int) ops.Op {
+func (s *Shadow) attach(src engine.Source, h int) ops.Op {
 	s.nextAtt++
-	op := ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Att: s.nextAtt, Obj: ops.Ref{Handle: h}, As: s.caller(src), Task: s.task(src)}
+	op := ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Bind: s.nextAtt, Obj: ops.Ref{Handle: h}, As: s.caller(src), Task: s.task(src)}
 	switch src.Intn(8, "flags") {
 	case 0:
 		op.Flags = ops.ShmatRdonly
@@ -276,8 +279,8 @@ func (s *Shadow) attach(src ids.Source, h int) ops.Op {
 	g := s.segs[h]
 	if g.live && op.Flags&ops.ShmatBadAddr == 0 && permitted(g, op.As, acc) {
 		g.nattch++
-		s.atts[op.Att] = &attachment{seg: g, task: int(op.Task), gen: s.gen[op.Task], live: true}
-		s.attOrder = append(s.attOrder, op.Att)
+		s.atts[op.Bind] = &attachment{seg: g, task: int(op.Task), gen: s.gen[op.Task], live: true}
+		s.attOrder = append(s.attOrder, op.Bind)
 	}
 	return op
 }
@@ -308,7 +311,7 @@ func (s *Shadow) destroy(g *segment) {
 	}
 }
 
-func (s *Shadow) rmid(src ids.Source, h int) ops.Op {
+func (s *Shadow) rmid(src engine.Source, h int) ops.Op {
 	op := ops.Op{Kind: ops.KindRmid, Type: ops.Shm, Obj: ops.Ref{Handle: h}, As: s.caller(src), Task: s.task(src)}
 	g := s.segs[h]
 	if !(op.As == 0 || op.As == g.creator || op.As == g.uid) {
@@ -325,7 +328,7 @@ func (s *Shadow) rmid(src ids.Source, h int) ops.Op {
 	return op
 }
 
-func (s *Shadow) ctl(src ids.Source, h int, cmd ops.ShmCmd) ops.Op {
+func (s *Shadow) ctl(src engine.Source, h int, cmd ops.ShmCmd) ops.Op {
 	op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{Handle: h}, Cmd: cmd, As: s.caller(src), Task: s.task(src)}
 	if (cmd == ops.ShmLock || cmd == ops.ShmUnlock) && op.As != 0 && src.Intn(2, "as owner") == 0 {
 		op.As = s.segs[h].uid // the owner without CAP_IPC_LOCK (0 stays root)
@@ -333,9 +336,9 @@ func (s *Shadow) ctl(src ids.Source, h int, cmd ops.ShmCmd) ops.Op {
 	return op
 }
 
-func (s *Shadow) set(src ids.Source, h int) ops.Op {
+func (s *Shadow) set(src engine.Source, h int) ops.Op {
 	op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{Handle: h}, Cmd: ops.ShmIPCSet,
-		Value: int64(ids.Pick(src, ownerPool, "owner")), Mode: ids.Pick(src, modePool, "mode"), As: s.caller(src), Task: s.task(src)}
+		Value: int64(engine.Pick(src, ownerPool, "owner")), Mode: engine.Pick(src, modePool, "mode"), As: s.caller(src), Task: s.task(src)}
 	g := s.segs[h]
 	if g.live && (op.As == 0 || op.As == g.creator || op.As == g.uid) && op.Value != math.MaxUint32 {
 		g.uid, g.mode = uint32(op.Value), op.Mode
@@ -377,22 +380,3 @@ func (s *Shadow) setForced(v int64) {
 
 // MaxLen is the longest script Draw makes.
 const MaxLen = 120
-
-// Draw draws a script: a length, then the steps.
-func Draw(src ids.Source, rel equiv.Relation) []ops.Op {
-	n := 1 + src.Intn(30, "length")
-	if src.Intn(2, "long") == 0 {
-		n = 30 + src.Intn(MaxLen-30+1, "length")
-	}
-	return Script(src, rel, n)
-}
-
-// Script draws n operations from a fresh shadow.
-func Script(src ids.Source, rel equiv.Relation, n int) []ops.Op {
-	s := NewShadow(rel)
-	out := make([]ops.Op, n)
-	for i := range out {
-		out[i] = s.Step(src)
-	}
-	return out
-}

@@ -1,8 +1,6 @@
-package shm
+package shm_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -10,26 +8,26 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
-	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/shm"
 	"github.com/ipcfuzz/ipcfuzz/props/sides"
 )
 
-func newNaive(t testing.TB) ops.Impl     { return sides.Impl(t, "naive", "shm") }
-func newOptimized(t testing.TB) ops.Impl { return sides.Impl(t, "optimized", "shm") }
-func newKernel(t testing.TB) ops.Impl    { return sides.Impl(t, "kernel", "shm") }
+var sub = shm.Subsystem
+
+func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
 	require.NoError(t, err)
-	rapid.Check(t, ids.TextRoundTrip("shm", func(s ids.Source) []ops.Op { return Draw(s, equiv.Exact) }, m))
+	rapid.Check(t, sub.TextRoundTrip(m))
 }
 
 // The generator must reach every situation the subsystem is about.
@@ -38,7 +36,7 @@ func TestGeneratorReaches(t *testing.T) {
 	note := func(k string) { want[k] = true }
 	m, err := optimized.New()
 	require.NoError(t, err)
-	gen := RapidScripts(equiv.Exact)
+	gen := sub.RapidScripts(equiv.Exact)
 	for seed := uint64(0); seed < 300; seed++ {
 		script := gen(seed)
 		out, err := ops.Run(m, ops.Config{}, script)
@@ -83,12 +81,11 @@ func TestGeneratorReaches(t *testing.T) {
 }
 
 func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, Machine(ids.Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
 }
 
 func TestMachineOptimizedKernel(t *testing.T) {
-	k := newKernel(t)
-	rapid.Check(t, Machine(ids.Pair{A: newOptimized(t), B: k, Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact}))
 }
 
 // tabled is a model whose tables can be inspected.
@@ -104,9 +101,9 @@ func TestListingAndMaxIdx(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var script []ops.Op
 		if rapid.Bool().Draw(t, "ids") {
-			script = ids.Draw(ids.NewRapidSource(t), equiv.Exact)
+			script = ids.Subsystem.Draw(engine.NewRapidSource(t), equiv.Exact)
 		} else {
-			script = Draw(ids.NewRapidSource(t), equiv.Exact)
+			script = sub.Draw(engine.NewRapidSource(t), equiv.Exact)
 		}
 		mn, _ := naive.New()
 		mo, _ := optimized.New()
@@ -144,71 +141,19 @@ func TestListingAndMaxIdx(t *testing.T) {
 	})
 }
 
-func commandsFor(p ids.Pair) *commands.ProtoCommands {
-	return ids.Commands(p, func() ids.Shadowed { return NewShadow(p.Relation) }, CheckInvariants)
-}
-
 func TestGopterCommands(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(commandsFor(ids.Pair{A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact})))
-	props.Property("optimized = kernel", commands.Prop(commandsFor(ids.Pair{A: newOptimized(t), B: newKernel(t), Relation: equiv.Exact})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
+	props.Property("optimized = kernel", commands.Prop(sub.Commands(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact})))
 	props.TestingRun(t)
 }
 
-// FuzzMaxLen bounds the scripts FuzzShm draws, so that one input stays
-// small and fast.
-const FuzzMaxLen = 64
-
-// FuzzShm turns the fuzzer's bytes into a script (each byte one choice of
-// the generator, see ids.ByteSource), runs it on the naive and optimized
-// models and on the live kernel (when a private IPC namespace can be had),
-// checks the shm invariants on every final state and compares naive with
-// optimized and optimized with the kernel exactly.
+// FuzzShm turns the fuzzer's bytes into a script (one byte a choice),
+// checks the shm invariants on every final state and compares the
+// implementations IPCFUZZ_IMPLS names (naive, optimized and, where it can
+// run, the live kernel by default) each with the next.
 func FuzzShm(f *testing.F) {
-	n, o := newNaive(f), newOptimized(f)
-	var k ops.Impl
-	if m, err := kernel.New(); err == nil {
-		k = ops.NewLocal(kernel.Info(), m)
-		f.Cleanup(func() { _ = k.Close() })
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		src := &ids.ByteSource{Data: data}
-		script := Script(src, equiv.Exact, 1+src.Intn(FuzzMaxLen, "length"))
-		if err := ids.CompareChain("shm", script, CheckInvariants, n, o, k); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-// TestCorpusReplay replays every committed shm script: the implementations
-// must agree with each other and with every expectation the script states.
-func TestCorpusReplay(t *testing.T) {
-	files, err := corpus.Files(filepath.Join("..", "..", "corpus"))
-	require.NoError(t, err)
-	pairs := map[string]ids.Pair{"naive-optimized": {A: newNaive(t), B: newOptimized(t), Relation: equiv.Exact}}
-	if m, err := kernel.New(); err == nil {
-		k := ops.NewLocal(kernel.Info(), m)
-		t.Cleanup(func() { _ = k.Close() })
-		pairs["optimized-kernel"] = ids.Pair{A: newOptimized(t), B: k, Relation: equiv.Exact}
-	} else {
-		t.Logf("replaying on the models only: the live kernel needs a private IPC namespace: %v", err)
-	}
-	found := 0
-	for _, file := range files {
-		sc, err := corpus.Read(file)
-		require.NoError(t, err)
-		if sc.Subsystem != "shm" {
-			continue
-		}
-		found++
-		for name, p := range pairs {
-			t.Run(filepath.Base(file)+"/"+name, func(t *testing.T) {
-				a, b := runner.Side{Name: "A", Impl: p.A, Config: p.CfgA}, runner.Side{Name: "B", Impl: p.B, Config: p.CfgB}
-				require.NoError(t, runner.Replay(context.Background(), sc, a, b, p.Relation))
-			})
-		}
-	}
-	require.NotZero(t, found, "no shm scripts under corpus/")
+	sub.Fuzz(f, sides.FromEnv(f, sub))
 }

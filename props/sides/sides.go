@@ -1,41 +1,189 @@
-// Package sides opens the built-in implementations inside the test process,
-// the way the property tests compare them: naive and optimized always, the
-// live kernel where a private IPC namespace can be had (the test is skipped,
-// saying why, where it cannot, or where the kernel adapter lacks the
-// subsystem).
+// Package sides opens the implementations a property test or a fuzz target
+// compares: built-ins inside the test process (naive, optimized, the live
+// kernel where a private IPC namespace can be had), built-ins served as
+// plugin processes ("plugin:naive"), and any plugin executable by path.
+// IPCFUZZ_IMPLS chooses them for the fuzz targets:
+//
+//	IPCFUZZ_IMPLS=./bin/my-model,optimized go test ./props/ids -run '^$' -fuzz '^FuzzIDs$' -fuzztime 20000x
 package sides
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/plugins/host"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
-// Open returns the built-in implementation name as an in-process side for
-// subsystem, closed when the test ends.
-func Open(t testing.TB, name, subsystem string) runner.Side {
+// EnvImpls names the environment variable that lists the implementations a
+// fuzz target compares, comma-separated.
+const EnvImpls = "IPCFUZZ_IMPLS"
+
+// DefaultImpls is what a fuzz target compares when EnvImpls is not set.
+const DefaultImpls = "naive,optimized,kernel"
+
+// FromEnv returns the sides EnvImpls names (DefaultImpls when unset), each
+// closed when the test ends. Of the defaults, the live kernel is left out,
+// with a log line saying why, where it cannot run; named explicitly, it
+// skips the test instead.
+func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 	t.Helper()
-	b, err := impls.Lookup(name)
+	list, explicit := os.Getenv(EnvImpls), true
+	if list == "" {
+		list, explicit = DefaultImpls, false
+	}
+	var out []runner.Side
+	for _, spec := range strings.Split(list, ",") {
+		spec = strings.TrimSpace(spec)
+		if spec == "" {
+			continue
+		}
+		if !explicit && spec == "kernel" {
+			if err := kernelUsable(sub); err != nil {
+				t.Logf("comparing without the live kernel: %v", err)
+				continue
+			}
+		}
+		out = append(out, Open(t, spec, sub))
+	}
+	if len(out) < 2 {
+		t.Fatalf("%s=%q: a comparison needs at least two implementations", EnvImpls, list)
+	}
+	return out
+}
+
+// kernelUsable reports why the kernel side cannot run sub here, or nil.
+func kernelUsable(sub engine.Subsystem) error {
+	b, err := impls.Lookup("kernel")
 	if err != nil {
-		t.Fatal(err)
+		return err
+	}
+	if !slices.Contains(b.Info.Subsystems, sub.Name) {
+		return errNoSubsystem{"kernel", sub.Name}
 	}
 	m, err := b.New()
 	if err != nil {
-		if name == "kernel" {
-			t.Skipf("the live kernel side needs a private IPC namespace: %v", err)
-		}
-		t.Fatalf("%s: %v", name, err)
+		return err
 	}
-	l := ops.NewLocal(b.Info, m)
-	t.Cleanup(func() { _ = l.Close() })
-	if !slices.Contains(b.Info.Subsystems, subsystem) {
-		t.Skipf("%s does not run the %s subsystem", name, subsystem)
-	}
-	return runner.Side{Name: name, Impl: l, Follows: b.Info.Follows && subsystem == "msg"}
+	return m.Close()
 }
 
-// Impl is Open(...).Impl.
-func Impl(t testing.TB, name, subsystem string) ops.Impl { return Open(t, name, subsystem).Impl }
+type errNoSubsystem struct{ impl, sub string }
+
+func (e errNoSubsystem) Error() string { return e.impl + " does not run the " + e.sub + " subsystem" }
+
+// Open returns the implementation spec names as a side for sub, closed when
+// the test ends: a built-in name with options ("naive:alloc=legacy") in
+// process, "plugin:NAME" as a plugin process of the ipcfuzz binary, or the
+// path of a plugin executable. The kernel skips the test, saying why, where
+// it cannot run.
+func Open(t testing.TB, spec string, sub engine.Subsystem) runner.Side {
+	t.Helper()
+	side, why := Try(t, spec, sub)
+	if why != "" {
+		t.Skip(why)
+	}
+	return side
+}
+
+// Try is Open that returns, instead of skipping, why the side cannot run
+// here ("" when it can).
+func Try(t testing.TB, spec string, sub engine.Subsystem) (runner.Side, string) {
+	t.Helper()
+	name, cfg, err := ops.ParseImplName(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := runner.Side{Name: spec, Config: cfg}
+	switch {
+	case strings.ContainsRune(name, '/'):
+		side.Impl = openPlugin(t, spec, name, nil)
+	case strings.HasPrefix(name, "plugin:"):
+		side.Impl = openPlugin(t, spec, ipcfuzzBinary(t), []string{"plugin", "serve", strings.TrimPrefix(name, "plugin:")})
+	default:
+		b, err := impls.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := b.New()
+		if err != nil {
+			if name == "kernel" {
+				return side, fmt.Sprintf("the live kernel side needs a private IPC namespace: %v", err)
+			}
+			t.Fatalf("%s: %v", name, err)
+		}
+		l := ops.NewLocal(b.Info, m)
+		t.Cleanup(func() { _ = l.Close() })
+		side.Impl = l
+	}
+	info, err := side.Impl.Info(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	if !slices.Contains(info.Subsystems, sub.Name) {
+		return side, fmt.Sprintf("%s does not run the %s subsystem", spec, sub.Name)
+	}
+	side.Follows = info.Follows && sub.Races()
+	return side, ""
+}
+
+func openPlugin(t testing.TB, spec, path string, args []string) ops.Impl {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := host.Open(context.Background(), host.Launch{Name: spec, Path: abs, Args: args, CallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// ipcfuzzBinary builds cmd/ipcfuzz once per test process, to serve
+// built-ins as plugins.
+func ipcfuzzBinary(t testing.TB) string {
+	t.Helper()
+	built.once.Do(func() {
+		var out []byte
+		out, built.err = exec.Command("go", "env", "GOMOD").Output()
+		if built.err != nil {
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "ipcfuzz-sides-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "ipcfuzz")
+		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/ipcfuzz")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = err
+			t.Logf("go build: %s", out)
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("building ipcfuzz to serve built-ins as plugins: %v", built.err)
+	}
+	return built.path
+}

@@ -1,4 +1,6 @@
 // The wire protocol between the ipcfuzz host and an implementation plugin.
+// plugins/PROTOCOL.md describes it in full, including the packed encoding
+// of the vocabulary that the `bytes` fields below carry.
 //
 // Regenerate the Go code (impl.pb.go, impl_grpc.pb.go) from the repository root with
 //
@@ -16,12 +18,10 @@
 // protoc is Debian's protobuf-compiler (3.21.12); protoc-gen-go v1.36.12 and
 // protoc-gen-go-grpc v1.6.2 are `tool` directives in go.mod.
 //
-// Every message mirrors one type of the Go package harness/ops field for field
-// (github.com/ipcfuzz/ipcfuzz/harness/ops); plugins/convert.go converts
-// between the two, losslessly. Narrow Go integers (uint8, uint16) travel as
-// uint32 and are range-checked on decode. Where Go distinguishes a nil slice
-// or map from an empty one, a `*_empty` flag carries the difference: it is
-// true only for a non-nil, zero-length value.
+// Protobuf carries only the envelopes. Operations, results and snapshots
+// travel as packed bytes (PROTOCOL.md), whose layout the plugin names in
+// Info.packed_layout; the host refuses a plugin whose layout differs from
+// its own.
 //
 // Errors returned by the implementation itself travel in-band (a Failure in
 // the response, alongside any partial results); a gRPC status error always
@@ -50,1415 +50,27 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Op mirrors ops.Op; obj_handle and obj_id are ops.Op.Obj (an ops.Ref).
-type Op struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`                            // ops.Kind (uint8)
-	Type          uint32                 `protobuf:"varint,2,opt,name=type,proto3" json:"type,omitempty"`                            // ops.IPCType (uint8)
-	Bind          int64                  `protobuf:"varint,3,opt,name=bind,proto3" json:"bind,omitempty"`                            // int
-	ObjHandle     int64                  `protobuf:"varint,4,opt,name=obj_handle,json=objHandle,proto3" json:"obj_handle,omitempty"` // Obj.Handle (int)
-	ObjId         int64                  `protobuf:"varint,5,opt,name=obj_id,json=objId,proto3" json:"obj_id,omitempty"`             // Obj.ID
-	Key           int32                  `protobuf:"varint,6,opt,name=key,proto3" json:"key,omitempty"`
-	Creat         bool                   `protobuf:"varint,7,opt,name=creat,proto3" json:"creat,omitempty"`
-	Excl          bool                   `protobuf:"varint,8,opt,name=excl,proto3" json:"excl,omitempty"`
-	Mode          uint32                 `protobuf:"varint,9,opt,name=mode,proto3" json:"mode,omitempty"` // uint16
-	Size          int64                  `protobuf:"varint,10,opt,name=size,proto3" json:"size,omitempty"`
-	Value         int64                  `protobuf:"varint,11,opt,name=value,proto3" json:"value,omitempty"`
-	As            uint32                 `protobuf:"varint,12,opt,name=as,proto3" json:"as,omitempty"`
-	Task          uint32                 `protobuf:"varint,13,opt,name=task,proto3" json:"task,omitempty"`   // uint8
-	Att           int64                  `protobuf:"varint,14,opt,name=att,proto3" json:"att,omitempty"`     // int
-	Cmd           uint32                 `protobuf:"varint,15,opt,name=cmd,proto3" json:"cmd,omitempty"`     // ops.ShmCmd (uint8)
-	Flags         uint32                 `protobuf:"varint,16,opt,name=flags,proto3" json:"flags,omitempty"` // uint8
-	Rows          bool                   `protobuf:"varint,17,opt,name=rows,proto3" json:"rows,omitempty"`
-	Mtype         int64                  `protobuf:"varint,18,opt,name=mtype,proto3" json:"mtype,omitempty"`
-	Fill          uint32                 `protobuf:"varint,19,opt,name=fill,proto3" json:"fill,omitempty"`                         // uint8
-	MsgFlags      uint32                 `protobuf:"varint,20,opt,name=msg_flags,json=msgFlags,proto3" json:"msg_flags,omitempty"` // uint8
-	Mcmd          uint32                 `protobuf:"varint,21,opt,name=mcmd,proto3" json:"mcmd,omitempty"`                         // ops.MsgCmd (uint8)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Op) Reset() {
-	*x = Op{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Op) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Op) ProtoMessage() {}
-
-func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Op.ProtoReflect.Descriptor instead.
-func (*Op) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *Op) GetKind() uint32 {
-	if x != nil {
-		return x.Kind
-	}
-	return 0
-}
-
-func (x *Op) GetType() uint32 {
-	if x != nil {
-		return x.Type
-	}
-	return 0
-}
-
-func (x *Op) GetBind() int64 {
-	if x != nil {
-		return x.Bind
-	}
-	return 0
-}
-
-func (x *Op) GetObjHandle() int64 {
-	if x != nil {
-		return x.ObjHandle
-	}
-	return 0
-}
-
-func (x *Op) GetObjId() int64 {
-	if x != nil {
-		return x.ObjId
-	}
-	return 0
-}
-
-func (x *Op) GetKey() int32 {
-	if x != nil {
-		return x.Key
-	}
-	return 0
-}
-
-func (x *Op) GetCreat() bool {
-	if x != nil {
-		return x.Creat
-	}
-	return false
-}
-
-func (x *Op) GetExcl() bool {
-	if x != nil {
-		return x.Excl
-	}
-	return false
-}
-
-func (x *Op) GetMode() uint32 {
-	if x != nil {
-		return x.Mode
-	}
-	return 0
-}
-
-func (x *Op) GetSize() int64 {
-	if x != nil {
-		return x.Size
-	}
-	return 0
-}
-
-func (x *Op) GetValue() int64 {
-	if x != nil {
-		return x.Value
-	}
-	return 0
-}
-
-func (x *Op) GetAs() uint32 {
-	if x != nil {
-		return x.As
-	}
-	return 0
-}
-
-func (x *Op) GetTask() uint32 {
-	if x != nil {
-		return x.Task
-	}
-	return 0
-}
-
-func (x *Op) GetAtt() int64 {
-	if x != nil {
-		return x.Att
-	}
-	return 0
-}
-
-func (x *Op) GetCmd() uint32 {
-	if x != nil {
-		return x.Cmd
-	}
-	return 0
-}
-
-func (x *Op) GetFlags() uint32 {
-	if x != nil {
-		return x.Flags
-	}
-	return 0
-}
-
-func (x *Op) GetRows() bool {
-	if x != nil {
-		return x.Rows
-	}
-	return false
-}
-
-func (x *Op) GetMtype() int64 {
-	if x != nil {
-		return x.Mtype
-	}
-	return 0
-}
-
-func (x *Op) GetFill() uint32 {
-	if x != nil {
-		return x.Fill
-	}
-	return 0
-}
-
-func (x *Op) GetMsgFlags() uint32 {
-	if x != nil {
-		return x.MsgFlags
-	}
-	return 0
-}
-
-func (x *Op) GetMcmd() uint32 {
-	if x != nil {
-		return x.Mcmd
-	}
-	return 0
-}
-
-// Message mirrors ops.Message.
-type Message struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          int64                  `protobuf:"varint,1,opt,name=type,proto3" json:"type,omitempty"`
-	Text          []byte                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Message) Reset() {
-	*x = Message{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Message) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Message) ProtoMessage() {}
-
-func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Message.ProtoReflect.Descriptor instead.
-func (*Message) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *Message) GetType() int64 {
-	if x != nil {
-		return x.Type
-	}
-	return 0
-}
-
-func (x *Message) GetText() []byte {
-	if x != nil {
-		return x.Text
-	}
-	return nil
-}
-
-// Completion mirrors ops.Completion.
-type Completion struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          uint32                 `protobuf:"varint,1,opt,name=task,proto3" json:"task,omitempty"` // uint8
-	Err           uint32                 `protobuf:"varint,2,opt,name=err,proto3" json:"err,omitempty"`   // ops.Errno
-	Msg           *Message               `protobuf:"bytes,3,opt,name=msg,proto3" json:"msg,omitempty"`
-	Recv          bool                   `protobuf:"varint,4,opt,name=recv,proto3" json:"recv,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Completion) Reset() {
-	*x = Completion{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Completion) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Completion) ProtoMessage() {}
-
-func (x *Completion) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Completion.ProtoReflect.Descriptor instead.
-func (*Completion) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Completion) GetTask() uint32 {
-	if x != nil {
-		return x.Task
-	}
-	return 0
-}
-
-func (x *Completion) GetErr() uint32 {
-	if x != nil {
-		return x.Err
-	}
-	return 0
-}
-
-func (x *Completion) GetMsg() *Message {
-	if x != nil {
-		return x.Msg
-	}
-	return nil
-}
-
-func (x *Completion) GetRecv() bool {
-	if x != nil {
-		return x.Recv
-	}
-	return false
-}
-
-// MsgInfo mirrors ops.MsgInfo.
-type MsgInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Msgpool       int64                  `protobuf:"varint,1,opt,name=msgpool,proto3" json:"msgpool,omitempty"`
-	Msgmap        int64                  `protobuf:"varint,2,opt,name=msgmap,proto3" json:"msgmap,omitempty"`
-	Msgmax        int64                  `protobuf:"varint,3,opt,name=msgmax,proto3" json:"msgmax,omitempty"`
-	Msgmnb        int64                  `protobuf:"varint,4,opt,name=msgmnb,proto3" json:"msgmnb,omitempty"`
-	Msgmni        int64                  `protobuf:"varint,5,opt,name=msgmni,proto3" json:"msgmni,omitempty"`
-	Msgssz        int64                  `protobuf:"varint,6,opt,name=msgssz,proto3" json:"msgssz,omitempty"`
-	Msgtql        int64                  `protobuf:"varint,7,opt,name=msgtql,proto3" json:"msgtql,omitempty"`
-	Msgseg        int64                  `protobuf:"varint,8,opt,name=msgseg,proto3" json:"msgseg,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *MsgInfo) Reset() {
-	*x = MsgInfo{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *MsgInfo) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*MsgInfo) ProtoMessage() {}
-
-func (x *MsgInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use MsgInfo.ProtoReflect.Descriptor instead.
-func (*MsgInfo) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *MsgInfo) GetMsgpool() int64 {
-	if x != nil {
-		return x.Msgpool
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgmap() int64 {
-	if x != nil {
-		return x.Msgmap
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgmax() int64 {
-	if x != nil {
-		return x.Msgmax
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgmnb() int64 {
-	if x != nil {
-		return x.Msgmnb
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgmni() int64 {
-	if x != nil {
-		return x.Msgmni
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgssz() int64 {
-	if x != nil {
-		return x.Msgssz
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgtql() int64 {
-	if x != nil {
-		return x.Msgtql
-	}
-	return 0
-}
-
-func (x *MsgInfo) GetMsgseg() int64 {
-	if x != nil {
-		return x.Msgseg
-	}
-	return 0
-}
-
-// QueueState mirrors ops.QueueState (sleeper sets are nil when empty).
-type QueueState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Msgs          []*Message             `protobuf:"bytes,2,rep,name=msgs,proto3" json:"msgs,omitempty"`
-	MsgsEmpty     bool                   `protobuf:"varint,3,opt,name=msgs_empty,json=msgsEmpty,proto3" json:"msgs_empty,omitempty"`
-	Qbytes        int64                  `protobuf:"varint,4,opt,name=qbytes,proto3" json:"qbytes,omitempty"`
-	Senders       []byte                 `protobuf:"bytes,5,opt,name=senders,proto3" json:"senders,omitempty"`
-	Receivers     []byte                 `protobuf:"bytes,6,opt,name=receivers,proto3" json:"receivers,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *QueueState) Reset() {
-	*x = QueueState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *QueueState) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*QueueState) ProtoMessage() {}
-
-func (x *QueueState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
-func (*QueueState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
-}
-
-func (x *QueueState) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *QueueState) GetMsgs() []*Message {
-	if x != nil {
-		return x.Msgs
-	}
-	return nil
-}
-
-func (x *QueueState) GetMsgsEmpty() bool {
-	if x != nil {
-		return x.MsgsEmpty
-	}
-	return false
-}
-
-func (x *QueueState) GetQbytes() int64 {
-	if x != nil {
-		return x.Qbytes
-	}
-	return 0
-}
-
-func (x *QueueState) GetSenders() []byte {
-	if x != nil {
-		return x.Senders
-	}
-	return nil
-}
-
-func (x *QueueState) GetReceivers() []byte {
-	if x != nil {
-		return x.Receivers
-	}
-	return nil
-}
-
-// Object mirrors ops.Object.
-type Object struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Key           int32                  `protobuf:"varint,2,opt,name=key,proto3" json:"key,omitempty"`
-	Mode          uint32                 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"` // uint16
-	Owner         uint32                 `protobuf:"varint,4,opt,name=owner,proto3" json:"owner,omitempty"`
-	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Object) Reset() {
-	*x = Object{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Object) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Object) ProtoMessage() {}
-
-func (x *Object) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Object.ProtoReflect.Descriptor instead.
-func (*Object) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
-}
-
-func (x *Object) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *Object) GetKey() int32 {
-	if x != nil {
-		return x.Key
-	}
-	return 0
-}
-
-func (x *Object) GetMode() uint32 {
-	if x != nil {
-		return x.Mode
-	}
-	return 0
-}
-
-func (x *Object) GetOwner() uint32 {
-	if x != nil {
-		return x.Owner
-	}
-	return 0
-}
-
-func (x *Object) GetSize() int64 {
-	if x != nil {
-		return x.Size
-	}
-	return 0
-}
-
-// Entry mirrors ops.Entry.
-type Entry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Key           int32                  `protobuf:"varint,2,opt,name=key,proto3" json:"key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Entry) Reset() {
-	*x = Entry{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Entry) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Entry) ProtoMessage() {}
-
-func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Entry.ProtoReflect.Descriptor instead.
-func (*Entry) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *Entry) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *Entry) GetKey() int32 {
-	if x != nil {
-		return x.Key
-	}
-	return 0
-}
-
-// Row mirrors ops.Row; pids are ops.PID task identities.
-type Row struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           int32                  `protobuf:"varint,1,opt,name=key,proto3" json:"key,omitempty"`
-	Id            int64                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
-	Mode          uint32                 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"` // uint16
-	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
-	Qnum          int64                  `protobuf:"varint,5,opt,name=qnum,proto3" json:"qnum,omitempty"`
-	Cpid          int32                  `protobuf:"varint,6,opt,name=cpid,proto3" json:"cpid,omitempty"`
-	Lpid          int32                  `protobuf:"varint,7,opt,name=lpid,proto3" json:"lpid,omitempty"`
-	Nattch        int64                  `protobuf:"varint,8,opt,name=nattch,proto3" json:"nattch,omitempty"`
-	Uid           uint32                 `protobuf:"varint,9,opt,name=uid,proto3" json:"uid,omitempty"`
-	Gid           uint32                 `protobuf:"varint,10,opt,name=gid,proto3" json:"gid,omitempty"`
-	Cuid          uint32                 `protobuf:"varint,11,opt,name=cuid,proto3" json:"cuid,omitempty"`
-	Cgid          uint32                 `protobuf:"varint,12,opt,name=cgid,proto3" json:"cgid,omitempty"`
-	Atime         bool                   `protobuf:"varint,13,opt,name=atime,proto3" json:"atime,omitempty"`
-	Dtime         bool                   `protobuf:"varint,14,opt,name=dtime,proto3" json:"dtime,omitempty"`
-	Ctime         bool                   `protobuf:"varint,15,opt,name=ctime,proto3" json:"ctime,omitempty"`
-	Rss           int64                  `protobuf:"varint,16,opt,name=rss,proto3" json:"rss,omitempty"`
-	Swap          int64                  `protobuf:"varint,17,opt,name=swap,proto3" json:"swap,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Row) Reset() {
-	*x = Row{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Row) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Row) ProtoMessage() {}
-
-func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Row.ProtoReflect.Descriptor instead.
-func (*Row) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *Row) GetKey() int32 {
-	if x != nil {
-		return x.Key
-	}
-	return 0
-}
-
-func (x *Row) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *Row) GetMode() uint32 {
-	if x != nil {
-		return x.Mode
-	}
-	return 0
-}
-
-func (x *Row) GetSize() int64 {
-	if x != nil {
-		return x.Size
-	}
-	return 0
-}
-
-func (x *Row) GetQnum() int64 {
-	if x != nil {
-		return x.Qnum
-	}
-	return 0
-}
-
-func (x *Row) GetCpid() int32 {
-	if x != nil {
-		return x.Cpid
-	}
-	return 0
-}
-
-func (x *Row) GetLpid() int32 {
-	if x != nil {
-		return x.Lpid
-	}
-	return 0
-}
-
-func (x *Row) GetNattch() int64 {
-	if x != nil {
-		return x.Nattch
-	}
-	return 0
-}
-
-func (x *Row) GetUid() uint32 {
-	if x != nil {
-		return x.Uid
-	}
-	return 0
-}
-
-func (x *Row) GetGid() uint32 {
-	if x != nil {
-		return x.Gid
-	}
-	return 0
-}
-
-func (x *Row) GetCuid() uint32 {
-	if x != nil {
-		return x.Cuid
-	}
-	return 0
-}
-
-func (x *Row) GetCgid() uint32 {
-	if x != nil {
-		return x.Cgid
-	}
-	return 0
-}
-
-func (x *Row) GetAtime() bool {
-	if x != nil {
-		return x.Atime
-	}
-	return false
-}
-
-func (x *Row) GetDtime() bool {
-	if x != nil {
-		return x.Dtime
-	}
-	return false
-}
-
-func (x *Row) GetCtime() bool {
-	if x != nil {
-		return x.Ctime
-	}
-	return false
-}
-
-func (x *Row) GetRss() int64 {
-	if x != nil {
-		return x.Rss
-	}
-	return 0
-}
-
-func (x *Row) GetSwap() int64 {
-	if x != nil {
-		return x.Swap
-	}
-	return 0
-}
-
-// ShmInfo mirrors ops.ShmInfo.
-type ShmInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Shmmax        uint64                 `protobuf:"varint,1,opt,name=shmmax,proto3" json:"shmmax,omitempty"`
-	Shmmin        uint64                 `protobuf:"varint,2,opt,name=shmmin,proto3" json:"shmmin,omitempty"`
-	Shmmni        uint64                 `protobuf:"varint,3,opt,name=shmmni,proto3" json:"shmmni,omitempty"`
-	Shmseg        uint64                 `protobuf:"varint,4,opt,name=shmseg,proto3" json:"shmseg,omitempty"`
-	Shmall        uint64                 `protobuf:"varint,5,opt,name=shmall,proto3" json:"shmall,omitempty"`
-	UsedIds       int64                  `protobuf:"varint,6,opt,name=used_ids,json=usedIds,proto3" json:"used_ids,omitempty"`
-	ShmTot        int64                  `protobuf:"varint,7,opt,name=shm_tot,json=shmTot,proto3" json:"shm_tot,omitempty"`
-	ShmRss        int64                  `protobuf:"varint,8,opt,name=shm_rss,json=shmRss,proto3" json:"shm_rss,omitempty"`
-	ShmSwp        int64                  `protobuf:"varint,9,opt,name=shm_swp,json=shmSwp,proto3" json:"shm_swp,omitempty"`
-	SwapAttempts  int64                  `protobuf:"varint,10,opt,name=swap_attempts,json=swapAttempts,proto3" json:"swap_attempts,omitempty"`
-	SwapSuccesses int64                  `protobuf:"varint,11,opt,name=swap_successes,json=swapSuccesses,proto3" json:"swap_successes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ShmInfo) Reset() {
-	*x = ShmInfo{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ShmInfo) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ShmInfo) ProtoMessage() {}
-
-func (x *ShmInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ShmInfo.ProtoReflect.Descriptor instead.
-func (*ShmInfo) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
-}
-
-func (x *ShmInfo) GetShmmax() uint64 {
-	if x != nil {
-		return x.Shmmax
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmmin() uint64 {
-	if x != nil {
-		return x.Shmmin
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmmni() uint64 {
-	if x != nil {
-		return x.Shmmni
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmseg() uint64 {
-	if x != nil {
-		return x.Shmseg
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmall() uint64 {
-	if x != nil {
-		return x.Shmall
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetUsedIds() int64 {
-	if x != nil {
-		return x.UsedIds
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmTot() int64 {
-	if x != nil {
-		return x.ShmTot
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmRss() int64 {
-	if x != nil {
-		return x.ShmRss
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetShmSwp() int64 {
-	if x != nil {
-		return x.ShmSwp
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetSwapAttempts() int64 {
-	if x != nil {
-		return x.SwapAttempts
-	}
-	return 0
-}
-
-func (x *ShmInfo) GetSwapSuccesses() int64 {
-	if x != nil {
-		return x.SwapSuccesses
-	}
-	return 0
-}
-
-// Attachment mirrors ops.Attachment.
-type Attachment struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Att           int64                  `protobuf:"varint,1,opt,name=att,proto3" json:"att,omitempty"`
-	Task          int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
-	Id            int64                  `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Attachment) Reset() {
-	*x = Attachment{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Attachment) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Attachment) ProtoMessage() {}
-
-func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
-func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *Attachment) GetAtt() int64 {
-	if x != nil {
-		return x.Att
-	}
-	return 0
-}
-
-func (x *Attachment) GetTask() int32 {
-	if x != nil {
-		return x.Task
-	}
-	return 0
-}
-
-func (x *Attachment) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-// ShmState mirrors ops.ShmState.
-type ShmState struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	RmidForced       int64                  `protobuf:"varint,1,opt,name=rmid_forced,json=rmidForced,proto3" json:"rmid_forced,omitempty"`
-	Tot              int64                  `protobuf:"varint,2,opt,name=tot,proto3" json:"tot,omitempty"`
-	Attachments      []*Attachment          `protobuf:"bytes,3,rep,name=attachments,proto3" json:"attachments,omitempty"`
-	AttachmentsEmpty bool                   `protobuf:"varint,4,opt,name=attachments_empty,json=attachmentsEmpty,proto3" json:"attachments_empty,omitempty"` // Attachments is non-nil and empty
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
-}
-
-func (x *ShmState) Reset() {
-	*x = ShmState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ShmState) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ShmState) ProtoMessage() {}
-
-func (x *ShmState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ShmState.ProtoReflect.Descriptor instead.
-func (*ShmState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *ShmState) GetRmidForced() int64 {
-	if x != nil {
-		return x.RmidForced
-	}
-	return 0
-}
-
-func (x *ShmState) GetTot() int64 {
-	if x != nil {
-		return x.Tot
-	}
-	return 0
-}
-
-func (x *ShmState) GetAttachments() []*Attachment {
-	if x != nil {
-		return x.Attachments
-	}
-	return nil
-}
-
-func (x *ShmState) GetAttachmentsEmpty() bool {
-	if x != nil {
-		return x.AttachmentsEmpty
-	}
-	return false
-}
-
-// Result mirrors ops.Result. An absent obj, row or info is the zero value.
-type Result struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Err           uint32                 `protobuf:"varint,1,opt,name=err,proto3" json:"err,omitempty"` // ops.Errno (uint16)
-	Id            int64                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
-	Obj           *Object                `protobuf:"bytes,3,opt,name=obj,proto3" json:"obj,omitempty"`
-	List          []*Entry               `protobuf:"bytes,4,rep,name=list,proto3" json:"list,omitempty"`
-	ListEmpty     bool                   `protobuf:"varint,5,opt,name=list_empty,json=listEmpty,proto3" json:"list_empty,omitempty"` // List is non-nil and empty
-	Row           *Row                   `protobuf:"bytes,6,opt,name=row,proto3" json:"row,omitempty"`
-	Rows          []*Row                 `protobuf:"bytes,7,rep,name=rows,proto3" json:"rows,omitempty"`
-	RowsEmpty     bool                   `protobuf:"varint,8,opt,name=rows_empty,json=rowsEmpty,proto3" json:"rows_empty,omitempty"` // Rows is non-nil and empty
-	Info          *ShmInfo               `protobuf:"bytes,9,opt,name=info,proto3" json:"info,omitempty"`
-	Blocked       bool                   `protobuf:"varint,10,opt,name=blocked,proto3" json:"blocked,omitempty"`
-	Msg           *Message               `protobuf:"bytes,11,opt,name=msg,proto3" json:"msg,omitempty"`
-	Qbytes        int64                  `protobuf:"varint,12,opt,name=qbytes,proto3" json:"qbytes,omitempty"`
-	MsgInfo       *MsgInfo               `protobuf:"bytes,13,opt,name=msg_info,json=msgInfo,proto3" json:"msg_info,omitempty"`
-	Done          []*Completion          `protobuf:"bytes,14,rep,name=done,proto3" json:"done,omitempty"`
-	DoneEmpty     bool                   `protobuf:"varint,15,opt,name=done_empty,json=doneEmpty,proto3" json:"done_empty,omitempty"` // Done is non-nil and empty
-	Alternatives  int32                  `protobuf:"varint,16,opt,name=alternatives,proto3" json:"alternatives,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Result) Reset() {
-	*x = Result{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Result) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Result) ProtoMessage() {}
-
-func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Result.ProtoReflect.Descriptor instead.
-func (*Result) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
-}
-
-func (x *Result) GetErr() uint32 {
-	if x != nil {
-		return x.Err
-	}
-	return 0
-}
-
-func (x *Result) GetId() int64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *Result) GetObj() *Object {
-	if x != nil {
-		return x.Obj
-	}
-	return nil
-}
-
-func (x *Result) GetList() []*Entry {
-	if x != nil {
-		return x.List
-	}
-	return nil
-}
-
-func (x *Result) GetListEmpty() bool {
-	if x != nil {
-		return x.ListEmpty
-	}
-	return false
-}
-
-func (x *Result) GetRow() *Row {
-	if x != nil {
-		return x.Row
-	}
-	return nil
-}
-
-func (x *Result) GetRows() []*Row {
-	if x != nil {
-		return x.Rows
-	}
-	return nil
-}
-
-func (x *Result) GetRowsEmpty() bool {
-	if x != nil {
-		return x.RowsEmpty
-	}
-	return false
-}
-
-func (x *Result) GetInfo() *ShmInfo {
-	if x != nil {
-		return x.Info
-	}
-	return nil
-}
-
-func (x *Result) GetBlocked() bool {
-	if x != nil {
-		return x.Blocked
-	}
-	return false
-}
-
-func (x *Result) GetMsg() *Message {
-	if x != nil {
-		return x.Msg
-	}
-	return nil
-}
-
-func (x *Result) GetQbytes() int64 {
-	if x != nil {
-		return x.Qbytes
-	}
-	return 0
-}
-
-func (x *Result) GetMsgInfo() *MsgInfo {
-	if x != nil {
-		return x.MsgInfo
-	}
-	return nil
-}
-
-func (x *Result) GetDone() []*Completion {
-	if x != nil {
-		return x.Done
-	}
-	return nil
-}
-
-func (x *Result) GetDoneEmpty() bool {
-	if x != nil {
-		return x.DoneEmpty
-	}
-	return false
-}
-
-func (x *Result) GetAlternatives() int32 {
-	if x != nil {
-		return x.Alternatives
-	}
-	return 0
-}
-
-// TypeState mirrors ops.TypeState.
-type TypeState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Objects       []*Object              `protobuf:"bytes,1,rep,name=objects,proto3" json:"objects,omitempty"`
-	ObjectsEmpty  bool                   `protobuf:"varint,2,opt,name=objects_empty,json=objectsEmpty,proto3" json:"objects_empty,omitempty"` // Objects is non-nil and empty
-	NextId        int64                  `protobuf:"varint,3,opt,name=next_id,json=nextId,proto3" json:"next_id,omitempty"`
-	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	Rows          []*Row                 `protobuf:"bytes,5,rep,name=rows,proto3" json:"rows,omitempty"`                             // Snapshot.Rows of this type
-	RowsEmpty     bool                   `protobuf:"varint,6,opt,name=rows_empty,json=rowsEmpty,proto3" json:"rows_empty,omitempty"` // those Rows are non-nil and empty
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *TypeState) Reset() {
-	*x = TypeState{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *TypeState) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*TypeState) ProtoMessage() {}
-
-func (x *TypeState) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use TypeState.ProtoReflect.Descriptor instead.
-func (*TypeState) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
-}
-
-func (x *TypeState) GetObjects() []*Object {
-	if x != nil {
-		return x.Objects
-	}
-	return nil
-}
-
-func (x *TypeState) GetObjectsEmpty() bool {
-	if x != nil {
-		return x.ObjectsEmpty
-	}
-	return false
-}
-
-func (x *TypeState) GetNextId() int64 {
-	if x != nil {
-		return x.NextId
-	}
-	return 0
-}
-
-func (x *TypeState) GetLimit() int64 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *TypeState) GetRows() []*Row {
-	if x != nil {
-		return x.Rows
-	}
-	return nil
-}
-
-func (x *TypeState) GetRowsEmpty() bool {
-	if x != nil {
-		return x.RowsEmpty
-	}
-	return false
-}
-
-// Snapshot mirrors ops.Snapshot: exactly one TypeState per IPC type, in the
-// order of ops.IPCTypes (msg, sem, shm).
-type Snapshot struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ids           []*TypeState           `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
-	Shm           *ShmState              `protobuf:"bytes,2,opt,name=shm,proto3" json:"shm,omitempty"`
-	Queues        []*QueueState          `protobuf:"bytes,3,rep,name=queues,proto3" json:"queues,omitempty"`
-	QueuesEmpty   bool                   `protobuf:"varint,4,opt,name=queues_empty,json=queuesEmpty,proto3" json:"queues_empty,omitempty"` // Queues is non-nil and empty
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Snapshot) Reset() {
-	*x = Snapshot{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Snapshot) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Snapshot) ProtoMessage() {}
-
-func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
-func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
-}
-
-func (x *Snapshot) GetIds() []*TypeState {
-	if x != nil {
-		return x.Ids
-	}
-	return nil
-}
-
-func (x *Snapshot) GetShm() *ShmState {
-	if x != nil {
-		return x.Shm
-	}
-	return nil
-}
-
-func (x *Snapshot) GetQueues() []*QueueState {
-	if x != nil {
-		return x.Queues
-	}
-	return nil
-}
-
-func (x *Snapshot) GetQueuesEmpty() bool {
-	if x != nil {
-		return x.QueuesEmpty
-	}
-	return false
-}
-
-// Info mirrors ops.Info.
+// Info is ops.Info.
 type Info struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Version         string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
-	Subsystems      []string               `protobuf:"bytes,3,rep,name=subsystems,proto3" json:"subsystems,omitempty"`
-	SubsystemsEmpty bool                   `protobuf:"varint,4,opt,name=subsystems_empty,json=subsystemsEmpty,proto3" json:"subsystems_empty,omitempty"` // Subsystems is non-nil and empty
-	ExactIds        bool                   `protobuf:"varint,5,opt,name=exact_ids,json=exactIds,proto3" json:"exact_ids,omitempty"`
-	Blocking        bool                   `protobuf:"varint,6,opt,name=blocking,proto3" json:"blocking,omitempty"`
-	Counters        bool                   `protobuf:"varint,7,opt,name=counters,proto3" json:"counters,omitempty"`
-	Follows         bool                   `protobuf:"varint,8,opt,name=follows,proto3" json:"follows,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version    string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	Subsystems []string               `protobuf:"bytes,3,rep,name=subsystems,proto3" json:"subsystems,omitempty"`
+	ExactIds   bool                   `protobuf:"varint,4,opt,name=exact_ids,json=exactIds,proto3" json:"exact_ids,omitempty"`
+	Blocking   bool                   `protobuf:"varint,5,opt,name=blocking,proto3" json:"blocking,omitempty"`
+	Counters   bool                   `protobuf:"varint,6,opt,name=counters,proto3" json:"counters,omitempty"`
+	Follows    bool                   `protobuf:"varint,7,opt,name=follows,proto3" json:"follows,omitempty"`
+	// packed_layout names the packed encoding the plugin speaks (PROTOCOL.md).
+	PackedLayout string `protobuf:"bytes,8,opt,name=packed_layout,json=packedLayout,proto3" json:"packed_layout,omitempty"`
+	// limits are machine-dependent answers the implementation reports (ops.Info.Limits).
+	Limits        map[string]int64 `protobuf:"bytes,9,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Info) Reset() {
 	*x = Info{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +82,7 @@ func (x *Info) String() string {
 func (*Info) ProtoMessage() {}
 
 func (x *Info) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +95,7 @@ func (x *Info) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Info.ProtoReflect.Descriptor instead.
 func (*Info) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Info) GetName() string {
@@ -1505,13 +117,6 @@ func (x *Info) GetSubsystems() []string {
 		return x.Subsystems
 	}
 	return nil
-}
-
-func (x *Info) GetSubsystemsEmpty() bool {
-	if x != nil {
-		return x.SubsystemsEmpty
-	}
-	return false
 }
 
 func (x *Info) GetExactIds() bool {
@@ -1542,18 +147,31 @@ func (x *Info) GetFollows() bool {
 	return false
 }
 
-// Config mirrors ops.Config.
+func (x *Info) GetPackedLayout() string {
+	if x != nil {
+		return x.PackedLayout
+	}
+	return ""
+}
+
+func (x *Info) GetLimits() map[string]int64 {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// Config is ops.Config.
 type Config struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Options       map[string]string      `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	OptionsEmpty  bool                   `protobuf:"varint,2,opt,name=options_empty,json=optionsEmpty,proto3" json:"options_empty,omitempty"` // Options is non-nil and empty
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Config) Reset() {
 	*x = Config{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1565,7 +183,7 @@ func (x *Config) String() string {
 func (*Config) ProtoMessage() {}
 
 func (x *Config) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1578,7 +196,7 @@ func (x *Config) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Config.ProtoReflect.Descriptor instead.
 func (*Config) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Config) GetOptions() map[string]string {
@@ -1588,28 +206,18 @@ func (x *Config) GetOptions() map[string]string {
 	return nil
 }
 
-func (x *Config) GetOptionsEmpty() bool {
-	if x != nil {
-		return x.OptionsEmpty
-	}
-	return false
-}
-
-// Outcome mirrors ops.Outcome.
+// Outcome is what one script did: packed results and a packed snapshot.
 type Outcome struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// results is plugins.PackResults of the script's results: one bytes
-	// field instead of a message per operation (the hot path).
-	Results []byte `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
-	// snapshot is plugins.PackSnapshot of the final state.
-	Snapshot      []byte `protobuf:"bytes,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []byte                 `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
+	Snapshot      []byte                 `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +229,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +242,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Outcome) GetResults() []byte {
@@ -1651,55 +259,6 @@ func (x *Outcome) GetSnapshot() []byte {
 	return nil
 }
 
-// Script is one sequence of operations of an Exec request.
-type Script struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// ops is plugins.PackOps of the script (the hot path: no message per
-	// operation).
-	Ops           []byte `protobuf:"bytes,1,opt,name=ops,proto3" json:"ops,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Script) Reset() {
-	*x = Script{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Script) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Script) ProtoMessage() {}
-
-func (x *Script) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[17]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Script.ProtoReflect.Descriptor instead.
-func (*Script) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{17}
-}
-
-func (x *Script) GetOps() []byte {
-	if x != nil {
-		return x.Ops
-	}
-	return nil
-}
-
-// Failure is an error the implementation itself returned (not a transport
-// error). message is the error's text.
 type Failure struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -1709,7 +268,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +280,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[18]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +293,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{18}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Failure) GetMessage() string {
@@ -1752,7 +311,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +323,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[19]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +336,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{19}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
 }
 
 type InfoResponse struct {
@@ -1790,7 +349,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +361,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[20]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +374,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{20}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InfoResponse) GetInfo() *Info {
@@ -1841,7 +400,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +412,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[21]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +425,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{21}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResetRequest) GetConfig() *Config {
@@ -1885,7 +444,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1897,7 +456,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[22]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1910,7 +469,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{22}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResetResponse) GetFailure() *Failure {
@@ -1920,16 +479,17 @@ func (x *ResetResponse) GetFailure() *Failure {
 	return nil
 }
 
+// ApplyRequest carries packed operations.
 type ApplyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
+	Ops           []byte                 `protobuf:"bytes,1,opt,name=ops,proto3" json:"ops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +501,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[23]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,29 +514,28 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{23}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *ApplyRequest) GetOps() []*Op {
+func (x *ApplyRequest) GetOps() []byte {
 	if x != nil {
 		return x.Ops
 	}
 	return nil
 }
 
-// ApplyResponse holds one result per operation, or fewer with a failure.
+// ApplyResponse carries packed results.
 type ApplyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*Result              `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
-	ResultsEmpty  bool                   `protobuf:"varint,2,opt,name=results_empty,json=resultsEmpty,proto3" json:"results_empty,omitempty"` // results is non-nil and empty
-	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	Results       []byte                 `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +547,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[24]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,21 +560,14 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{24}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *ApplyResponse) GetResults() []*Result {
+func (x *ApplyResponse) GetResults() []byte {
 	if x != nil {
 		return x.Results
 	}
 	return nil
-}
-
-func (x *ApplyResponse) GetResultsEmpty() bool {
-	if x != nil {
-		return x.ResultsEmpty
-	}
-	return false
 }
 
 func (x *ApplyResponse) GetFailure() *Failure {
@@ -2033,7 +585,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +597,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[25]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,12 +610,13 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{25}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
 }
 
+// SnapshotResponse carries a packed snapshot.
 type SnapshotResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Snapshot      *Snapshot              `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Snapshot      []byte                 `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2071,7 +624,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +636,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[26]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,10 +649,10 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{26}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
 }
 
-func (x *SnapshotResponse) GetSnapshot() *Snapshot {
+func (x *SnapshotResponse) GetSnapshot() []byte {
 	if x != nil {
 		return x.Snapshot
 	}
@@ -2113,10 +666,11 @@ func (x *SnapshotResponse) GetFailure() *Failure {
 	return nil
 }
 
+// ExecRequest carries scripts, each one packed operations.
 type ExecRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Config  *Config                `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
-	Scripts []*Script              `protobuf:"bytes,2,rep,name=scripts,proto3" json:"scripts,omitempty"`
+	Scripts [][]byte               `protobuf:"bytes,2,rep,name=scripts,proto3" json:"scripts,omitempty"`
 	// follow, when set, holds the other implementation's outcome of each
 	// script: where the operation may legitimately end in several ways, an
 	// implementation that follows takes the other's way if it is allowed.
@@ -2128,7 +682,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[27]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +694,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[27]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +707,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{27}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecRequest) GetConfig() *Config {
@@ -2163,7 +717,7 @@ func (x *ExecRequest) GetConfig() *Config {
 	return nil
 }
 
-func (x *ExecRequest) GetScripts() []*Script {
+func (x *ExecRequest) GetScripts() [][]byte {
 	if x != nil {
 		return x.Scripts
 	}
@@ -2184,19 +738,17 @@ func (x *ExecRequest) GetFollowSet() bool {
 	return false
 }
 
-// ExecResponse holds one outcome per script, or fewer with a failure.
 type ExecResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outcomes      []*Outcome             `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
-	OutcomesEmpty bool                   `protobuf:"varint,2,opt,name=outcomes_empty,json=outcomesEmpty,proto3" json:"outcomes_empty,omitempty"` // outcomes is non-nil and empty
-	Failure       *Failure               `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[28]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +760,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[28]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +773,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{28}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecResponse) GetOutcomes() []*Outcome {
@@ -2229,13 +781,6 @@ func (x *ExecResponse) GetOutcomes() []*Outcome {
 		return x.Outcomes
 	}
 	return nil
-}
-
-func (x *ExecResponse) GetOutcomesEmpty() bool {
-	if x != nil {
-		return x.OutcomesEmpty
-	}
-	return false
 }
 
 func (x *ExecResponse) GetFailure() *Failure {
@@ -2257,7 +802,7 @@ type MeasureRequest struct {
 
 func (x *MeasureRequest) Reset() {
 	*x = MeasureRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[29]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +814,7 @@ func (x *MeasureRequest) String() string {
 func (*MeasureRequest) ProtoMessage() {}
 
 func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[29]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +827,7 @@ func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureRequest.ProtoReflect.Descriptor instead.
 func (*MeasureRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{29}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MeasureRequest) GetConfig() *Config {
@@ -2313,7 +858,6 @@ func (x *MeasureRequest) GetReps() int32 {
 	return 0
 }
 
-// MeasureResponse mirrors ops.Measurement.
 type MeasureResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	WallNs        []int64                `protobuf:"varint,1,rep,packed,name=wall_ns,json=wallNs,proto3" json:"wall_ns,omitempty"`
@@ -2326,7 +870,7 @@ type MeasureResponse struct {
 
 func (x *MeasureResponse) Reset() {
 	*x = MeasureResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[30]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2338,7 +882,7 @@ func (x *MeasureResponse) String() string {
 func (*MeasureResponse) ProtoMessage() {}
 
 func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[30]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2351,7 +895,7 @@ func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureResponse.ProtoReflect.Descriptor instead.
 func (*MeasureResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{30}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MeasureResponse) GetWallNs() []int64 {
@@ -2387,166 +931,30 @@ var File_ipcfuzz_v1_impl_proto protoreflect.FileDescriptor
 const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\n" +
 	"\x15ipcfuzz/v1/impl.proto\x12\n" +
-	"ipcfuzz.v1\"\xbd\x03\n" +
-	"\x02Op\x12\x12\n" +
-	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\rR\x04type\x12\x12\n" +
-	"\x04bind\x18\x03 \x01(\x03R\x04bind\x12\x1d\n" +
-	"\n" +
-	"obj_handle\x18\x04 \x01(\x03R\tobjHandle\x12\x15\n" +
-	"\x06obj_id\x18\x05 \x01(\x03R\x05objId\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05creat\x18\a \x01(\bR\x05creat\x12\x12\n" +
-	"\x04excl\x18\b \x01(\bR\x04excl\x12\x12\n" +
-	"\x04mode\x18\t \x01(\rR\x04mode\x12\x12\n" +
-	"\x04size\x18\n" +
-	" \x01(\x03R\x04size\x12\x14\n" +
-	"\x05value\x18\v \x01(\x03R\x05value\x12\x0e\n" +
-	"\x02as\x18\f \x01(\rR\x02as\x12\x12\n" +
-	"\x04task\x18\r \x01(\rR\x04task\x12\x10\n" +
-	"\x03att\x18\x0e \x01(\x03R\x03att\x12\x10\n" +
-	"\x03cmd\x18\x0f \x01(\rR\x03cmd\x12\x14\n" +
-	"\x05flags\x18\x10 \x01(\rR\x05flags\x12\x12\n" +
-	"\x04rows\x18\x11 \x01(\bR\x04rows\x12\x14\n" +
-	"\x05mtype\x18\x12 \x01(\x03R\x05mtype\x12\x12\n" +
-	"\x04fill\x18\x13 \x01(\rR\x04fill\x12\x1b\n" +
-	"\tmsg_flags\x18\x14 \x01(\rR\bmsgFlags\x12\x12\n" +
-	"\x04mcmd\x18\x15 \x01(\rR\x04mcmd\"1\n" +
-	"\aMessage\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\x03R\x04type\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\fR\x04text\"m\n" +
-	"\n" +
-	"Completion\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\rR\x04task\x12\x10\n" +
-	"\x03err\x18\x02 \x01(\rR\x03err\x12%\n" +
-	"\x03msg\x18\x03 \x01(\v2\x13.ipcfuzz.v1.MessageR\x03msg\x12\x12\n" +
-	"\x04recv\x18\x04 \x01(\bR\x04recv\"\xcb\x01\n" +
-	"\aMsgInfo\x12\x18\n" +
-	"\amsgpool\x18\x01 \x01(\x03R\amsgpool\x12\x16\n" +
-	"\x06msgmap\x18\x02 \x01(\x03R\x06msgmap\x12\x16\n" +
-	"\x06msgmax\x18\x03 \x01(\x03R\x06msgmax\x12\x16\n" +
-	"\x06msgmnb\x18\x04 \x01(\x03R\x06msgmnb\x12\x16\n" +
-	"\x06msgmni\x18\x05 \x01(\x03R\x06msgmni\x12\x16\n" +
-	"\x06msgssz\x18\x06 \x01(\x03R\x06msgssz\x12\x16\n" +
-	"\x06msgtql\x18\a \x01(\x03R\x06msgtql\x12\x16\n" +
-	"\x06msgseg\x18\b \x01(\x03R\x06msgseg\"\xb4\x01\n" +
-	"\n" +
-	"QueueState\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12'\n" +
-	"\x04msgs\x18\x02 \x03(\v2\x13.ipcfuzz.v1.MessageR\x04msgs\x12\x1d\n" +
-	"\n" +
-	"msgs_empty\x18\x03 \x01(\bR\tmsgsEmpty\x12\x16\n" +
-	"\x06qbytes\x18\x04 \x01(\x03R\x06qbytes\x12\x18\n" +
-	"\asenders\x18\x05 \x01(\fR\asenders\x12\x1c\n" +
-	"\treceivers\x18\x06 \x01(\fR\treceivers\"h\n" +
-	"\x06Object\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x10\n" +
-	"\x03key\x18\x02 \x01(\x05R\x03key\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\rR\x05owner\x12\x12\n" +
-	"\x04size\x18\x05 \x01(\x03R\x04size\")\n" +
-	"\x05Entry\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x10\n" +
-	"\x03key\x18\x02 \x01(\x05R\x03key\"\xd7\x02\n" +
-	"\x03Row\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x03R\x02id\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\rR\x04mode\x12\x12\n" +
-	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x12\n" +
-	"\x04qnum\x18\x05 \x01(\x03R\x04qnum\x12\x12\n" +
-	"\x04cpid\x18\x06 \x01(\x05R\x04cpid\x12\x12\n" +
-	"\x04lpid\x18\a \x01(\x05R\x04lpid\x12\x16\n" +
-	"\x06nattch\x18\b \x01(\x03R\x06nattch\x12\x10\n" +
-	"\x03uid\x18\t \x01(\rR\x03uid\x12\x10\n" +
-	"\x03gid\x18\n" +
-	" \x01(\rR\x03gid\x12\x12\n" +
-	"\x04cuid\x18\v \x01(\rR\x04cuid\x12\x12\n" +
-	"\x04cgid\x18\f \x01(\rR\x04cgid\x12\x14\n" +
-	"\x05atime\x18\r \x01(\bR\x05atime\x12\x14\n" +
-	"\x05dtime\x18\x0e \x01(\bR\x05dtime\x12\x14\n" +
-	"\x05ctime\x18\x0f \x01(\bR\x05ctime\x12\x10\n" +
-	"\x03rss\x18\x10 \x01(\x03R\x03rss\x12\x12\n" +
-	"\x04swap\x18\x11 \x01(\x03R\x04swap\"\xb3\x02\n" +
-	"\aShmInfo\x12\x16\n" +
-	"\x06shmmax\x18\x01 \x01(\x04R\x06shmmax\x12\x16\n" +
-	"\x06shmmin\x18\x02 \x01(\x04R\x06shmmin\x12\x16\n" +
-	"\x06shmmni\x18\x03 \x01(\x04R\x06shmmni\x12\x16\n" +
-	"\x06shmseg\x18\x04 \x01(\x04R\x06shmseg\x12\x16\n" +
-	"\x06shmall\x18\x05 \x01(\x04R\x06shmall\x12\x19\n" +
-	"\bused_ids\x18\x06 \x01(\x03R\ausedIds\x12\x17\n" +
-	"\ashm_tot\x18\a \x01(\x03R\x06shmTot\x12\x17\n" +
-	"\ashm_rss\x18\b \x01(\x03R\x06shmRss\x12\x17\n" +
-	"\ashm_swp\x18\t \x01(\x03R\x06shmSwp\x12#\n" +
-	"\rswap_attempts\x18\n" +
-	" \x01(\x03R\fswapAttempts\x12%\n" +
-	"\x0eswap_successes\x18\v \x01(\x03R\rswapSuccesses\"B\n" +
-	"\n" +
-	"Attachment\x12\x10\n" +
-	"\x03att\x18\x01 \x01(\x03R\x03att\x12\x12\n" +
-	"\x04task\x18\x02 \x01(\x05R\x04task\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\x03R\x02id\"\xa4\x01\n" +
-	"\bShmState\x12\x1f\n" +
-	"\vrmid_forced\x18\x01 \x01(\x03R\n" +
-	"rmidForced\x12\x10\n" +
-	"\x03tot\x18\x02 \x01(\x03R\x03tot\x128\n" +
-	"\vattachments\x18\x03 \x03(\v2\x16.ipcfuzz.v1.AttachmentR\vattachments\x12+\n" +
-	"\x11attachments_empty\x18\x04 \x01(\bR\x10attachmentsEmpty\"\x9e\x04\n" +
-	"\x06Result\x12\x10\n" +
-	"\x03err\x18\x01 \x01(\rR\x03err\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\x03R\x02id\x12$\n" +
-	"\x03obj\x18\x03 \x01(\v2\x12.ipcfuzz.v1.ObjectR\x03obj\x12%\n" +
-	"\x04list\x18\x04 \x03(\v2\x11.ipcfuzz.v1.EntryR\x04list\x12\x1d\n" +
-	"\n" +
-	"list_empty\x18\x05 \x01(\bR\tlistEmpty\x12!\n" +
-	"\x03row\x18\x06 \x01(\v2\x0f.ipcfuzz.v1.RowR\x03row\x12#\n" +
-	"\x04rows\x18\a \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
-	"\n" +
-	"rows_empty\x18\b \x01(\bR\trowsEmpty\x12'\n" +
-	"\x04info\x18\t \x01(\v2\x13.ipcfuzz.v1.ShmInfoR\x04info\x12\x18\n" +
-	"\ablocked\x18\n" +
-	" \x01(\bR\ablocked\x12%\n" +
-	"\x03msg\x18\v \x01(\v2\x13.ipcfuzz.v1.MessageR\x03msg\x12\x16\n" +
-	"\x06qbytes\x18\f \x01(\x03R\x06qbytes\x12.\n" +
-	"\bmsg_info\x18\r \x01(\v2\x13.ipcfuzz.v1.MsgInfoR\amsgInfo\x12*\n" +
-	"\x04done\x18\x0e \x03(\v2\x16.ipcfuzz.v1.CompletionR\x04done\x12\x1d\n" +
-	"\n" +
-	"done_empty\x18\x0f \x01(\bR\tdoneEmpty\x12\"\n" +
-	"\falternatives\x18\x10 \x01(\x05R\falternatives\"\xd1\x01\n" +
-	"\tTypeState\x12,\n" +
-	"\aobjects\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ObjectR\aobjects\x12#\n" +
-	"\robjects_empty\x18\x02 \x01(\bR\fobjectsEmpty\x12\x17\n" +
-	"\anext_id\x18\x03 \x01(\x03R\x06nextId\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12#\n" +
-	"\x04rows\x18\x05 \x03(\v2\x0f.ipcfuzz.v1.RowR\x04rows\x12\x1d\n" +
-	"\n" +
-	"rows_empty\x18\x06 \x01(\bR\trowsEmpty\"\xae\x01\n" +
-	"\bSnapshot\x12'\n" +
-	"\x03ids\x18\x01 \x03(\v2\x15.ipcfuzz.v1.TypeStateR\x03ids\x12&\n" +
-	"\x03shm\x18\x02 \x01(\v2\x14.ipcfuzz.v1.ShmStateR\x03shm\x12.\n" +
-	"\x06queues\x18\x03 \x03(\v2\x16.ipcfuzz.v1.QueueStateR\x06queues\x12!\n" +
-	"\fqueues_empty\x18\x04 \x01(\bR\vqueuesEmpty\"\xee\x01\n" +
+	"ipcfuzz.v1\"\xd9\x02\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1e\n" +
 	"\n" +
 	"subsystems\x18\x03 \x03(\tR\n" +
-	"subsystems\x12)\n" +
-	"\x10subsystems_empty\x18\x04 \x01(\bR\x0fsubsystemsEmpty\x12\x1b\n" +
-	"\texact_ids\x18\x05 \x01(\bR\bexactIds\x12\x1a\n" +
-	"\bblocking\x18\x06 \x01(\bR\bblocking\x12\x1a\n" +
-	"\bcounters\x18\a \x01(\bR\bcounters\x12\x18\n" +
-	"\afollows\x18\b \x01(\bR\afollows\"\xa4\x01\n" +
+	"subsystems\x12\x1b\n" +
+	"\texact_ids\x18\x04 \x01(\bR\bexactIds\x12\x1a\n" +
+	"\bblocking\x18\x05 \x01(\bR\bblocking\x12\x1a\n" +
+	"\bcounters\x18\x06 \x01(\bR\bcounters\x12\x18\n" +
+	"\afollows\x18\a \x01(\bR\afollows\x12#\n" +
+	"\rpacked_layout\x18\b \x01(\tR\fpackedLayout\x124\n" +
+	"\x06limits\x18\t \x03(\v2\x1c.ipcfuzz.v1.Info.LimitsEntryR\x06limits\x1a9\n" +
+	"\vLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x7f\n" +
 	"\x06Config\x129\n" +
-	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x12#\n" +
-	"\roptions_empty\x18\x02 \x01(\bR\foptionsEmpty\x1a:\n" +
+	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"?\n" +
 	"\aOutcome\x12\x18\n" +
 	"\aresults\x18\x01 \x01(\fR\aresults\x12\x1a\n" +
-	"\bsnapshot\x18\x04 \x01(\fR\bsnapshotJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"\x1a\n" +
-	"\x06Script\x12\x10\n" +
-	"\x03ops\x18\x01 \x01(\fR\x03ops\"#\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"#\n" +
 	"\aFailure\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"\r\n" +
 	"\vInfoRequest\"c\n" +
@@ -2556,27 +964,25 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\fResetRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\">\n" +
 	"\rResetResponse\x12-\n" +
-	"\afailure\x18\x01 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"0\n" +
-	"\fApplyRequest\x12 \n" +
-	"\x03ops\x18\x01 \x03(\v2\x0e.ipcfuzz.v1.OpR\x03ops\"\x91\x01\n" +
-	"\rApplyResponse\x12,\n" +
-	"\aresults\x18\x01 \x03(\v2\x12.ipcfuzz.v1.ResultR\aresults\x12#\n" +
-	"\rresults_empty\x18\x02 \x01(\bR\fresultsEmpty\x12-\n" +
-	"\afailure\x18\x03 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\x11\n" +
-	"\x0fSnapshotRequest\"s\n" +
-	"\x10SnapshotResponse\x120\n" +
-	"\bsnapshot\x18\x01 \x01(\v2\x14.ipcfuzz.v1.SnapshotR\bsnapshot\x12-\n" +
-	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\xb3\x01\n" +
+	"\afailure\x18\x01 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\" \n" +
+	"\fApplyRequest\x12\x10\n" +
+	"\x03ops\x18\x01 \x01(\fR\x03ops\"X\n" +
+	"\rApplyResponse\x12\x18\n" +
+	"\aresults\x18\x01 \x01(\fR\aresults\x12-\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\x11\n" +
+	"\x0fSnapshotRequest\"]\n" +
+	"\x10SnapshotResponse\x12\x1a\n" +
+	"\bsnapshot\x18\x01 \x01(\fR\bsnapshot\x12-\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\x9f\x01\n" +
 	"\vExecRequest\x12*\n" +
-	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12,\n" +
-	"\ascripts\x18\x02 \x03(\v2\x12.ipcfuzz.v1.ScriptR\ascripts\x12+\n" +
+	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12\x18\n" +
+	"\ascripts\x18\x02 \x03(\fR\ascripts\x12+\n" +
 	"\x06follow\x18\x03 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\x06follow\x12\x1d\n" +
 	"\n" +
-	"follow_set\x18\x04 \x01(\bR\tfollowSet\"\x95\x01\n" +
+	"follow_set\x18\x04 \x01(\bR\tfollowSet\"n\n" +
 	"\fExecResponse\x12/\n" +
-	"\boutcomes\x18\x01 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\boutcomes\x12%\n" +
-	"\x0eoutcomes_empty\x18\x02 \x01(\bR\routcomesEmpty\x12-\n" +
-	"\afailure\x18\x03 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"z\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\boutcomes\x12-\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"z\n" +
 	"\x0eMeasureRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x12\f\n" +
@@ -2610,94 +1016,61 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
-	(*Op)(nil),               // 0: ipcfuzz.v1.Op
-	(*Message)(nil),          // 1: ipcfuzz.v1.Message
-	(*Completion)(nil),       // 2: ipcfuzz.v1.Completion
-	(*MsgInfo)(nil),          // 3: ipcfuzz.v1.MsgInfo
-	(*QueueState)(nil),       // 4: ipcfuzz.v1.QueueState
-	(*Object)(nil),           // 5: ipcfuzz.v1.Object
-	(*Entry)(nil),            // 6: ipcfuzz.v1.Entry
-	(*Row)(nil),              // 7: ipcfuzz.v1.Row
-	(*ShmInfo)(nil),          // 8: ipcfuzz.v1.ShmInfo
-	(*Attachment)(nil),       // 9: ipcfuzz.v1.Attachment
-	(*ShmState)(nil),         // 10: ipcfuzz.v1.ShmState
-	(*Result)(nil),           // 11: ipcfuzz.v1.Result
-	(*TypeState)(nil),        // 12: ipcfuzz.v1.TypeState
-	(*Snapshot)(nil),         // 13: ipcfuzz.v1.Snapshot
-	(*Info)(nil),             // 14: ipcfuzz.v1.Info
-	(*Config)(nil),           // 15: ipcfuzz.v1.Config
-	(*Outcome)(nil),          // 16: ipcfuzz.v1.Outcome
-	(*Script)(nil),           // 17: ipcfuzz.v1.Script
-	(*Failure)(nil),          // 18: ipcfuzz.v1.Failure
-	(*InfoRequest)(nil),      // 19: ipcfuzz.v1.InfoRequest
-	(*InfoResponse)(nil),     // 20: ipcfuzz.v1.InfoResponse
-	(*ResetRequest)(nil),     // 21: ipcfuzz.v1.ResetRequest
-	(*ResetResponse)(nil),    // 22: ipcfuzz.v1.ResetResponse
-	(*ApplyRequest)(nil),     // 23: ipcfuzz.v1.ApplyRequest
-	(*ApplyResponse)(nil),    // 24: ipcfuzz.v1.ApplyResponse
-	(*SnapshotRequest)(nil),  // 25: ipcfuzz.v1.SnapshotRequest
-	(*SnapshotResponse)(nil), // 26: ipcfuzz.v1.SnapshotResponse
-	(*ExecRequest)(nil),      // 27: ipcfuzz.v1.ExecRequest
-	(*ExecResponse)(nil),     // 28: ipcfuzz.v1.ExecResponse
-	(*MeasureRequest)(nil),   // 29: ipcfuzz.v1.MeasureRequest
-	(*MeasureResponse)(nil),  // 30: ipcfuzz.v1.MeasureResponse
-	nil,                      // 31: ipcfuzz.v1.Config.OptionsEntry
-	nil,                      // 32: ipcfuzz.v1.MeasureResponse.CountersEntry
+	(*Info)(nil),             // 0: ipcfuzz.v1.Info
+	(*Config)(nil),           // 1: ipcfuzz.v1.Config
+	(*Outcome)(nil),          // 2: ipcfuzz.v1.Outcome
+	(*Failure)(nil),          // 3: ipcfuzz.v1.Failure
+	(*InfoRequest)(nil),      // 4: ipcfuzz.v1.InfoRequest
+	(*InfoResponse)(nil),     // 5: ipcfuzz.v1.InfoResponse
+	(*ResetRequest)(nil),     // 6: ipcfuzz.v1.ResetRequest
+	(*ResetResponse)(nil),    // 7: ipcfuzz.v1.ResetResponse
+	(*ApplyRequest)(nil),     // 8: ipcfuzz.v1.ApplyRequest
+	(*ApplyResponse)(nil),    // 9: ipcfuzz.v1.ApplyResponse
+	(*SnapshotRequest)(nil),  // 10: ipcfuzz.v1.SnapshotRequest
+	(*SnapshotResponse)(nil), // 11: ipcfuzz.v1.SnapshotResponse
+	(*ExecRequest)(nil),      // 12: ipcfuzz.v1.ExecRequest
+	(*ExecResponse)(nil),     // 13: ipcfuzz.v1.ExecResponse
+	(*MeasureRequest)(nil),   // 14: ipcfuzz.v1.MeasureRequest
+	(*MeasureResponse)(nil),  // 15: ipcfuzz.v1.MeasureResponse
+	nil,                      // 16: ipcfuzz.v1.Info.LimitsEntry
+	nil,                      // 17: ipcfuzz.v1.Config.OptionsEntry
+	nil,                      // 18: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
-	1,  // 0: ipcfuzz.v1.Completion.msg:type_name -> ipcfuzz.v1.Message
-	1,  // 1: ipcfuzz.v1.QueueState.msgs:type_name -> ipcfuzz.v1.Message
-	9,  // 2: ipcfuzz.v1.ShmState.attachments:type_name -> ipcfuzz.v1.Attachment
-	5,  // 3: ipcfuzz.v1.Result.obj:type_name -> ipcfuzz.v1.Object
-	6,  // 4: ipcfuzz.v1.Result.list:type_name -> ipcfuzz.v1.Entry
-	7,  // 5: ipcfuzz.v1.Result.row:type_name -> ipcfuzz.v1.Row
-	7,  // 6: ipcfuzz.v1.Result.rows:type_name -> ipcfuzz.v1.Row
-	8,  // 7: ipcfuzz.v1.Result.info:type_name -> ipcfuzz.v1.ShmInfo
-	1,  // 8: ipcfuzz.v1.Result.msg:type_name -> ipcfuzz.v1.Message
-	3,  // 9: ipcfuzz.v1.Result.msg_info:type_name -> ipcfuzz.v1.MsgInfo
-	2,  // 10: ipcfuzz.v1.Result.done:type_name -> ipcfuzz.v1.Completion
-	5,  // 11: ipcfuzz.v1.TypeState.objects:type_name -> ipcfuzz.v1.Object
-	7,  // 12: ipcfuzz.v1.TypeState.rows:type_name -> ipcfuzz.v1.Row
-	12, // 13: ipcfuzz.v1.Snapshot.ids:type_name -> ipcfuzz.v1.TypeState
-	10, // 14: ipcfuzz.v1.Snapshot.shm:type_name -> ipcfuzz.v1.ShmState
-	4,  // 15: ipcfuzz.v1.Snapshot.queues:type_name -> ipcfuzz.v1.QueueState
-	31, // 16: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	14, // 17: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	18, // 18: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 19: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	18, // 20: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	0,  // 21: ipcfuzz.v1.ApplyRequest.ops:type_name -> ipcfuzz.v1.Op
-	11, // 22: ipcfuzz.v1.ApplyResponse.results:type_name -> ipcfuzz.v1.Result
-	18, // 23: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	13, // 24: ipcfuzz.v1.SnapshotResponse.snapshot:type_name -> ipcfuzz.v1.Snapshot
-	18, // 25: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 26: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	17, // 27: ipcfuzz.v1.ExecRequest.scripts:type_name -> ipcfuzz.v1.Script
-	16, // 28: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
-	16, // 29: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	18, // 30: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	15, // 31: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	32, // 32: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	18, // 33: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	19, // 34: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	21, // 35: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	23, // 36: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	25, // 37: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	27, // 38: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	29, // 39: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	20, // 40: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	22, // 41: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	24, // 42: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	26, // 43: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	28, // 44: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	30, // 45: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	40, // [40:46] is the sub-list for method output_type
-	34, // [34:40] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	16, // 0: ipcfuzz.v1.Info.limits:type_name -> ipcfuzz.v1.Info.LimitsEntry
+	17, // 1: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
+	0,  // 2: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	3,  // 3: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 4: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	3,  // 5: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	3,  // 6: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	3,  // 7: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 8: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	2,  // 9: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
+	2,  // 10: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	3,  // 11: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 12: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	18, // 13: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	3,  // 14: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	4,  // 15: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	6,  // 16: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	8,  // 17: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	10, // 18: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	12, // 19: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	14, // 20: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	5,  // 21: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	7,  // 22: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	9,  // 23: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	11, // 24: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	13, // 25: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	15, // 26: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	21, // [21:27] is the sub-list for method output_type
+	15, // [15:21] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -2711,7 +1084,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

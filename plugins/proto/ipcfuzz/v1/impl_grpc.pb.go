@@ -1,4 +1,6 @@
 // The wire protocol between the ipcfuzz host and an implementation plugin.
+// plugins/PROTOCOL.md describes it in full, including the packed encoding
+// of the vocabulary that the `bytes` fields below carry.
 //
 // Regenerate the Go code (impl.pb.go, impl_grpc.pb.go) from the repository root with
 //
@@ -16,12 +18,10 @@
 // protoc is Debian's protobuf-compiler (3.21.12); protoc-gen-go v1.36.12 and
 // protoc-gen-go-grpc v1.6.2 are `tool` directives in go.mod.
 //
-// Every message mirrors one type of the Go package harness/ops field for field
-// (github.com/ipcfuzz/ipcfuzz/harness/ops); plugins/convert.go converts
-// between the two, losslessly. Narrow Go integers (uint8, uint16) travel as
-// uint32 and are range-checked on decode. Where Go distinguishes a nil slice
-// or map from an empty one, a `*_empty` flag carries the difference: it is
-// true only for a non-nil, zero-length value.
+// Protobuf carries only the envelopes. Operations, results and snapshots
+// travel as packed bytes (PROTOCOL.md), whose layout the plugin names in
+// Info.packed_layout; the host refuses a plugin whose layout differs from
+// its own.
 //
 // Errors returned by the implementation itself travel in-band (a Failure in
 // the response, alongside any partial results); a gRPC status error always

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
 
 // syncBuffer is a log sink the plugin's goroutines and the test share.
@@ -118,6 +120,17 @@ func toyScripts(seed uint64, scripts, n int) [][]ops.Op {
 	return out
 }
 
+// requireSameOutcomes compares outcomes in their packed form, where nil and
+// empty lists are one thing.
+func requireSameOutcomes(t *testing.T, want, got []ops.Outcome) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, plugins.PackResults(want[i].Results), plugins.PackResults(got[i].Results), "script %d", i)
+		require.Equal(t, plugins.PackSnapshot(want[i].Snapshot), plugins.PackSnapshot(got[i].Snapshot), "script %d", i)
+	}
+}
+
 func TestPluginMatchesLocal(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, launch(t, "toy"))
@@ -133,11 +146,11 @@ func TestPluginMatchesLocal(t *testing.T) {
 	for i, cfg := range cfgs {
 		scripts := toyScripts(uint64(i), 40, 1+i*20)
 		scripts = append(scripts, nil, []ops.Op{})
-		want, err := local.Exec(ctx, cfg, scripts)
+		want, err := local.Exec(ctx, cfg, scripts, nil)
 		require.NoError(t, err)
-		got, err := p.Exec(ctx, cfg, scripts)
+		got, err := p.Exec(ctx, cfg, scripts, nil)
 		require.NoError(t, err)
-		require.Equal(t, want, got, "exec with config %v", cfg)
+		requireSameOutcomes(t, want, got)
 
 		require.NoError(t, local.Reset(ctx, cfg))
 		require.NoError(t, p.Reset(ctx, cfg))
@@ -146,12 +159,12 @@ func TestPluginMatchesLocal(t *testing.T) {
 			require.NoError(t, err)
 			got, err := p.Apply(ctx, batch)
 			require.NoError(t, err)
-			require.Equal(t, want, got)
+			require.Equal(t, plugins.PackResults(want), plugins.PackResults(got))
 		}
 		ws, _ := local.Snapshot(ctx)
 		gs, err := p.Snapshot(ctx)
 		require.NoError(t, err)
-		require.Equal(t, ws, gs)
+		require.Equal(t, plugins.PackSnapshot(ws), plugins.PackSnapshot(gs))
 	}
 
 	// An option the model refuses comes back as Failed, and the plugin lives on.
@@ -259,7 +272,8 @@ func TestHandshakeFailures(t *testing.T) {
 		"noise":        `its first line on stdout was "starting toy model..."`,
 		"exit-early":   "exited (exit status 0) before the handshake",
 		"other-cookie": `exited (exit status 1) before the handshake; stderr: "This binary is a plugin.`,
-		"v2":           "plugin speaks ipcfuzz protocol version 2, this host speaks 1",
+		"future":       fmt.Sprintf("plugin speaks ipcfuzz protocol version %d, this host speaks %d", plugins.ProtocolVersion+1, plugins.ProtocolVersion),
+		"other-layout": `it speaks packed layout "packed-000000000000", this host`,
 	}
 	for mode, want := range cases {
 		t.Run(mode, func(t *testing.T) {
@@ -310,7 +324,7 @@ func TestGarbageAnswers(t *testing.T) {
 	_, err = p.Snapshot(ctx)
 	t.Logf("error: %v", err)
 	require.Equal(t, Garbage, kindOf(err))
-	require.Contains(t, err.Error(), "snapshot has 2 IPC types, want 3")
+	require.Contains(t, err.Error(), "packed snapshot")
 }
 
 func TestImplementationFailure(t *testing.T) {
@@ -328,7 +342,7 @@ func TestImplementationFailure(t *testing.T) {
 	require.Contains(t, err.Error(), "toy: next_id is not implemented")
 	require.Equal(t, []ops.Result{{ID: 0}}, rs, "results before the failure come back")
 
-	outs, err := p.Exec(ctx, ops.Config{}, [][]ops.Op{batch[:1], batch})
+	outs, err := p.Exec(ctx, ops.Config{}, [][]ops.Op{batch[:1], batch}, nil)
 	require.Equal(t, Failed, kindOf(err))
 	require.Contains(t, err.Error(), "script 2 of 2")
 	require.Len(t, outs, 1)
@@ -350,12 +364,12 @@ func TestLargeExec(t *testing.T) {
 			Mode: 0o640, Size: r.Int64N(1 << 30), As: uint32(i % 5)})
 	}
 	start := time.Now()
-	got, err := p.Exec(ctx, ops.Config{}, [][]ops.Op{script})
+	got, err := p.Exec(ctx, ops.Config{}, [][]ops.Op{script}, nil)
 	require.NoError(t, err)
 	t.Logf("exec of %d ops through the plugin: %v", n, time.Since(start))
-	want, err := newToy().Exec(ctx, ops.Config{}, [][]ops.Op{script})
+	want, err := newToy().Exec(ctx, ops.Config{}, [][]ops.Op{script}, nil)
 	require.NoError(t, err)
-	if !reflect.DeepEqual(want, got) {
+	if !reflect.DeepEqual(plugins.PackResults(want[0].Results), plugins.PackResults(got[0].Results)) {
 		t.Fatalf("large exec differs from the local run")
 	}
 	require.Len(t, got[0].Snapshot.IDs[0].Objects, n/3+1)
@@ -436,7 +450,7 @@ func TestConcurrentCallsAndLifecycle(t *testing.T) {
 					return
 				default:
 				}
-				_, err := p.Exec(ctx, ops.Config{}, scripts)
+				_, err := p.Exec(ctx, ops.Config{}, scripts, nil)
 				mu.Lock()
 				switch {
 				case err == nil:

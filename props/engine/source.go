@@ -1,13 +1,17 @@
-package ids
+package engine
 
 import (
 	"math/rand"
 
 	"pgregory.net/rapid"
-
-	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
+
+// Source is where a generator's choices come from: rapid's *T, gopter's
+// random generator, or the bytes of go test -fuzz. Intn returns a value in
+// [0, n); label names the choice for engines that log their draws.
+type Source interface {
+	Intn(n int, label string) int
+}
 
 // RapidSource draws from a rapid.T, so rapid records and shrinks every choice.
 // Make one with NewRapidSource: it keeps the generators it made, since
@@ -48,18 +52,6 @@ func (r RandSource) Intn(n int, _ string) int {
 	return r.Rng.Intn(n)
 }
 
-// ScriptGen is the rapid generator of whole scripts compared under rel.
-func ScriptGen(rel equiv.Relation) *rapid.Generator[[]ops.Op] {
-	return rapid.Custom(func(t *rapid.T) []ops.Op { return Draw(NewRapidSource(t), rel) })
-}
-
-// RapidScripts returns the function that gives the script rapid draws for a
-// seed: the same seed gives the same script on every run and every machine.
-func RapidScripts(rel equiv.Relation) func(seed uint64) []ops.Op {
-	gen := ScriptGen(rel)
-	return func(seed uint64) []ops.Op { return gen.Example(int(seed)) }
-}
-
 // ByteSource draws from fuzzer-chosen bytes, for go test -fuzz: one byte per
 // choice among up to 256 options, two bytes for more; past the end every
 // choice is 0. Every input is a valid script, small inputs make small
@@ -87,4 +79,9 @@ func (b *ByteSource) next() int {
 	}
 	b.pos++
 	return int(b.Data[b.pos-1])
+}
+
+// Pick draws one element of pool.
+func Pick[T any](src Source, pool []T, label string) T {
+	return pool[src.Intn(len(pool), label)]
 }

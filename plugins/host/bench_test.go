@@ -13,13 +13,13 @@ const benchScripts, benchOps = 64, 30
 func benchmarkExec(b *testing.B, impl ops.Impl) {
 	ctx := context.Background()
 	scripts := toyScripts(42, benchScripts, benchOps)
-	if _, err := impl.Exec(ctx, ops.Config{}, scripts); err != nil {
+	if _, err := impl.Exec(ctx, ops.Config{}, scripts, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := impl.Exec(ctx, ops.Config{}, scripts); err != nil {
+		if _, err := impl.Exec(ctx, ops.Config{}, scripts, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -125,7 +125,8 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 	callCtx, cancel := p.callContext(ctx)
 	defer cancel()
 	begin := time.Now()
-	if _, err = rpc.Info(callCtx, &ipcfuzzv1.InfoRequest{}); err != nil {
+	resp, err := rpc.Info(callCtx, &ipcfuzzv1.InfoRequest{})
+	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
 			pr.stop(false)
 			return nil, &PluginError{Plugin: name, Kind: Handshake,
@@ -134,6 +135,14 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 		perr := p.classify(ctx, callCtx, pr, "info", time.Since(begin), err)
 		p.forget(pr)
 		return nil, perr
+	}
+	// The packed layout is part of the handshake: operations a plugin
+	// built against another vocabulary would decode wrongly, not fail.
+	if resp.GetFailure() == nil {
+		if _, err := plugins.InfoFromProto(resp.GetInfo()); err != nil {
+			pr.stop(false)
+			return nil, &PluginError{Plugin: name, Kind: Handshake, Err: err}
+		}
 	}
 	return pr, nil
 }

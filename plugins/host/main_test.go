@@ -80,9 +80,11 @@ func servePlugin(mode string) {
 		cfg := plugins.HandshakeConfig()
 		cfg.MagicCookieKey, cfg.MagicCookieValue = "OTHER_PRODUCT_PLUGIN", "x"
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: cfg, Plugins: plugins.PluginSet(plugins.NewServer(newToy())), GRPCServer: plugins.NewGRPCServer})
-	case "v2": // a future protocol version
+	case "other-layout": // built against another vocabulary
+		plugins.ServeServer(&otherLayout{ImplServer: plugins.NewServer(newToy())}, nil)
+	case "future": // a future protocol version
 		cfg := plugins.HandshakeConfig()
-		cfg.ProtocolVersion = 2
+		cfg.ProtocolVersion = plugins.ProtocolVersion + 1
 		plugin.Serve(&plugin.ServeConfig{HandshakeConfig: cfg, Plugins: plugins.PluginSet(plugins.NewServer(newToy())), GRPCServer: plugins.NewGRPCServer})
 	default:
 		fmt.Fprintf(os.Stderr, "unknown %s mode %q\n", modeEnv, mode)
@@ -224,9 +226,20 @@ func (s *short) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error)
 	return rs, err
 }
 
-// badSnapshot answers Snapshot with two IPC types instead of three.
+// otherLayout says it speaks another packed layout.
+type otherLayout struct{ ipcfuzzv1.ImplServer }
+
+func (o *otherLayout) Info(ctx context.Context, req *ipcfuzzv1.InfoRequest) (*ipcfuzzv1.InfoResponse, error) {
+	resp, err := o.ImplServer.Info(ctx, req)
+	if err == nil {
+		resp.Info.PackedLayout = "packed-000000000000"
+	}
+	return resp, err
+}
+
+// badSnapshot answers Snapshot with bytes that are no packed snapshot.
 type badSnapshot struct{ ipcfuzzv1.ImplServer }
 
 func (*badSnapshot) Snapshot(context.Context, *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
-	return &ipcfuzzv1.SnapshotResponse{Snapshot: &ipcfuzzv1.Snapshot{Ids: []*ipcfuzzv1.TypeState{{}, {}}}}, nil
+	return &ipcfuzzv1.SnapshotResponse{Snapshot: []byte{0xff, 0xff, 0xff}}, nil
 }

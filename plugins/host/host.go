@@ -366,14 +366,14 @@ func (p *Plugin) Reset(ctx context.Context, cfg ops.Config) error {
 // Apply implements ops.Impl. With a Failed error it also returns the results
 // of the operations before the failing one.
 func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
-	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.OpsToProto(batch)}
+	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.PackOps(batch)}
 	resp, err := call(ctx, p, "apply", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ApplyResponse, error) {
 		return c.Apply(ctx, req)
 	})
 	if err != nil {
 		return nil, err
 	}
-	results, err := plugins.ResultsFromProto(resp.Results, resp.ResultsEmpty)
+	results, err := plugins.UnpackResults(resp.Results)
 	if err != nil {
 		return nil, p.garbage("apply", err)
 	}
@@ -399,7 +399,7 @@ func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
 	if resp.Failure != nil {
 		return ops.Snapshot{}, p.failed("snapshot", resp.Failure)
 	}
-	snap, err := plugins.SnapshotFromProto(resp.Snapshot)
+	snap, err := plugins.UnpackSnapshot(resp.Snapshot)
 	if err != nil {
 		return ops.Snapshot{}, p.garbage("snapshot", err)
 	}
@@ -408,18 +408,13 @@ func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
 
 // Exec implements ops.Impl. With a Failed error it also returns the outcomes
 // of the scripts before the failing one.
-func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op) ([]ops.Outcome, error) {
-	return p.ExecFollowing(ctx, cfg, scripts, nil)
-}
-
-// ExecFollowing implements ops.Impl.
-func (p *Plugin) ExecFollowing(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, others []ops.Outcome) ([]ops.Outcome, error) {
+func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, others []ops.Outcome) ([]ops.Outcome, error) {
 	if err := p.checkConfig("exec", cfg); err != nil {
 		return nil, err
 	}
 	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: plugins.ScriptsToProto(scripts)}
 	if others != nil {
-		req.Follow, _ = plugins.OutcomesToProto(others)
+		req.Follow = plugins.OutcomesToProto(others)
 		req.FollowSet = true
 	}
 	resp, err := call(ctx, p, "exec", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ExecResponse, error) {
@@ -428,7 +423,7 @@ func (p *Plugin) ExecFollowing(ctx context.Context, cfg ops.Config, scripts [][]
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := plugins.OutcomesFromProto(resp.Outcomes, resp.OutcomesEmpty)
+	outcomes, err := plugins.OutcomesFromProto(resp.Outcomes)
 	if err != nil {
 		return nil, p.garbage("exec", err)
 	}

@@ -1,0 +1,114 @@
+package ops
+
+// Ref names an object: by handle (the id bound by an earlier get) or by a
+// literal id. Handles let one script run unchanged on implementations that
+// number objects differently.
+type Ref struct {
+	Handle int   // > 0: the handle; 0: use ID
+	ID     int64 // the literal id when Handle == 0
+}
+
+// Op is one operation of a script: a common part (kind, task, caller,
+// handles) and the values of its subsystem. Which fields a kind uses, and
+// how they are written, is its KindSpec's business.
+type Op struct {
+	Kind Kind
+	Type IPCType // the IPC type word of kinds that take one
+	Task uint8   // the task issuing the operation, 0..MaxTask (0: the script's main task)
+	As   uint32  // the caller's uid and gid; 0 is root (see OptionCaps)
+	Bind int     // the handle bound on success, of class KindSpec.Binds (0: none)
+	Obj  Ref     // the IPC object operated on
+	Att  int     // the attachment handle a shmdt detaches
+
+	// Values of the IPC subsystems (ids, shm, msg).
+	Key   int32  // get: the key
+	Creat bool   // get: IPC_CREAT
+	Excl  bool   // get: IPC_EXCL
+	Mode  uint16 // get: permission bits 0..0777; the new mode of *ctl IPC_SET
+	Size  int64  // get: shm size in bytes, sem nsems; msgsnd/msgrcv: the text size
+	Value int64  // next_id, limit, churn, rmid_forced; the owner of shmctl IPC_SET, the qbytes of msgctl IPC_SET
+	Rows  bool   // list: full rows (Result.Rows) instead of id:key entries
+
+	Cmd   ShmCmd // shmctl
+	Flags uint8  // shmat: ShmatRdonly, ShmatExec, ShmatBadAddr
+
+	Mtype    int64  // msgsnd: mtype; msgrcv: msgtyp
+	Fill     uint8  // msgsnd: the text is MsgText(Fill, Size)
+	MsgFlags uint8  // msgsnd, msgrcv: MsgNowait, MsgNoerror, MsgExcept, MsgCopy
+	MCmd     MsgCmd // msgctl
+}
+
+// Result is what one operation returned: a common part (the errno, whether
+// the task went to sleep, the sleeping tasks it completed) and the values of
+// the operation's subsystem.
+type Result struct {
+	Err Errno
+	// Blocked: the call sleeps (its task is busy until a later operation
+	// completes it).
+	Blocked bool
+	// Done: tasks asleep in earlier calls that returned during this
+	// operation, in task order.
+	Done []Completion
+	// Alternatives is how many distinct results a model allowed for this
+	// operation (0 or 1: one; more: woken tasks raced). It is a statistic,
+	// not part of the result: equivalence and the text form ignore it.
+	Alternatives int
+
+	// ID is the id a get returned, the last id a churn made, or the return
+	// value of a *ctl that returns one (the full id of *_STAT, the highest
+	// idx in use of *_INFO).
+	ID   int64
+	Obj  Object  // stat: key, mode, owner, size (Obj.ID stays 0)
+	List []Entry // list: ids and keys in iteration order
+	Row  Row     // the row of shmctl/msgctl IPC_STAT and *_STAT*
+	Rows []Row   // list rows: full rows in iteration order
+	Info ShmInfo // shmctl IPC_INFO, SHM_INFO
+
+	Msg     Message // msgrcv
+	Qbytes  int64   // msgctl IPC_STAT, MSG_STAT, MSG_STAT_ANY (Row has the rest)
+	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
+}
+
+// Snapshot is the whole observable state of an implementation, one group
+// per subsystem; the canonical text of each group (FormatSnapshot) is what
+// equivalence compares.
+type Snapshot struct {
+	IDs [len(IPCTypes)]TypeState
+	// Rows holds every live object of each type as /proc/sysvipc shows it,
+	// in ascending idx order.
+	Rows [len(IPCTypes)][]Row
+	Shm  ShmState
+	// Queues holds every message queue's messages and sleepers, in
+	// ascending idx order.
+	Queues []QueueState
+}
+
+// ObjectsOf returns the live objects of one type.
+func (s *Snapshot) ObjectsOf(t IPCType) []Object { return s.IDs[t].Objects }
+
+// Handles maps the object handles of a script to the ids one implementation
+// gave them.
+type Handles map[int]int64
+
+// Resolve returns op with its object reference turned into a literal id. A
+// handle that was never bound (its get failed) resolves to -1, which every
+// implementation rejects with EINVAL.
+func (h Handles) Resolve(op Op) Op {
+	if op.Obj.Handle > 0 {
+		id, ok := h[op.Obj.Handle]
+		if !ok {
+			id = -1
+		}
+		op.Obj = Ref{ID: id}
+	}
+	return op
+}
+
+// Record binds op's object handle to the id a successful operation returned.
+func (h Handles) Record(op Op, r Result) {
+	if op.Bind > 0 && r.Err == OK && !r.Blocked {
+		if s := Spec(op.Kind); s != nil && s.Binds == ClassObject {
+			h[op.Bind] = r.ID
+		}
+	}
+}

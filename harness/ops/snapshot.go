@@ -1,0 +1,87 @@
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// SnapshotGroup is one part of a snapshot in its canonical text: what a
+// subsystem can observe of the final state. Equivalence compares snapshots
+// group by group, text to text, so a field a group does not print is a
+// field nobody compares (a test perturbs every field to make sure there is
+// none).
+type SnapshotGroup struct {
+	Name string
+	Text string
+}
+
+// snapshotPart writes one group of a snapshot.
+type snapshotPart struct {
+	rank   int
+	name   string
+	format func(s *Snapshot, b *strings.Builder)
+}
+
+var snapshotParts []snapshotPart
+
+// registerSnapshotPart adds a group to every snapshot's text; each
+// subsystem's file calls it from init, with a rank that fixes the order.
+func registerSnapshotPart(p snapshotPart) {
+	snapshotParts = append(snapshotParts, p)
+	sort.Slice(snapshotParts, func(i, j int) bool { return snapshotParts[i].rank < snapshotParts[j].rank })
+}
+
+// SnapshotGroups returns the canonical text of every group of s, in a fixed
+// order.
+func SnapshotGroups(s Snapshot) []SnapshotGroup {
+	out := make([]SnapshotGroup, len(snapshotParts))
+	for i, p := range snapshotParts {
+		var b strings.Builder
+		p.format(&s, &b)
+		out[i] = SnapshotGroup{Name: p.name, Text: b.String()}
+	}
+	return out
+}
+
+// FormatSnapshot writes the canonical text of a whole snapshot, group by
+// group.
+func FormatSnapshot(s Snapshot) string {
+	var b strings.Builder
+	for _, g := range SnapshotGroups(s) {
+		fmt.Fprintf(&b, "[%s]\n%s", g.Name, g.Text)
+	}
+	return b.String()
+}
+
+func init() {
+	for i, t := range IPCTypes {
+		t := t
+		registerSnapshotPart(snapshotPart{rank: 10 + i, name: t.String() + " ids", format: func(s *Snapshot, b *strings.Builder) {
+			ts := s.IDs[t]
+			fmt.Fprintf(b, "limit=%d next_id=%d objects=%d\n", ts.Limit, ts.NextID, len(ts.Objects))
+			for _, o := range ts.Objects {
+				fmt.Fprintf(b, "  id=%d key=%s mode=%04o owner=%d size=%d\n", o.ID, formatKey(o.Key), o.Mode, o.Owner, o.Size)
+			}
+			fmt.Fprintf(b, "rows=%d (%s)\n", len(s.Rows[t]), strings.Join(RowColumns(t), " "))
+			for _, r := range s.Rows[t] {
+				fmt.Fprintf(b, "  %s\n", FormatRow(t, r))
+			}
+		}})
+	}
+	registerSnapshotPart(snapshotPart{rank: 20, name: "shm", format: func(s *Snapshot, b *strings.Builder) {
+		fmt.Fprintf(b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
+		for _, a := range s.Shm.Attachments {
+			fmt.Fprintf(b, "  a%d task=%s id=%d\n", a.Att, a.Task, a.ID)
+		}
+	}})
+	registerSnapshotPart(snapshotPart{rank: 30, name: "msg queues", format: func(s *Snapshot, b *strings.Builder) {
+		fmt.Fprintf(b, "queues=%d\n", len(s.Queues))
+		for _, q := range s.Queues {
+			fmt.Fprintf(b, "  id=%d qbytes=%d senders=%v receivers=%v msgs=%d\n", q.ID, q.Qbytes, q.Senders, q.Receivers, len(q.Msgs))
+			for _, m := range q.Msgs {
+				fmt.Fprintf(b, "    %s\n", formatMessage(m))
+			}
+		}
+	}})
+}

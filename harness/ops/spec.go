@@ -1,0 +1,172 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Kind is what an operation does. Each subsystem owns a fixed range of kind
+// numbers (they travel in packed bytes, so they must not depend on the order
+// in which files are compiled):
+//
+//	ids 1-7, tasks 8-15, shm 16-31, msg 32-47, sem 48-63, vma 64-95.
+type Kind uint8
+
+// Class names a kind of handle: what a script calls something an earlier
+// operation made. Handles of class ClassObject stand for IPC ids and are
+// resolved to each implementation's own id before an operation reaches it;
+// the other classes are identities each implementation keeps itself.
+type Class byte
+
+// The handle classes.
+const (
+	ClassObject     Class = 'h' // an IPC object ("h1 = get msg ...")
+	ClassAttachment Class = 'a' // a shmat attachment ("a1 = shmat shm h1")
+	ClassFile       Class = 'f' // an open file description of the vma subsystem
+)
+
+// KindSpec describes one kind of operation. Formatting, parsing, shrinking,
+// handle renumbering and equality are loops over these descriptions; nothing
+// generic switches on the kind.
+type KindSpec struct {
+	Kind      Kind
+	Name      string
+	Subsystem string
+	// Types lists the IPC type words the operation takes ("rmid msg h1");
+	// nil means no type word ("exit task=t1").
+	Types []IPCType
+	// Binds is the class of the handle the operation binds on success
+	// ("h1 = get ..."); 0: it binds none.
+	Binds Class
+	// Task and As say whether task= and as= are allowed.
+	Task, As bool
+	// Races: the operation may end in several allowed ways (woken tasks
+	// racing for a lock), so a model may have to follow the other side.
+	Races bool
+	// OpaqueIDs reports whether the result holds ids or slot indexes that
+	// a renaming of ids cannot relate (MSG_STAT names an object by index,
+	// IPC_INFO returns the highest idx, churn the last id it made): under
+	// ids-renamed only the outcome of such an operation compares.
+	OpaqueIDs func(Op) bool
+	// Args are the operation's arguments in canonical order.
+	Args []Arg
+	// Result writes and reads the result of a successful operation.
+	Result ResultForm
+	// Check validates what the arguments' syntax cannot (nil: nothing).
+	Check func(Op) error
+	// Cost is the work an operation stands for, in plain operations (nil:
+	// one); a churn is its count.
+	Cost func(Op) int64
+}
+
+// Cost is the work a script stands for, in plain operations: what the
+// shrinker's budget counts.
+func Cost(script []Op) int64 {
+	var n int64
+	for _, op := range script {
+		if s := Spec(op.Kind); s != nil && s.Cost != nil {
+			n += s.Cost(op)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// SubsystemSpec says which kinds a script of a subsystem may contain: its
+// own and those of the subsystems it builds on (a msg script creates queues
+// with get).
+type SubsystemSpec struct {
+	Name string
+	Uses []string // kind subsystems allowed in its scripts, its own included
+}
+
+// table is the vocabulary: every kind and every subsystem.
+type table struct {
+	kinds      [256]*KindSpec
+	byName     map[string]*KindSpec
+	subsystems map[string]SubsystemSpec
+}
+
+var vocabulary = &table{byName: map[string]*KindSpec{}, subsystems: map[string]SubsystemSpec{}}
+
+// register adds kinds to the vocabulary; each file of a subsystem calls it
+// from init. A duplicate number or name is a programming error.
+func register(sub SubsystemSpec, specs ...KindSpec) {
+	if _, dup := vocabulary.subsystems[sub.Name]; dup && len(sub.Uses) > 0 {
+		panic("ops: subsystem " + sub.Name + " registered twice")
+	}
+	if len(sub.Uses) > 0 {
+		vocabulary.subsystems[sub.Name] = sub
+	}
+	for i := range specs {
+		s := &specs[i]
+		if vocabulary.kinds[s.Kind] != nil || vocabulary.byName[s.Name] != nil {
+			panic(fmt.Sprintf("ops: kind %d %q registered twice", s.Kind, s.Name))
+		}
+		if s.Result == nil {
+			s.Result = okResult{}
+		}
+		vocabulary.kinds[s.Kind] = s
+		vocabulary.byName[s.Name] = s
+	}
+}
+
+// Spec returns the description of a kind, or nil for an unknown one.
+func Spec(k Kind) *KindSpec { return vocabulary.kinds[k] }
+
+// SpecByName returns the description of the kind called name, or nil.
+func SpecByName(name string) *KindSpec { return vocabulary.byName[name] }
+
+// Specs lists every kind in number order.
+func Specs() []*KindSpec {
+	var out []*KindSpec
+	for _, s := range vocabulary.kinds {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Subsystems lists the names of the subsystems scripts can be written for.
+func Subsystems() []string {
+	var out []string
+	for n := range vocabulary.subsystems {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Subsystem returns a subsystem's description.
+func Subsystem(name string) (SubsystemSpec, bool) {
+	s, ok := vocabulary.subsystems[name]
+	return s, ok
+}
+
+// Allows reports whether a script of subsystem sub may contain kind k.
+func (s SubsystemSpec) Allows(k Kind) bool {
+	spec := Spec(k)
+	return spec != nil && slices.Contains(s.Uses, spec.Subsystem)
+}
+
+func (k Kind) String() string {
+	if s := Spec(k); s != nil {
+		return s.Name
+	}
+	return fmt.Sprintf("kind%d", uint8(k))
+}
+
+// Races reports whether an operation may end in several allowed ways.
+func (k Kind) Races() bool {
+	s := Spec(k)
+	return s != nil && s.Races
+}
+
+// typed reports whether the kind takes an IPC type word.
+func (s *KindSpec) typed() bool { return len(s.Types) > 0 }
+
+// present reports whether argument a appears in op.
+func (a *Arg) present(op *Op) bool { return a.when == nil || a.when(op) }

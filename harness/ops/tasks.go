@@ -1,0 +1,25 @@
+package ops
+
+import "fmt"
+
+// Operations on tasks, shared by the subsystems whose scripts have tasks
+// (shm, msg, sem): they take no IPC type.
+const (
+	// KindExit ends a task (Op.Task > 0): its attachments are detached,
+	// exit_shm runs on the segments it created, and its semaphore
+	// adjustments are applied. The task may be used again afterwards, as a
+	// new process.
+	KindExit Kind = 8 + iota
+)
+
+func init() {
+	register(SubsystemSpec{Name: "tasks"},
+		KindSpec{Kind: KindExit, Name: "exit", Subsystem: "tasks", Task: true,
+			Check: func(op Op) error {
+				if op.Task == 0 {
+					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
+				}
+				return nil
+			}},
+	)
+}

@@ -1,0 +1,51 @@
+package engine
+
+// Swarm is a per-script weighting of a generator's actions (swarm testing,
+// Groce et al., ISSTA 2012): for the whole script each action is left out,
+// kept, or favoured two or three times, so that one script creates
+// hundreds of objects and never removes one while the next only removes and
+// reuses. Each script draws its own.
+type Swarm []int
+
+// NewSwarm draws the weights of n actions, at least one of them not zero.
+func NewSwarm(src Source, n int) Swarm {
+	w := make(Swarm, n)
+	any := false
+	for i := range w {
+		w[i] = src.Intn(4, "swarm")
+		any = any || w[i] > 0
+	}
+	if !any {
+		for i := range w {
+			w[i] = 1
+		}
+	}
+	return w
+}
+
+// Choose draws one action of menu (repeats are base weights), each weighted
+// by the swarm; actions the swarm leaves out are chosen only when the menu
+// holds nothing else.
+func Choose[A ~uint8](src Source, w Swarm, menu []A) A {
+	total := 0
+	for _, a := range menu {
+		total += w.weight(int(a))
+	}
+	if total == 0 {
+		return menu[src.Intn(len(menu), "action")]
+	}
+	k := src.Intn(total, "action")
+	for _, a := range menu {
+		if k -= w.weight(int(a)); k < 0 {
+			return a
+		}
+	}
+	return menu[len(menu)-1]
+}
+
+func (w Swarm) weight(a int) int {
+	if a >= len(w) {
+		return 1
+	}
+	return w[a]
+}
