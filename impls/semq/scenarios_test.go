@@ -248,6 +248,15 @@ var scenarios = []scenario{
 		require.Equal(t, ok(c(1, ops.OK), c(2, ops.OK)), r.semop(0, s(0, 1), s(2, 1)))
 		state(t, r, []int{0, 0, 0}, []int{0, 0, 0}, []int{0, 0, 0})
 	}},
+	{"global_mode_lasts_until_unlock_after_the_last_complex_op", 1, func(t *testing.T, r runner) {
+		// t2 waits on the global queue behind the complex t1. When t1
+		// completes, the queues unmerge only at the unlock: the walk
+		// restarts on the global queue and completes t2 as well.
+		require.Equal(t, blocked, r.semop(1, s(0, -1), s(0, -1)))
+		require.Equal(t, blocked, r.semop(2, s(0, -1)))
+		require.Equal(t, ok(c(1, ops.OK), c(2, ops.OK)), r.semop(0, s(0, 3)))
+		state(t, r, []int{0}, []int{0}, []int{0})
+	}},
 	{"GETZCNT_keeps_the_blocking_sop_until_re-evaluation", 2, func(t *testing.T, r runner) {
 		require.Equal(t, none, r.setall(0, 1, 1))
 		require.Equal(t, blocked, r.semop(1, s(0, 0), s(1, 0)))
