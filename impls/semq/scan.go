@@ -61,8 +61,18 @@ func (s *scanQueues) in(l queueID, w *waiter) bool {
 	return !s.global && w.alter && w.sops[0].Num == l.sem
 }
 
+// modeEmpty says whether the mode alone empties queue l: the global alter
+// queue outside global mode, the per-semaphore alter queues in it. No
+// scan is needed (or counted) for those.
+func (s *scanQueues) modeEmpty(l queueID) bool {
+	return l.kind == globalAlter && !s.global || l.kind == alterQueue && s.global
+}
+
 // queue derives queue l from the list.
 func (s *scanQueues) queue(l queueID) []*waiter {
+	if s.modeEmpty(l) {
+		return nil
+	}
 	s.visit()
 	var q []*waiter
 	for _, w := range s.list {
@@ -82,6 +92,9 @@ func (s *scanQueues) each(l queueID, fn func(*waiter) bool) {
 }
 
 func (s *scanQueues) empty(l queueID) bool {
+	if s.modeEmpty(l) {
+		return true
+	}
 	s.visit()
 	return !slices.ContainsFunc(s.list, func(w *waiter) bool { return s.in(l, w) })
 }

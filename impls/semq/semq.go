@@ -475,12 +475,13 @@ func (a *Array) Ctime() bool { return a.ctime }
 
 // Evaluations counts the work done so far, for comparing structures. Both
 // count every perform_atomic_semop evaluation (the caller's own, and every
-// re-evaluation of a sleeper). Scan also counts, every time it derives one
-// of the kernel's queues from its list, every element of the list it
-// visits: at the start of each changing call (to know whether a complex
-// operation is pending, which decides global mode), for each per-semaphore
-// or global queue that a wake-up walks, and for each check_restart. Reads
-// (Get*, Pending, Otime) count nothing in either structure.
+// re-evaluation of a sleeper). Scan also counts every element of its list
+// that it visits to derive one of the kernel's queues: the whole list at
+// the start of each changing call (to know whether a complex operation is
+// pending, which decides global mode), and again for each queue that a
+// wake-up walks or tests for emptiness (check_restart, the choice of global
+// or per-semaphore alter pass), except the queues that the mode alone
+// empties. Reads (Get*, Pending, Otime) count nothing in either structure.
 func (a *Array) Evaluations() int64 { return a.evals }
 
 // Clone returns a deep copy: the copy and the original change independently.
