@@ -36,7 +36,7 @@ import (
 
 const (
 	kTaskEnv = "IPCFUZZ_SEMQ_KERNEL_TASK" // set in task processes: the namespace they must be in
-	kWait    = 10 * time.Second          // how long a task may take to show a result
+	kWait    = 10 * time.Second           // how long a task may take to show a result
 
 	ipcNowait = 0o4000
 	semUndo   = 0x1000
