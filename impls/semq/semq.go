@@ -477,8 +477,10 @@ func (a *Array) Ctime() bool { return a.ctime }
 // count every perform_atomic_semop evaluation (the caller's own, and every
 // re-evaluation of a sleeper). Scan also counts every element of its list
 // that it visits to derive one of the kernel's queues: the whole list at
-// the start of each changing call (to know whether a complex operation is
-// pending, which decides global mode), and again for each queue that a
+// the start of each call that takes the lock (Semop, SetVal, SetAll, Exit
+// with an entry, Interrupt or Timeout of a sleeper, Rmid), to know whether
+// a complex operation is pending, which decides global mode; and again for
+// each queue that a
 // wake-up walks or tests for emptiness (check_restart, the choice of global
 // or per-semaphore alter pass), except the queues that the mode alone
 // empties. Reads (Get*, Pending, Otime) count nothing in either structure.
