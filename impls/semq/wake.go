@@ -42,11 +42,8 @@ type queueID struct {
 
 func (l queueID) perSem() bool { return l.kind == alterQueue || l.kind == constQueue }
 
-var (
-	gAlter = queueID{kind: globalAlter}
-	gConst = queueID{kind: globalConst}
-)
-
+func gAlter() queueID       { return queueID{kind: globalAlter} }
+func gConst() queueID       { return queueID{kind: globalConst} }
 func alterOf(k int) queueID { return queueID{kind: alterQueue, sem: k} }
 func constOf(k int) queueID { return queueID{kind: constQueue, sem: k} }
 
@@ -161,8 +158,8 @@ func (a *Array) smartUpdate(sops []Sop, otime bool) {
 		otime = true
 	}
 	switch {
-	case !a.q.empty(gAlter):
-		otime = a.updateQueue(gAlter) || otime
+	case !a.q.empty(gAlter()):
+		otime = a.updateQueue(gAlter()) || otime
 	case sops == nil:
 		for k := range a.sems {
 			otime = a.updateQueue(alterOf(k)) || otime
@@ -214,7 +211,7 @@ func (a *Array) wakeZero(sops []Sop) bool {
 		}
 	}
 	if gotZero {
-		completed = a.wakeConst(gConst) || completed
+		completed = a.wakeConst(gConst()) || completed
 	}
 	return completed
 }
@@ -276,5 +273,5 @@ func (a *Array) updateQueue(l queueID) bool {
 // complex. A simple sleeper that succeeded decremented its semaphore, which
 // cannot let an older decrement of the same semaphore proceed.
 func (a *Array) checkRestart(w *waiter) bool {
-	return !a.q.empty(gAlter) || w.complex()
+	return !a.q.empty(gAlter()) || w.complex()
 }
