@@ -740,4 +740,7 @@ const (
 	BrkExpand Workload = "brk-expand"
 	// BrkRounds is the number of rounds of the brk-expand workload.
 	BrkRounds = 256
+	// BrkExpandCalls is the number of brk calls of one repetition of the
+	// brk-expand workload: its wall time divided by this is a brk's cost.
+	BrkExpandCalls = 2 * BrkRounds
 )

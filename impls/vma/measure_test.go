@@ -64,7 +64,7 @@ func BenchmarkBrkExpand(b *testing.B) {
 					}
 					ns += m.WallNs[0]
 				}
-				b.ReportMetric(float64(ns)/float64(b.N)/float64(2*ops.BrkRounds), "ns/brk")
+				b.ReportMetric(float64(ns)/float64(b.N)/float64(ops.BrkExpandCalls), "ns/brk")
 			})
 		}
 	}

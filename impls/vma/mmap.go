@@ -103,6 +103,9 @@ func (s *Space) shmemZeroSetup(pages int64) *File {
 // vmsGatherMunmapVMAs unmaps [start, end): splits the VMAs at both ends and
 // removes what lies inside. It returns the VMAs just outside the range.
 func (s *Space) vmsGatherMunmapVMAs(start, end int64) (prev, next *VMA) {
+	if start >= end {
+		return nil, nil // do_vmi_munmap refuses an empty range (EINVAL)
+	}
 	v := s.layout.Find(start)
 	if v == nil || v.Start >= end {
 		return s.layout.Before(start), v

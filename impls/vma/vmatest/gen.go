@@ -1,131 +1,201 @@
 package vmatest
 
 import (
+	"math/rand/v2"
+
 	"pgregory.net/rapid"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Scripts are drawn in a part of the window small enough that VMAs keep
+// Scripts are drawn in a part of each region small enough that VMAs keep
 // meeting their neighbours.
 const (
-	hotPages = 24 // the pages most operations target
-	maxLen   = 6  // the longest range most operations use
+	hotPages  = 16 // the window pages most operations target
+	heapPages = 12 // the heap pages operations target
+	maxLen    = 6  // the longest range most operations use
 )
 
-// genState is what the generator remembers to make sensible calls: which
-// file handles are bound.
-type genState struct {
-	bound [ops.VMAMaxHandles + 1]bool
-}
-
-// Script returns a generator of scripts of up to maxCalls calls.
+// Script returns a rapid generator of scripts of 1 to maxCalls calls. It
+// draws a seed and builds the script with Generate: rapid's integers lean
+// towards their edges, which would make every mapping carry every flag;
+// a failing script is best shrunk with Minimize.
 func Script(maxCalls int) *rapid.Generator[[]Call] {
 	return rapid.Custom(func(t *rapid.T) []Call {
-		var g genState
-		n := rapid.IntRange(1, maxCalls).Draw(t, "calls")
-		calls := make([]Call, 0, n)
-		for range n {
-			calls = append(calls, g.call(t))
-		}
-		return calls
+		return Generate(rapid.Uint64().Draw(t, "seed"), maxCalls)
 	})
 }
 
-func (g *genState) call(t *rapid.T) Call {
-	switch k := rapid.IntRange(0, 99).Draw(t, "op"); {
-	case k < 28:
-		return Call{Op: Map, Args: g.mapArgs(t)}
-	case k < 43:
-		return Call{Op: Protect, Args: withProt(t, rangeArgs(t))}
-	case k < 58:
-		a := rangeArgs(t)
-		a.Pages, a.Write = 1, rapid.IntRange(0, 3).Draw(t, "write") > 0
-		return Call{Op: Touch, Args: a}
-	case k < 68:
-		a := rangeArgs(t)
-		a.Advice = rapid.SampledFrom(ops.VMAAdvices).Draw(t, "advice")
-		return Call{Op: Advise, Args: a}
-	case k < 73:
-		return Call{Op: Unmap, Args: rangeArgs(t)}
-	case k < 77:
-		a := rangeArgs(t)
-		a.OnFault = rapid.Bool().Draw(t, "onfault")
-		return Call{Op: Lock, Args: a}
-	case k < 80:
-		return Call{Op: Unlock, Args: rangeArgs(t)}
-	case k < 89:
-		return Call{Op: Remap, Args: remapArgs(t)}
-	case k < 94:
-		return Call{Op: Brk, Args: ops.VMAArgs{Break: rapid.Int64Range(-ops.VMABrkBelow, 10).Draw(t, "break")}}
+// Generate builds the script of a seed: 1 to maxCalls calls.
+func Generate(seed uint64, maxCalls int) []Call {
+	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	n := 1 + g.r.IntN(maxCalls)
+	calls := make([]Call, 0, n)
+	if g.chance(70) {
+		// Most scripts start from a mapping that later calls cut up.
+		a := ops.VMAArgs{Start: int64(g.r.IntN(4)), Pages: 4 + int64(g.r.IntN(9)), Prot: g.prot()}
+		g.edges[0] = append(g.edges[0], a.Start, a.Start+a.Pages)
+		calls = append(calls, Call{Op: Map, Args: a})
 	}
-	return g.fileCall(t)
+	for len(calls) < n {
+		calls = append(calls, g.call())
+	}
+	return calls
+}
+
+// gen remembers what makes the next calls interesting: which file handles
+// are bound and the edges of the ranges used so far (so that later ranges
+// start or end on them, next to or inside earlier mappings).
+type gen struct {
+	r     *rand.Rand
+	bound [ops.VMAMaxHandles + 1]bool
+	edges [2][]int64 // per region
+}
+
+func (g *gen) chance(pct int) bool { return g.r.IntN(100) < pct }
+
+func (g *gen) call() Call {
+	switch k := g.r.IntN(100); {
+	case k < 28:
+		return Call{Op: Map, Args: g.mapArgs()}
+	case k < 42:
+		a := g.rangeArgs()
+		a.Prot = g.prot()
+		return Call{Op: Protect, Args: a}
+	case k < 56:
+		a := g.rangeArgs()
+		a.Start = min(a.Start+int64(g.r.IntN(int(max(a.Pages, 1)))), ops.VMARegionLimit(a.Heap)-1)
+		a.Pages, a.Write = 1, g.chance(70)
+		return Call{Op: Touch, Args: a}
+	case k < 66:
+		a := g.rangeArgs()
+		a.Advice = ops.VMAAdvices[g.r.IntN(len(ops.VMAAdvices))]
+		return Call{Op: Advise, Args: a}
+	case k < 71:
+		return Call{Op: Unmap, Args: g.rangeArgs()}
+	case k < 76:
+		a := g.rangeArgs()
+		a.OnFault = g.chance(30)
+		return Call{Op: Lock, Args: a}
+	case k < 79:
+		return Call{Op: Unlock, Args: g.rangeArgs()}
+	case k < 89:
+		return Call{Op: Remap, Args: g.remapArgs()}
+	case k < 95:
+		return Call{Op: Brk, Args: ops.VMAArgs{Break: int64(g.r.IntN(13)) - ops.VMABrkBelow}}
+	}
+	return g.fileCall()
+}
+
+func regionIndex(heap bool) int {
+	if heap {
+		return 1
+	}
+	return 0
+}
+
+// point draws a page of the region: an edge used before, or any page of
+// its hot part.
+func (g *gen) point(heap bool, limit int64) int64 {
+	e := g.edges[regionIndex(heap)]
+	if len(e) > 0 && g.chance(55) {
+		return min(e[g.r.IntN(len(e))], limit-1)
+	}
+	return int64(g.r.IntN(int(limit)))
 }
 
 // rangeArgs draws a range, mostly in the hot part of the window, sometimes
-// in the heap area, sometimes empty.
-func rangeArgs(t *rapid.T) ops.VMAArgs {
+// in the heap area, rarely empty, and remembers its edges.
+func (g *gen) rangeArgs() ops.VMAArgs {
 	var a ops.VMAArgs
 	limit := int64(hotPages)
-	if rapid.IntRange(0, 9).Draw(t, "heap") == 0 {
-		a.Heap, limit = true, 12
+	if g.chance(12) {
+		a.Heap, limit = true, heapPages
 	}
-	a.Start = rapid.Int64Range(0, limit-1).Draw(t, "start")
-	a.Pages = rapid.Int64Range(1, min(maxLen, limit-a.Start)).Draw(t, "pages")
-	if rapid.IntRange(0, 39).Draw(t, "empty") == 0 {
+	a.Start = g.point(a.Heap, limit)
+	a.Pages = 1 + int64(g.r.IntN(int(min(maxLen, limit-a.Start))))
+	if g.chance(2) {
 		a.Pages = 0
+	}
+	i := regionIndex(a.Heap)
+	g.edges[i] = append(g.edges[i], a.Start, a.Start+a.Pages)
+	if len(g.edges[i]) > 12 {
+		g.edges[i] = g.edges[i][2:]
 	}
 	return a
 }
 
 var prots = []ops.VMAProt{
-	ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead,
-	0, ops.ProtRead | ops.ProtExec, ops.ProtExec, ops.ProtRead | ops.ProtWrite | ops.ProtExec, ops.ProtWrite,
+	ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite,
+	ops.ProtRead, ops.ProtRead, 0, 0, ops.ProtRead | ops.ProtExec, ops.ProtExec,
+	ops.ProtRead | ops.ProtWrite | ops.ProtExec, ops.ProtWrite,
 }
 
-func withProt(t *rapid.T, a ops.VMAArgs) ops.VMAArgs {
-	a.Prot = rapid.SampledFrom(prots).Draw(t, "prot")
-	return a
-}
+func (g *gen) prot() ops.VMAProt { return prots[g.r.IntN(len(prots))] }
 
-func (g *genState) mapArgs(t *rapid.T) ops.VMAArgs {
-	a := withProt(t, rangeArgs(t))
+func (g *gen) mapArgs() ops.VMAArgs {
+	a := g.rangeArgs()
+	a.Prot = g.prot()
 	for _, f := range []struct {
-		bit  ops.VMAMapFlags
-		odds int
-	}{{ops.MapShared, 6}, {ops.MapNoReserve, 10}, {ops.MapPopulate, 10}, {ops.MapLocked, 20}, {ops.MapStack, 20}} {
-		if rapid.IntRange(0, f.odds-1).Draw(t, "flag") == 0 {
+		bit ops.VMAMapFlags
+		pct int
+	}{{ops.MapShared, 12}, {ops.MapNoReserve, 8}, {ops.MapPopulate, 8}, {ops.MapLocked, 5}, {ops.MapStack, 5}} {
+		if g.chance(f.pct) {
 			a.Flags |= f.bit
 		}
 	}
-	if rapid.IntRange(0, 2).Draw(t, "file") == 0 {
-		a.File = rapid.IntRange(1, 3).Draw(t, "handle")
+	if g.chance(30) && (g.anyBound() || g.chance(20)) {
+		a.File = g.handle()
 		// The same shift keeps neighbouring mappings contiguous in the file;
 		// others break contiguity; a few reach past the end of the file.
-		shift := rapid.SampledFrom([]int64{0, 0, 0, 1, 8, ops.VMAFilePages - 2}).Draw(t, "shift")
+		shift := []int64{0, 0, 0, 0, 1, 8, ops.VMAFilePages - 3}[g.r.IntN(7)]
 		a.Offset = min(a.Start+shift, ops.VMAFileOffsetMax-a.Pages)
 	}
 	return a
 }
 
-func remapArgs(t *rapid.T) ops.VMAArgs {
-	a := rangeArgs(t)
-	limit := ops.VMARegionLimit(a.Heap)
+func (g *gen) anyBound() bool {
+	for _, b := range g.bound {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// handle draws a file handle: mostly a bound one, sometimes any.
+func (g *gen) handle() int {
+	var bound []int
+	for h := 1; h <= ops.VMAMaxHandles; h++ {
+		if g.bound[h] {
+			bound = append(bound, h)
+		}
+	}
+	if len(bound) > 0 && g.chance(90) {
+		return bound[g.r.IntN(len(bound))]
+	}
+	return 1 + g.r.IntN(3)
+}
+
+func (g *gen) remapArgs() ops.VMAArgs {
+	a := g.rangeArgs()
+	limit := int64(hotPages)
 	if a.Heap {
-		limit = 12
+		limit = heapPages
 	}
-	a.NewPages = rapid.Int64Range(0, min(maxLen+2, limit-a.Start)).Draw(t, "newpages")
-	if a.NewPages == 0 && rapid.IntRange(0, 9).Draw(t, "zero") > 0 {
-		a.NewPages = 1
+	a.NewPages = 1 + int64(g.r.IntN(int(min(maxLen+2, limit-a.Start))))
+	if g.chance(3) {
+		a.NewPages = 0
 	}
-	if rapid.Bool().Draw(t, "fixed") {
+	if g.chance(55) {
 		a.Fixed = true
-		a.Target = rapid.Int64Range(0, limit-a.NewPages).Draw(t, "target")
+		a.Target = g.point(a.Heap, limit-a.NewPages+1)
+		a.Target = min(a.Target, limit-a.NewPages)
 	}
 	return a
 }
 
-func (g *genState) fileCall(t *rapid.T) Call {
+func (g *gen) fileCall() Call {
 	var free []int
 	for h := 1; h <= ops.VMAMaxHandles; h++ {
 		if !g.bound[h] {
@@ -135,21 +205,17 @@ func (g *genState) fileCall(t *rapid.T) Call {
 	if len(free) == 0 {
 		return Call{Op: Brk, Args: ops.VMAArgs{Break: 0}} // every handle is bound
 	}
-	f := ops.VMAFileArgs{
-		Handle:   rapid.SampledFrom(free).Draw(t, "bind"),
-		ReadOnly: rapid.IntRange(0, 3).Draw(t, "ro") == 0,
-	}
-	op := rapid.SampledFrom([]Op{Open, Open, Reopen, Dup}).Draw(t, "fileop")
-	if op == Open {
+	f := ops.VMAFileArgs{Handle: free[g.r.IntN(len(free))], ReadOnly: g.chance(25)}
+	switch k := g.r.IntN(10); {
+	case k < 5:
 		g.bound[f.Handle] = true
 		return Call{Op: Open, File: f}
+	case k < 8:
+		f.Of = g.handle()
+		g.bound[f.Handle] = g.bound[f.Of]
+		return Call{Op: Reopen, File: f}
 	}
-	f.Of = rapid.IntRange(1, 3).Draw(t, "of")
-	if op == Dup {
-		f.ReadOnly = false
-	}
-	if g.bound[f.Of] {
-		g.bound[f.Handle] = true
-	}
-	return Call{Op: op, File: f}
+	f.Of, f.ReadOnly = g.handle(), false
+	g.bound[f.Handle] = g.bound[f.Of]
+	return Call{Op: Dup, File: f}
 }

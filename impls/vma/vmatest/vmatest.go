@@ -110,14 +110,14 @@ func (c Call) String() string {
 	case Brk:
 		return fmt.Sprintf("brk %d", a.Break)
 	case Open:
-		return fmt.Sprintf("open h%d%s", c.File.Handle, ro(c.File))
+		return fmt.Sprintf("open h%d%s", c.File.Handle, readOnly(c.File))
 	case Reopen, Dup:
-		return fmt.Sprintf("%s h%d of=h%d%s", c.Op, c.File.Handle, c.File.Of, ro(c.File))
+		return fmt.Sprintf("%s h%d of=h%d%s", c.Op, c.File.Handle, c.File.Of, readOnly(c.File))
 	}
 	return fmt.Sprintf("%s %s", c.Op, rng)
 }
 
-func ro(f ops.VMAFileArgs) string {
+func readOnly(f ops.VMAFileArgs) string {
 	if f.ReadOnly {
 		return " ro"
 	}
@@ -178,4 +178,18 @@ func FormatCalls(calls []Call) string {
 		b.WriteString("  " + c.String() + "\n")
 	}
 	return b.String()
+}
+
+// Minimize removes calls from a failing script, one at a time, as long as
+// it still fails: a script where no single call can go.
+func Minimize(calls []Call, fails func([]Call) bool) []Call {
+	for i := 0; i < len(calls); {
+		shorter := append(append([]Call(nil), calls[:i]...), calls[i+1:]...)
+		if fails(shorter) {
+			calls = shorter
+		} else {
+			i++
+		}
+	}
+	return calls
 }
