@@ -29,6 +29,7 @@ func (l *sliceLayout) search(pred func(*VMA) bool) int {
 	return lo
 }
 
+// Find implements Layout.
 func (l *sliceLayout) Find(addr int64) *VMA {
 	l.w.Walks++
 	i := l.search(func(v *VMA) bool { return v.End > addr })
@@ -38,6 +39,7 @@ func (l *sliceLayout) Find(addr int64) *VMA {
 	return l.vmas[i]
 }
 
+// Before implements Layout.
 func (l *sliceLayout) Before(addr int64) *VMA {
 	l.w.Walks++
 	i := l.search(func(v *VMA) bool { return v.Start >= addr })
@@ -47,6 +49,7 @@ func (l *sliceLayout) Before(addr int64) *VMA {
 	return l.vmas[i-1]
 }
 
+// Insert implements Layout.
 func (l *sliceLayout) Insert(v *VMA) {
 	l.w.Walks++
 	i := l.search(func(x *VMA) bool { return x.Start >= v.Start })
@@ -67,6 +70,7 @@ func (l *sliceLayout) index(v *VMA) int {
 	return i
 }
 
+// Remove implements Layout.
 func (l *sliceLayout) Remove(v *VMA) {
 	l.w.Walks++
 	i := l.index(v)
@@ -76,12 +80,20 @@ func (l *sliceLayout) Remove(v *VMA) {
 	l.w.Nodes += int64(len(l.vmas) - i)
 }
 
+// Store implements Layout.
 func (l *sliceLayout) Store(v *VMA) {
 	l.w.Walks++
 	l.index(v)
 }
 
-func (l *sliceLayout) All() []*VMA   { return append([]*VMA(nil), l.vmas...) }
-func (l *sliceLayout) Len() int      { return len(l.vmas) }
+// All implements Layout.
+func (l *sliceLayout) All() []*VMA { return append([]*VMA(nil), l.vmas...) }
+
+// Len implements Layout.
+func (l *sliceLayout) Len() int { return len(l.vmas) }
+
+// Counts implements Layout.
 func (l *sliceLayout) Counts() Walks { return l.w }
-func (l *sliceLayout) Clear()        { l.vmas, l.w = nil, Walks{} }
+
+// Clear implements Layout.
+func (l *sliceLayout) Clear() { l.vmas, l.w = nil, Walks{} }

@@ -65,6 +65,7 @@ func balance(n *node) *node {
 	return n
 }
 
+// Find implements Layout.
 func (t *treeLayout) Find(addr int64) *VMA {
 	t.w.Walks++
 	var cand *VMA
@@ -82,6 +83,7 @@ func (t *treeLayout) Find(addr int64) *VMA {
 	return cand
 }
 
+// Before implements Layout.
 func (t *treeLayout) Before(addr int64) *VMA {
 	t.w.Walks++
 	var cand *VMA
@@ -96,6 +98,7 @@ func (t *treeLayout) Before(addr int64) *VMA {
 	return cand
 }
 
+// Insert implements Layout.
 func (t *treeLayout) Insert(v *VMA) {
 	t.w.Walks++
 	t.root = t.insert(t.root, v)
@@ -118,6 +121,7 @@ func (t *treeLayout) insert(n *node, v *VMA) *node {
 	return balance(n)
 }
 
+// Remove implements Layout.
 func (t *treeLayout) Remove(v *VMA) {
 	t.w.Walks++
 	t.root = t.remove(t.root, v)
@@ -160,6 +164,7 @@ func (t *treeLayout) removeMin(n *node) (*node, *node) {
 	return balance(n), min
 }
 
+// Store implements Layout.
 func (t *treeLayout) Store(v *VMA) {
 	t.w.Walks++
 	for n := t.root; n != nil; {
@@ -178,6 +183,7 @@ func (t *treeLayout) Store(v *VMA) {
 	panic(fmt.Sprintf("vma: VMA at %d is not in the layout", v.Start))
 }
 
+// All implements Layout.
 func (t *treeLayout) All() []*VMA {
 	out := make([]*VMA, 0, t.n)
 	var walk func(*node)
@@ -193,6 +199,11 @@ func (t *treeLayout) All() []*VMA {
 	return out
 }
 
-func (t *treeLayout) Len() int      { return t.n }
+// Len implements Layout.
+func (t *treeLayout) Len() int { return t.n }
+
+// Counts implements Layout.
 func (t *treeLayout) Counts() Walks { return t.w }
-func (t *treeLayout) Clear()        { t.root, t.n, t.w = nil, 0, Walks{} }
+
+// Clear implements Layout.
+func (t *treeLayout) Clear() { t.root, t.n, t.w = nil, 0, Walks{} }

@@ -27,16 +27,18 @@ var ErrNoCompiler = errors.New("no C compiler")
 // patterns that would call memset, no stack protector, not position
 // independent (so that the kernel puts the heap after the bss, with the
 // randomization gap).
-var cflags = []string{
-	"-O2", "-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-stack-protector",
-	"-fno-tree-loop-distribute-patterns", "-fno-asynchronous-unwind-tables", "-fno-pie", "-no-pie",
-	"-Wall", "-Wl,--build-id=none",
+func cflags() []string {
+	return []string{
+		"-O2", "-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-stack-protector",
+		"-fno-tree-loop-distribute-patterns", "-fno-asynchronous-unwind-tables", "-fno-pie", "-no-pie",
+		"-Wall", "-Wl,--build-id=none",
+	}
 }
 
 // Build returns the path of the helper executable, compiling it into the
 // cache directory if it is not there yet.
 func Build(ctx context.Context, opt Options) (string, error) {
-	sum := sha256.Sum256(append(append([]byte(nil), helperSource...), strings.Join(cflags, " ")...))
+	sum := sha256.Sum256(append(append([]byte(nil), helperSource...), strings.Join(cflags(), " ")...))
 	dir, err := cacheDir(opt)
 	if err != nil {
 		return "", err
@@ -100,7 +102,7 @@ func compile(ctx context.Context, cc, dir, path string) error {
 	}
 	tmp := src.Name() + ".bin"
 	defer os.Remove(tmp)
-	args := append(append([]string(nil), cflags...), "-o", tmp, src.Name())
+	args := append(cflags(), "-o", tmp, src.Name())
 	out, err := exec.CommandContext(ctx, cc, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("vma helper: %s failed: %v: %s", cc, err, firstLine(out))

@@ -28,6 +28,7 @@ const pageSize = 4096
 type Helper struct {
 	opt      Options
 	pid      int
+	proc     *os.Process
 	startBrk uint64
 	quirks   ops.VMAQuirks
 	kernel   string
@@ -66,6 +67,9 @@ func Start(ctx context.Context, opt Options) (*Helper, error) {
 	go h.watch(ctx)
 	if err := h.readHello(); err != nil {
 		h.kill()
+		h.req.Close()
+		h.resp.Close()
+		close(h.release)
 		return nil, err
 	}
 	return h, nil
@@ -126,7 +130,7 @@ func (h *Helper) startCommand(cmd *exec.Cmd) error {
 		closeAll(reqW, respR, errR)
 		return fmt.Errorf("vma helper: starting %s: %w", cmd.Path, err)
 	}
-	h.pid, h.req, h.resp = cmd.Process.Pid, reqW, respR
+	h.pid, h.proc, h.req, h.resp = cmd.Process.Pid, cmd.Process, reqW, respR
 	h.stderrW.Add(1)
 	go func() {
 		defer h.stderrW.Done()
@@ -142,23 +146,24 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-// watch kills the helper when ctx is done.
+// watch kills the helper when ctx is done (a call under way then fails).
 func (h *Helper) watch(ctx context.Context) {
 	select {
 	case <-ctx.Done():
+		h.kill()
 		h.mu.Lock()
 		if h.broken == nil {
 			h.broken = fmt.Errorf("vma helper: %w", ctx.Err())
 		}
 		h.mu.Unlock()
-		h.kill()
 	case <-h.exited:
 	}
 }
 
-// kill ends the helper at once and waits until it is reaped.
+// kill ends the helper at once and waits until it is reaped. It is safe
+// after the helper has gone (os.Process never signals a reaped pid).
 func (h *Helper) kill() {
-	_ = syscall.Kill(h.pid, syscall.SIGKILL)
+	_ = h.proc.Kill()
 	<-h.exited
 }
 
@@ -167,7 +172,7 @@ func (h *Helper) kill() {
 func (h *Helper) readHello() error {
 	r, err := h.readResponse()
 	if err != nil {
-		<-h.exited
+		h.kill() // a refusing helper has exited already; a hung one must
 		if line := strings.TrimSpace(h.stderr.String()); line != "" {
 			return errors.New(firstLine([]byte(line)))
 		}

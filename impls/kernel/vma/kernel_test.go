@@ -340,3 +340,19 @@ func BenchmarkState(b *testing.B) {
 		}
 	}
 }
+
+// Scripts aimed at rare rules: the models agree with the kernel on them.
+func TestDirectedScripts(t *testing.T) {
+	h := start(t, Options{})
+	for _, c := range vmatest.Directed() {
+		want, err := vmatest.Run(h, c.Calls)
+		require.NoError(t, err, c.Name)
+		for _, m := range []*model.Space{model.NewNaive(h.Quirks()), model.NewOptimized(h.Quirks())} {
+			got, err := vmatest.Run(m, c.Calls)
+			require.NoError(t, err, c.Name)
+			if d := vmatest.Diff(c.Calls, want, got, "kernel", "model"); d != "" {
+				t.Errorf("%s:\n%s", c.Name, d)
+			}
+		}
+	}
+}

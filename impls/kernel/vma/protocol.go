@@ -4,6 +4,7 @@ package vma
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -19,7 +20,7 @@ import (
 // A response is 16 bytes, then n bytes of payload:
 //
 //	err i32 (0: success; > 0: the syscall's errno; < 0: the helper refused
-//	the request, see helperRefusals), n u32, val i64
+//	the request, see refusal), n u32, val i64
 //
 // Before the first request the helper sends one response whose payload is
 // its hello line: "vmahelper 1 start_brk=<hex> quirks=<hex> release=<uname -r>".
@@ -67,11 +68,6 @@ const (
 	responseSize = 16
 )
 
-// helperRefusals name the helper's negative errs.
-var helperRefusals = map[int32]string{
-	-1: "bad request", -2: "range outside the window or the heap area", -3: "bad file handle", -4: "helper failure",
-}
-
 type request struct {
 	op, region   uint32
 	start, pages int64
@@ -101,10 +97,18 @@ func decodeResponse(b *[responseSize]byte) response {
 	return response{err: int32(le.Uint32(b[0:])), n: le.Uint32(b[4:]), val: int64(le.Uint64(b[8:]))}
 }
 
-// refusal turns a negative err into an error.
+// refusal turns a negative err (the helper's BAD_REQUEST, BAD_RANGE,
+// BAD_HANDLE, HELPER_FAILED) into an error.
 func refusal(err int32) error {
-	if s, ok := helperRefusals[err]; ok {
-		return fmt.Errorf("the helper refused the request: %s", s)
+	switch err {
+	case -1:
+		return errors.New("the helper refused the request: bad request")
+	case -2:
+		return errors.New("the helper refused the request: range outside the window or the heap area")
+	case -3:
+		return errors.New("the helper refused the request: bad file handle")
+	case -4:
+		return errors.New("the helper failed to carry the request out")
 	}
 	return fmt.Errorf("the helper refused the request: code %d", err)
 }

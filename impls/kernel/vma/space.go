@@ -55,18 +55,49 @@ func (h *Helper) Touch(a ops.VMAArgs) (ops.Errno, error) {
 	return h.rangeCall(opTouch, a, b2i(a.Write))
 }
 
-// madvNumbers are the MADV_* numbers of the advices.
-var madvNumbers = map[ops.VMAAdvice]int64{
-	ops.AdviceNormal: 0, ops.AdviceRandom: 1, ops.AdviceSequential: 2, ops.AdviceDontNeed: 4,
-	ops.AdviceDontFork: 10, ops.AdviceDoFork: 11, ops.AdviceMergeable: 12, ops.AdviceUnmergeable: 13,
-	ops.AdviceHugePage: 14, ops.AdviceNoHugePage: 15, ops.AdviceDontDump: 16, ops.AdviceDoDump: 17,
-	ops.AdviceWipeOnFork: 18, ops.AdviceKeepOnFork: 19, ops.AdviceGuardInstall: 102, ops.AdviceGuardRemove: 103,
+// madvNumber is the MADV_* number of an advice.
+func madvNumber(a ops.VMAAdvice) (int64, bool) {
+	switch a {
+	case ops.AdviceNormal:
+		return 0, true
+	case ops.AdviceRandom:
+		return 1, true
+	case ops.AdviceSequential:
+		return 2, true
+	case ops.AdviceDontNeed:
+		return 4, true
+	case ops.AdviceDontFork:
+		return 10, true
+	case ops.AdviceDoFork:
+		return 11, true
+	case ops.AdviceMergeable:
+		return 12, true
+	case ops.AdviceUnmergeable:
+		return 13, true
+	case ops.AdviceHugePage:
+		return 14, true
+	case ops.AdviceNoHugePage:
+		return 15, true
+	case ops.AdviceDontDump:
+		return 16, true
+	case ops.AdviceDoDump:
+		return 17, true
+	case ops.AdviceWipeOnFork:
+		return 18, true
+	case ops.AdviceKeepOnFork:
+		return 19, true
+	case ops.AdviceGuardInstall:
+		return 102, true
+	case ops.AdviceGuardRemove:
+		return 103, true
+	}
+	return 0, false
 }
 
 // Advise implements ops.AddressSpace; an advice the vocabulary does not
 // know is EINVAL, as for the kernel an unknown number is.
 func (h *Helper) Advise(a ops.VMAArgs) (ops.Errno, error) {
-	n, ok := madvNumbers[a.Advice]
+	n, ok := madvNumber(a.Advice)
 	if !ok {
 		if err := ops.CheckVMAArgs(a); err != nil {
 			return 0, err

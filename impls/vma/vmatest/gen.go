@@ -125,13 +125,25 @@ func (g *gen) rangeArgs() ops.VMAArgs {
 	return a
 }
 
-var prots = []ops.VMAProt{
-	ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite, ops.ProtRead | ops.ProtWrite,
-	ops.ProtRead, ops.ProtRead, 0, 0, ops.ProtRead | ops.ProtExec, ops.ProtExec,
-	ops.ProtRead | ops.ProtWrite | ops.ProtExec, ops.ProtWrite,
+// prot draws a protection: read-write most often, every other one too.
+func (g *gen) prot() ops.VMAProt {
+	const rw = ops.ProtRead | ops.ProtWrite
+	switch k := g.r.IntN(12); {
+	case k < 4:
+		return rw
+	case k < 6:
+		return ops.ProtRead
+	case k < 8:
+		return 0
+	case k == 8:
+		return ops.ProtRead | ops.ProtExec
+	case k == 9:
+		return ops.ProtExec
+	case k == 10:
+		return rw | ops.ProtExec
+	}
+	return ops.ProtWrite
 }
-
-func (g *gen) prot() ops.VMAProt { return prots[g.r.IntN(len(prots))] }
 
 func (g *gen) mapArgs() ops.VMAArgs {
 	a := g.rangeArgs()
