@@ -356,3 +356,18 @@ func TestDirectedScripts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStart is the cost of a fresh helper (start, probes, hello,
+// close): the alternative to Reset that was not needed.
+func BenchmarkStart(b *testing.B) {
+	start(b, Options{}) // builds the helper once, skips where it cannot run
+	for i := 0; i < b.N; i++ {
+		h, err := Start(context.Background(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
