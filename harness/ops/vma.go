@@ -1,0 +1,749 @@
+package ops
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The VMA group of the vocabulary (mm/vma.c and the syscalls around it:
+// mmap, munmap, mprotect, mremap, brk, madvise, mlock, page faults).
+//
+// Every address and length is a number of pages. Addresses are relative to
+// one of two regions: the window (a fixed range the kernel adapter reserves
+// far from everything else) or the heap area (the pages at and above the
+// initial program break). A VMA never spans both, and no operation moves
+// one from a region to the other.
+
+// Sizes of the regions, in pages.
+const (
+	// VMAWindowPages is the size of the window: room for a few dozen VMAs,
+	// small enough that a snapshot costs little.
+	VMAWindowPages = 64
+	// VMAHeapPages is how far above the initial break scripts may map,
+	// protect or grow the heap.
+	VMAHeapPages = 32
+	// VMABrkBelow is how far below the initial break a brk may ask to go
+	// (such a request fails: the break never goes below its start).
+	VMABrkBelow = 2
+	// VMAFilePages is the size every file is created with; a mapping may
+	// reach past it (up to VMAFileOffsetMax) and touching such a page fails.
+	VMAFilePages = 64
+	// VMAFileOffsetMax bounds the end of a file mapping: offset + pages.
+	VMAFileOffsetMax = 2 * VMAFilePages
+	// VMAMaxHandles is the largest file handle a script may bind.
+	VMAMaxHandles = 8
+)
+
+// VMAProt is a protection: PROT_READ, PROT_WRITE, PROT_EXEC (same bits).
+type VMAProt uint8
+
+// The protection bits.
+const (
+	ProtRead  VMAProt = 1 << iota // PROT_READ
+	ProtWrite                     // PROT_WRITE
+	ProtExec                      // PROT_EXEC
+)
+
+// String writes "rw-" style text.
+func (p VMAProt) String() string {
+	b := []byte("---")
+	for i, c := range "rwx" {
+		if p&(1<<i) != 0 {
+			b[i] = byte(c)
+		}
+	}
+	return string(b)
+}
+
+// ParseVMAProt reads "rw-" style text.
+func ParseVMAProt(s string) (VMAProt, error) {
+	if len(s) != 3 {
+		return 0, fmt.Errorf("protection %q: want three of r, w, x or -", s)
+	}
+	var p VMAProt
+	for i, c := range "rwx" {
+		switch s[i] {
+		case byte(c):
+			p |= 1 << i
+		case '-':
+		default:
+			return 0, fmt.Errorf("protection %q: want three of r, w, x or -", s)
+		}
+	}
+	return p, nil
+}
+
+// VMAMapFlags are the mmap flags a script may add to MAP_FIXED and
+// MAP_PRIVATE (or MAP_SHARED).
+type VMAMapFlags uint8
+
+// The mmap flags.
+const (
+	MapShared    VMAMapFlags = 1 << iota // MAP_SHARED instead of MAP_PRIVATE
+	MapNoReserve                         // MAP_NORESERVE
+	MapPopulate                          // MAP_POPULATE
+	MapLocked                            // MAP_LOCKED
+	MapStack                             // MAP_STACK
+)
+
+var mapFlagNames = []struct {
+	bit  VMAMapFlags
+	name string
+}{{MapShared, "shared"}, {MapNoReserve, "noreserve"}, {MapPopulate, "populate"}, {MapLocked, "locked"}, {MapStack, "stack"}}
+
+// String writes the flags as names joined by commas ("-" for none).
+func (f VMAMapFlags) String() string {
+	var parts []string
+	for _, n := range mapFlagNames {
+		if f&n.bit != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseVMAMapFlags reads text written by VMAMapFlags.String.
+func ParseVMAMapFlags(s string) (VMAMapFlags, error) {
+	var f VMAMapFlags
+	if s == "-" {
+		return 0, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		bit, ok := VMAMapFlags(0), false
+		for _, n := range mapFlagNames {
+			if n.name == part {
+				bit, ok = n.bit, true
+			}
+		}
+		if !ok || f&bit != 0 {
+			return 0, fmt.Errorf("mmap flags %q: unknown or repeated %q", s, part)
+		}
+		f |= bit
+	}
+	return f, nil
+}
+
+// VMAAdvice is a madvise advice. The flag-changing ones split and merge
+// VMAs; DontNeed and the guard advices do not.
+type VMAAdvice uint8
+
+// The advices.
+const (
+	AdviceNormal       VMAAdvice = iota + 1 // MADV_NORMAL: clear rr and sr
+	AdviceRandom                            // MADV_RANDOM: set rr, clear sr
+	AdviceSequential                        // MADV_SEQUENTIAL: set sr, clear rr
+	AdviceDontFork                          // MADV_DONTFORK: set dc
+	AdviceDoFork                            // MADV_DOFORK: clear dc
+	AdviceDontDump                          // MADV_DONTDUMP: set dd
+	AdviceDoDump                            // MADV_DODUMP: clear dd
+	AdviceHugePage                          // MADV_HUGEPAGE: set hg, clear nh
+	AdviceNoHugePage                        // MADV_NOHUGEPAGE: set nh, clear hg
+	AdviceWipeOnFork                        // MADV_WIPEONFORK: set wf (private anonymous only)
+	AdviceKeepOnFork                        // MADV_KEEPONFORK: clear wf
+	AdviceMergeable                         // MADV_MERGEABLE: set mg (KSM)
+	AdviceUnmergeable                       // MADV_UNMERGEABLE: clear mg
+	AdviceDontNeed                          // MADV_DONTNEED: drops pages, never the layout
+	AdviceGuardInstall                      // MADV_GUARD_INSTALL: guard markers, gu on the VMA
+	AdviceGuardRemove                       // MADV_GUARD_REMOVE: removes the markers, keeps gu
+)
+
+var adviceNames = []string{
+	AdviceNormal: "normal", AdviceRandom: "random", AdviceSequential: "sequential",
+	AdviceDontFork: "dontfork", AdviceDoFork: "dofork", AdviceDontDump: "dontdump", AdviceDoDump: "dodump",
+	AdviceHugePage: "hugepage", AdviceNoHugePage: "nohugepage", AdviceWipeOnFork: "wipeonfork",
+	AdviceKeepOnFork: "keeponfork", AdviceMergeable: "mergeable", AdviceUnmergeable: "unmergeable",
+	AdviceDontNeed: "dontneed", AdviceGuardInstall: "guard_install", AdviceGuardRemove: "guard_remove",
+}
+
+// VMAAdvices lists every advice in a fixed order.
+var VMAAdvices = func() []VMAAdvice {
+	out := make([]VMAAdvice, 0, len(adviceNames)-1)
+	for a := AdviceNormal; int(a) < len(adviceNames); a++ {
+		out = append(out, a)
+	}
+	return out
+}()
+
+// String returns the advice's name ("dontdump").
+func (a VMAAdvice) String() string {
+	if int(a) < len(adviceNames) && adviceNames[a] != "" {
+		return adviceNames[a]
+	}
+	return fmt.Sprintf("advice%d", uint8(a))
+}
+
+// ParseVMAAdvice reads an advice name.
+func ParseVMAAdvice(s string) (VMAAdvice, error) {
+	for _, a := range VMAAdvices {
+		if a.String() == s {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown advice %q", s)
+}
+
+// VMAArgs are the arguments of every VMA operation; each operation reads
+// the fields it needs (see AddressSpace) and ignores the others.
+type VMAArgs struct {
+	// Heap: Start and Target are pages above the initial break, not pages
+	// above the window base.
+	Heap bool
+	// Start and Pages are the range [Start, Start+Pages).
+	Start, Pages int64
+	// Prot is the protection of Map and Protect.
+	Prot VMAProt
+	// Flags are Map's mmap flags.
+	Flags VMAMapFlags
+	// File is Map's file handle (0: anonymous) and Offset its page offset.
+	File   int
+	Offset int64
+	// Write: Touch writes the page Start (else it reads it).
+	Write bool
+	// Advice is Advise's advice.
+	Advice VMAAdvice
+	// OnFault: Lock is mlock2(MLOCK_ONFAULT) rather than mlock.
+	OnFault bool
+	// NewPages is Remap's new length. With Fixed, Remap is
+	// MREMAP_MAYMOVE|MREMAP_FIXED to Target; without, it resizes in place.
+	NewPages int64
+	Fixed    bool
+	Target   int64
+	// Break is Brk's new break, in pages above the initial break.
+	Break int64
+}
+
+// VMAFileArgs are the arguments of Open, Reopen and Dup: the handle they
+// bind, the handle they derive it from (Reopen, Dup) and whether the new
+// open file description is read-only (Open, Reopen).
+type VMAFileArgs struct {
+	Handle, Of int
+	ReadOnly   bool
+}
+
+// AddressSpace is one process address space as both sides see it: the
+// models and the kernel adapter implement it. Each operation returns the
+// errno the syscall returned (OK on success) and an error only when the
+// implementation itself failed.
+//
+//   - Map: mmap(Start, Pages, Prot, MAP_FIXED|Flags, File, Offset).
+//   - Unmap: munmap(Start, Pages).
+//   - Protect: mprotect(Start, Pages, Prot).
+//   - Touch: one access to page Start, a write if Write, made as the kernel
+//     makes one on the process's behalf (uaccess): the fault is handled as
+//     the process's own would be, and one the process would get SIGSEGV or
+//     SIGBUS for is EFAULT.
+//   - Advise: madvise(Start, Pages, Advice).
+//   - Lock: mlock(Start, Pages), or mlock2(..., MLOCK_ONFAULT) if OnFault.
+//   - Unlock: munlock(Start, Pages).
+//   - Remap: mremap(Start, Pages, NewPages, flags, Target).
+//   - Brk: brk(Break); a request the kernel refuses (it returns the old
+//     break) is ENOMEM.
+//   - Open: a new file of VMAFilePages pages; Reopen: a new open file
+//     description of the file behind Of; Dup: dup(Of). A handle that is not
+//     open is EBADF (errno 9).
+//
+// Room is kept for Fork (the models carry the fork-child state already).
+type AddressSpace interface {
+	Map(a VMAArgs) (Errno, error)
+	Unmap(a VMAArgs) (Errno, error)
+	Protect(a VMAArgs) (Errno, error)
+	Touch(a VMAArgs) (Errno, error)
+	Advise(a VMAArgs) (Errno, error)
+	Lock(a VMAArgs) (Errno, error)
+	Unlock(a VMAArgs) (Errno, error)
+	Remap(a VMAArgs) (Errno, error)
+	Brk(a VMAArgs) (Errno, error)
+	Open(f VMAFileArgs) (Errno, error)
+	Reopen(f VMAFileArgs) (Errno, error)
+	Dup(f VMAFileArgs) (Errno, error)
+	// State is the observable: every VMA of the two regions and the break.
+	State() (VMAState, error)
+	// Reset returns to the initial state: both regions empty, the break at
+	// its start, no file open.
+	Reset() error
+	Close() error
+}
+
+// VMARegionLimit is the end of a region, in pages.
+func VMARegionLimit(heap bool) int64 {
+	if heap {
+		return VMAHeapPages
+	}
+	return VMAWindowPages
+}
+
+// CheckVMARange reports whether [start, start+pages) lies inside the region.
+func CheckVMARange(heap bool, start, pages int64) error {
+	limit := VMARegionLimit(heap)
+	if start < 0 || pages < 0 || start+pages > limit {
+		return fmt.Errorf("range %d+%d pages leaves the %s (0..%d)", start, pages, regionName(heap), limit)
+	}
+	return nil
+}
+
+// CheckVMAArgs validates the arguments a script may give an operation: every
+// range stays inside its region, so that no implementation ever touches an
+// address outside the two regions.
+func CheckVMAArgs(a VMAArgs) error {
+	if err := CheckVMARange(a.Heap, a.Start, a.Pages); err != nil {
+		return err
+	}
+	if a.File < 0 || a.File > VMAMaxHandles {
+		return fmt.Errorf("file handle %d: want 0..%d", a.File, VMAMaxHandles)
+	}
+	if a.Offset < 0 || a.Offset+a.Pages > VMAFileOffsetMax {
+		return fmt.Errorf("file offset %d+%d pages: want at most %d", a.Offset, a.Pages, VMAFileOffsetMax)
+	}
+	if err := CheckVMARange(a.Heap, a.Start, a.NewPages); err != nil {
+		return fmt.Errorf("new length: %w", err)
+	}
+	if a.Fixed {
+		if err := CheckVMARange(a.Heap, a.Target, a.NewPages); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
+	if a.Break < -VMABrkBelow || a.Break > VMAHeapPages {
+		return fmt.Errorf("break %d: want %d..%d", a.Break, -VMABrkBelow, VMAHeapPages)
+	}
+	return nil
+}
+
+// CheckVMAFileArgs validates file handle arguments.
+func CheckVMAFileArgs(f VMAFileArgs) error {
+	if f.Handle < 1 || f.Handle > VMAMaxHandles || f.Of < 0 || f.Of > VMAMaxHandles {
+		return fmt.Errorf("file handles %d, %d: want 1..%d", f.Handle, f.Of, VMAMaxHandles)
+	}
+	return nil
+}
+
+func regionName(heap bool) string {
+	if heap {
+		return "heap area"
+	}
+	return "window"
+}
+
+// VMAPerms are the permissions maps shows: r, w, x and shared or private.
+type VMAPerms uint8
+
+// The permission bits.
+const (
+	PermRead VMAPerms = 1 << iota
+	PermWrite
+	PermExec
+	PermShared // 's' (VM_MAYSHARE) rather than 'p'
+)
+
+// String writes maps' four characters ("rw-p").
+func (p VMAPerms) String() string {
+	b := []byte("---p")
+	for i, c := range "rwx" {
+		if p&(1<<i) != 0 {
+			b[i] = byte(c)
+		}
+	}
+	if p&PermShared != 0 {
+		b[3] = 's'
+	}
+	return string(b)
+}
+
+// ParseVMAPerms reads maps' four characters.
+func ParseVMAPerms(s string) (VMAPerms, error) {
+	if len(s) != 4 || (s[3] != 'p' && s[3] != 's') {
+		return 0, fmt.Errorf("permissions %q: want four characters like rw-p", s)
+	}
+	prot, err := ParseVMAProt(s[:3])
+	if err != nil {
+		return 0, fmt.Errorf("permissions %q: %w", s, err)
+	}
+	p := VMAPerms(prot)
+	if s[3] == 's' {
+		p |= PermShared
+	}
+	return p, nil
+}
+
+// VMAFlags is the smaps VmFlags set without the mnemonics that repeat the
+// permissions (rd, wr, ex, sh). Bit i is VMAFlagNames[i].
+type VMAFlags uint64
+
+// VMAFlagNames are the VmFlags mnemonics in their canonical order (the
+// order show_smap_vma_flags prints them in).
+var VMAFlagNames = []string{
+	"mr", "mw", "me", "ms", "gd", "pf", "dw", "gu", "lo", "io", "sr", "rr", "dc", "de", "ac", "nr",
+	"ht", "sf", "nl", "ar", "wf", "dd", "sd", "mm", "hg", "nh", "mg", "bt", "mt", "um", "uw", "ui",
+	"ss", "sl", "lf", "dp",
+}
+
+// VMAPermMnemonics are the VmFlags mnemonics VMAFlags leaves out because
+// the permissions already show them.
+var VMAPermMnemonics = []string{"rd", "wr", "ex", "sh"}
+
+// VMAFlag returns the bit of a mnemonic ("ac"), or false.
+func VMAFlag(mnemonic string) (VMAFlags, bool) {
+	for i, n := range VMAFlagNames {
+		if n == mnemonic {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+// MustVMAFlags returns the bits of space-separated mnemonics; it panics on
+// an unknown one (for constants and tests).
+func MustVMAFlags(mnemonics string) VMAFlags {
+	f, err := ParseVMAFlags(strings.ReplaceAll(mnemonics, " ", ","))
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// String writes the mnemonics joined by commas, "-" for none.
+func (f VMAFlags) String() string {
+	var parts []string
+	for i, n := range VMAFlagNames {
+		if f&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if f>>len(VMAFlagNames) != 0 {
+		parts = append(parts, fmt.Sprintf("0x%x", uint64(f>>len(VMAFlagNames))<<len(VMAFlagNames)))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseVMAFlags reads text written by VMAFlags.String.
+func ParseVMAFlags(s string) (VMAFlags, error) {
+	if s == "-" {
+		return 0, nil
+	}
+	var f VMAFlags
+	for _, part := range strings.Split(s, ",") {
+		if rest, ok := strings.CutPrefix(part, "0x"); ok {
+			v, err := strconv.ParseUint(rest, 16, 64)
+			if err != nil || v&(1<<len(VMAFlagNames)-1) != 0 {
+				return 0, fmt.Errorf("vm flags %q: bad extra bits %q", s, part)
+			}
+			f |= VMAFlags(v)
+			continue
+		}
+		bit, ok := VMAFlag(part)
+		if !ok {
+			return 0, fmt.Errorf("vm flags %q: unknown mnemonic %q", s, part)
+		}
+		f |= bit
+	}
+	return f, nil
+}
+
+// VMA is one observed VMA.
+type VMA struct {
+	// Heap: the VMA lies in the heap area (Start and End are pages above
+	// the initial break), not in the window.
+	Heap       bool
+	Start, End int64
+	Perms      VMAPerms
+	// File is the identity of the file mapped: the n-th file a script
+	// opened is n, whatever handle or description maps it; 0 for none.
+	File int
+	// Shm is the identity of the shmem object behind a shared anonymous
+	// mapping: numbered 1, 2, ... in the order the VMAs of a state first
+	// show them (each such mmap makes an object of its own); 0 for none.
+	Shm int
+	// Offset is the page offset (vm_pgoff) of a file or shmem VMA; maps
+	// shows 0 for a private anonymous VMA, and so is it here.
+	Offset int64
+	// HeapLabel: maps names the VMA "[heap]".
+	HeapLabel bool
+	// Pkey is the protection key (smaps ProtectionKey), 0 by default.
+	Pkey  int
+	Flags VMAFlags
+}
+
+// VMAState is the observable state of an address space.
+type VMAState struct {
+	// VMAs are the window's VMAs in address order, then the heap area's.
+	VMAs []VMA
+	// Brk is the program break, in pages above the initial break.
+	Brk int64
+}
+
+// FormatVMA writes one VMA as a line:
+//
+//	w:0-4 rw-p anon mr,mw,me,ac
+//	h:0-2 rw-p anon [heap] mr,mw,me,ac
+//	w:4-8 r--s f1+0 mr,me,ms
+//	w:8-9 rw-s z1+3 mr,mw,me,ms
+//	w:9-10 --xp anon pkey=1 mr,mw,me
+//
+// region:start-end, the permissions, the backing (anon; fN+offset for file
+// N; zN+offset for shmem object N), [heap] if labelled, pkey=N if not 0,
+// and the VmFlags mnemonics ("-" for none).
+func FormatVMA(v VMA) string {
+	var b strings.Builder
+	region := "w"
+	if v.Heap {
+		region = "h"
+	}
+	fmt.Fprintf(&b, "%s:%d-%d %s %s", region, v.Start, v.End, v.Perms, formatBacking(v))
+	if v.HeapLabel {
+		b.WriteString(" [heap]")
+	}
+	if v.Pkey != 0 {
+		fmt.Fprintf(&b, " pkey=%d", v.Pkey)
+	}
+	b.WriteString(" " + v.Flags.String())
+	return b.String()
+}
+
+func formatBacking(v VMA) string {
+	switch {
+	case v.File != 0 && v.Shm != 0:
+		return fmt.Sprintf("f%d/z%d+%d", v.File, v.Shm, v.Offset)
+	case v.File != 0:
+		return fmt.Sprintf("f%d+%d", v.File, v.Offset)
+	case v.Shm != 0:
+		return fmt.Sprintf("z%d+%d", v.Shm, v.Offset)
+	case v.Offset != 0:
+		return fmt.Sprintf("anon+%d", v.Offset)
+	}
+	return "anon"
+}
+
+// ParseVMA reads a line written by FormatVMA.
+func ParseVMA(line string) (VMA, error) {
+	var v VMA
+	f := strings.Fields(line)
+	if len(f) < 4 {
+		return v, fmt.Errorf("vma %q: want region:start-end perms backing [heap] [pkey=N] flags", line)
+	}
+	if err := parseVMARange(&v, f[0]); err != nil {
+		return v, fmt.Errorf("vma %q: %w", line, err)
+	}
+	perms, err := ParseVMAPerms(f[1])
+	if err != nil {
+		return v, fmt.Errorf("vma %q: %w", line, err)
+	}
+	v.Perms = perms
+	if err := parseBacking(&v, f[2]); err != nil {
+		return v, fmt.Errorf("vma %q: %w", line, err)
+	}
+	rest := f[3:]
+	if rest[0] == "[heap]" {
+		v.HeapLabel, rest = true, rest[1:]
+	}
+	if len(rest) > 0 {
+		if k, ok := strings.CutPrefix(rest[0], "pkey="); ok {
+			n, err := strconv.Atoi(k)
+			if err != nil || n == 0 {
+				return v, fmt.Errorf("vma %q: bad %q", line, rest[0])
+			}
+			v.Pkey, rest = n, rest[1:]
+		}
+	}
+	if len(rest) != 1 {
+		return v, fmt.Errorf("vma %q: want the flags last", line)
+	}
+	if v.Flags, err = ParseVMAFlags(rest[0]); err != nil {
+		return v, fmt.Errorf("vma %q: %w", line, err)
+	}
+	return v, nil
+}
+
+func parseVMARange(v *VMA, s string) error {
+	region, rng, ok := strings.Cut(s, ":")
+	switch {
+	case !ok:
+		return fmt.Errorf("want region:start-end, got %q", s)
+	case region == "h":
+		v.Heap = true
+	case region != "w":
+		return fmt.Errorf("region %q: want w or h", region)
+	}
+	a, b, ok := cutRange(rng)
+	start, err1 := strconv.ParseInt(a, 10, 64)
+	end, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("range %q: want start-end in pages", rng)
+	}
+	v.Start, v.End = start, end
+	return nil
+}
+
+// cutRange splits "start-end" at the dash after the start, which may be
+// negative itself.
+func cutRange(s string) (start, end string, ok bool) {
+	if s == "" {
+		return "", "", false
+	}
+	i := strings.IndexByte(s[1:], '-')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i+1], s[i+2:], true
+}
+
+func parseBacking(v *VMA, s string) error {
+	id, off, hasOff := strings.Cut(s, "+")
+	if hasOff {
+		n, err := strconv.ParseInt(off, 10, 64)
+		if err != nil || (id == "anon" && n == 0) {
+			return fmt.Errorf("backing %q: bad offset", s)
+		}
+		v.Offset = n
+	}
+	if id == "anon" {
+		return nil
+	}
+	if !hasOff {
+		return fmt.Errorf("backing %q: want anon, fN+off, zN+off or fN/zM+off", s)
+	}
+	for _, part := range strings.Split(id, "/") {
+		if len(part) < 2 {
+			return fmt.Errorf("backing %q: bad object %q", s, part)
+		}
+		n, err := strconv.Atoi(part[1:])
+		if err != nil || n == 0 {
+			return fmt.Errorf("backing %q: bad object %q", s, part)
+		}
+		switch {
+		case part[0] == 'f' && v.File == 0 && v.Shm == 0:
+			v.File = n
+		case part[0] == 'z' && v.Shm == 0:
+			v.Shm = n
+		default:
+			return fmt.Errorf("backing %q: bad object %q", s, part)
+		}
+	}
+	return nil
+}
+
+// FormatVMAState writes a state: "brk=N" then one line per VMA.
+func FormatVMAState(s VMAState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "brk=%d\n", s.Brk)
+	for _, v := range s.VMAs {
+		b.WriteString(FormatVMA(v))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ParseVMAState reads text written by FormatVMAState.
+func ParseVMAState(text string) (VMAState, error) {
+	var s VMAState
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	v, ok := strings.CutPrefix(lines[0], "brk=")
+	brk, err := strconv.ParseInt(v, 10, 64)
+	if !ok || err != nil {
+		return s, fmt.Errorf("vma state: want brk=N first, got %q", lines[0])
+	}
+	s.Brk = brk
+	for _, l := range lines[1:] {
+		vma, err := ParseVMA(l)
+		if err != nil {
+			return s, err
+		}
+		s.VMAs = append(s.VMAs, vma)
+	}
+	return s, nil
+}
+
+// VMAQuirks are the version-dependent rules a kernel follows, as the kernel
+// adapter finds them by probing (and the models are configured with).
+type VMAQuirks uint32
+
+// The quirks.
+const (
+	// QuirkAnonMergeFix: 879bca0a2c4f (6.16): a faulted range may merge
+	// into an unfaulted neighbour.
+	QuirkAnonMergeFix VMAQuirks = 1 << iota
+	// QuirkStickyGuard: MADV_GUARD_INSTALL sets VM_MAYBE_GUARD (gu), merges
+	// ignore it and keep it (6.18.37+, 6.19).
+	QuirkStickyGuard
+	// QuirkGuardRegions: MADV_GUARD_INSTALL exists (6.13).
+	QuirkGuardRegions
+	// QuirkAccountDrop: mprotect to non-writable drops VM_ACCOUNT from an
+	// unfaulted anonymous VMA (about 6.7).
+	QuirkAccountDrop
+	// QuirkStackNoHuge: MAP_STACK sets VM_NOHUGEPAGE (6.7).
+	QuirkStackNoHuge
+	// QuirkExecOnlyPkey: x86 protection keys: a PROT_EXEC-only mapping gets
+	// the execute-only key, which also forbids reading it.
+	QuirkExecOnlyPkey
+	// QuirkKSM: MADV_MERGEABLE is available.
+	QuirkKSM
+	// QuirkTHP: MADV_HUGEPAGE is available.
+	QuirkTHP
+	// QuirkMultiMove: a MREMAP_FIXED move that keeps the size may span
+	// several VMAs (6.17).
+	QuirkMultiMove
+	// QuirkForkChildRemap: the mremap merge refuses a fork-child source too
+	// (61f67c230a5e follow-up, 6.19 and 6.18.y); not probed (needs fork).
+	QuirkForkChildRemap
+)
+
+var quirkNames = []string{
+	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
+	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap",
+}
+
+// VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
+// written against (6.18.44 on x86-64 with protection keys).
+const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
+	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap
+
+// String writes the quirks' names joined by commas ("-" for none).
+func (q VMAQuirks) String() string {
+	var parts []string
+	for i, n := range quirkNames {
+		if q&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseVMAQuirks reads text written by VMAQuirks.String.
+func ParseVMAQuirks(s string) (VMAQuirks, error) {
+	var q VMAQuirks
+	if s == "-" {
+		return 0, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		found := false
+		for i, n := range quirkNames {
+			if n == part {
+				q, found = q|1<<i, true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("unknown VMA quirk %q (have %s)", part, strings.Join(quirkNames, ", "))
+		}
+	}
+	return q, nil
+}
+
+// Workloads and fixed amounts of the VMA group.
+const (
+	// BrkExpand: n VMAs in the address space, then BrkRounds rounds of a
+	// brk up by one page (it extends the heap VMA) and back down.
+	BrkExpand Workload = "brk-expand"
+	// BrkRounds is the number of rounds of the brk-expand workload.
+	BrkRounds = 256
+	// BrkExpandCalls is the number of brk calls of one repetition of the
+	// brk-expand workload: its wall time divided by this is a brk's cost.
+	BrkExpandCalls = 2 * BrkRounds
+)

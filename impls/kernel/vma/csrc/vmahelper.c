@@ -1,0 +1,881 @@
+/*
+ * vmahelper: the process in which ipcfuzz runs VMA operations on the real
+ * kernel. Its address space must hold nothing but what the operations put
+ * there, so it is freestanding: no libc, no loader, no malloc, no stdio,
+ * no threads; static buffers and raw syscalls only. The Go side (package
+ * impls/kernel/vma) builds it with the system's C compiler and drives it
+ * over two pipes. See protocol.go for the protocol.
+ *
+ * argv: vmahelper <window-base-hex> <window-pages> <heap-pages>
+ *                 <file-pages> <measure-base-hex> <parent-pid>
+ * fd 3: requests in; fd 4: responses out; fd 2: one line if it refuses.
+ */
+#if !defined(__x86_64__)
+#error "vmahelper supports x86-64 only"
+#endif
+
+typedef unsigned long u64;
+typedef long i64;
+typedef unsigned int u32;
+typedef int i32;
+
+#define PAGE 4096L
+
+/* x86-64 syscall numbers */
+enum {
+	SYS_read = 0, SYS_write = 1, SYS_open = 2, SYS_close = 3, SYS_fstat = 5,
+	SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
+	SYS_mremap = 25, SYS_madvise = 28, SYS_dup = 32, SYS_exit = 60,
+	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
+	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
+	SYS_exit_group = 231, SYS_pipe2 = 293, SYS_memfd_create = 319,
+	SYS_mlock2 = 325,
+};
+
+enum {
+	PROT_READ = 1, PROT_WRITE = 2, PROT_EXEC = 4,
+	MAP_SHARED = 1, MAP_PRIVATE = 2, MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20,
+	MAP_LOCKED = 0x2000, MAP_NORESERVE = 0x4000, MAP_POPULATE = 0x8000,
+	MAP_STACK = 0x20000, MAP_FIXED_NOREPLACE = 0x100000,
+	MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MLOCK_ONFAULT = 1,
+	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9,
+	CLOCK_MONOTONIC = 1,
+	EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
+	MADV_DONTNEED = 4, MADV_MERGEABLE = 12, MADV_UNMERGEABLE = 13,
+	MADV_HUGEPAGE = 14, MADV_DONTDUMP = 16, MADV_GUARD_INSTALL = 102,
+};
+
+static i64 sys6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
+{
+	i64 r;
+	register i64 r10 __asm__("r10") = d;
+	register i64 r8 __asm__("r8") = e;
+	register i64 r9 __asm__("r9") = f;
+	__asm__ volatile("syscall" : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+#define sys0(n) sys6(n, 0, 0, 0, 0, 0, 0)
+#define sys1(n, a) sys6(n, (i64)(a), 0, 0, 0, 0, 0)
+#define sys2(n, a, b) sys6(n, (i64)(a), (i64)(b), 0, 0, 0, 0)
+#define sys3(n, a, b, c) sys6(n, (i64)(a), (i64)(b), (i64)(c), 0, 0, 0)
+#define sys4(n, a, b, c, d) sys6(n, (i64)(a), (i64)(b), (i64)(c), (i64)(d), 0, 0)
+#define sys5(n, a, b, c, d, e) sys6(n, (i64)(a), (i64)(b), (i64)(c), (i64)(d), (i64)(e), 0)
+
+/* The compiler may emit calls to these. */
+void *memset(void *d, int c, u64 n)
+{
+	unsigned char *p = d;
+	while (n--)
+		*p++ = (unsigned char)c;
+	return d;
+}
+
+void *memcpy(void *d, const void *s, u64 n)
+{
+	unsigned char *p = d;
+	const unsigned char *q = s;
+	while (n--)
+		*p++ = *q++;
+	return d;
+}
+
+static __attribute__((noreturn)) void die(int code)
+{
+	for (;;)
+		sys1(SYS_exit_group, code);
+}
+
+/* Text helpers on static buffers. */
+static u64 slen(const char *s)
+{
+	u64 n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static int wrall(int fd, const void *buf, u64 n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		i64 r = sys3(SYS_write, fd, p, n);
+		if (r < 0)
+			return -1;
+		p += r;
+		n -= r;
+	}
+	return 0;
+}
+
+static int rdall(int fd, void *buf, u64 n)
+{
+	char *p = buf;
+	while (n > 0) {
+		i64 r = sys3(SYS_read, fd, p, n);
+		if (r <= 0)
+			return r == 0 ? 0 : -1;
+		p += r;
+		n -= r;
+	}
+	return 1;
+}
+
+struct out {
+	char *buf;
+	u64 len, cap;
+};
+
+static void put(struct out *o, const char *s, u64 n)
+{
+	for (u64 i = 0; i < n && o->len < o->cap; i++)
+		o->buf[o->len++] = s[i];
+}
+
+static void puts_(struct out *o, const char *s) { put(o, s, slen(s)); }
+
+static void putnum(struct out *o, u64 v, int base)
+{
+	char tmp[24];
+	int i = 0;
+	do {
+		tmp[i++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	while (i > 0)
+		put(o, &tmp[--i], 1);
+}
+
+static void putdec(struct out *o, i64 v)
+{
+	if (v < 0) {
+		put(o, "-", 1);
+		v = -v;
+	}
+	putnum(o, v, 10);
+}
+
+static int parsenum(const char *s, int base, u64 *v)
+{
+	u64 x = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		int d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else
+			return -1;
+		x = x * base + d;
+	}
+	*v = x;
+	return 0;
+}
+
+static char errline[256];
+
+/* refuse writes one line to stderr and exits. */
+static __attribute__((noreturn)) void refuse(const char *what, u64 a, u64 b)
+{
+	struct out o = {errline, 0, sizeof errline - 1};
+	puts_(&o, "vmahelper: ");
+	puts_(&o, what);
+	if (a || b) {
+		puts_(&o, " (0x");
+		putnum(&o, a, 16);
+		puts_(&o, "-0x");
+		putnum(&o, b, 16);
+		puts_(&o, ")");
+	}
+	puts_(&o, "\n");
+	wrall(2, errline, o.len);
+	die(2);
+}
+
+/* The configuration and the state of the helper. */
+enum { MAX_HANDLES = 8 };
+static u64 window_base, window_pages, heap_pages, file_pages, measure_base;
+static u64 start_brk;
+static int handle_fd[MAX_HANDLES + 1];
+static int pipe_r, pipe_w;
+static char scratch[8];
+
+/* ---------------------------------------------------------------- */
+/* /proc reading */
+
+static char procbuf[1 << 20];
+
+/* readfile reads a whole /proc file into procbuf; its length or -1. */
+static i64 readfile(const char *path)
+{
+	i64 fd = sys2(SYS_open, path, O_RDONLY), n = 0;
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		i64 r = sys3(SYS_read, fd, procbuf + n, sizeof procbuf - 1 - n);
+		if (r < 0) {
+			sys1(SYS_close, fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += r;
+		if (n == sizeof procbuf - 1) {
+			sys1(SYS_close, fd);
+			return -1;
+		}
+	}
+	sys1(SYS_close, fd);
+	procbuf[n] = 0;
+	return n;
+}
+
+/* stat_start_brk reads field 47 (start_brk) of /proc/self/stat. */
+static u64 stat_start_brk(void)
+{
+	i64 n = readfile("/proc/self/stat");
+	char *p = procbuf, *last = 0;
+	if (n < 0)
+		refuse("cannot read /proc/self/stat", 0, 0);
+	for (i64 i = 0; i < n; i++)
+		if (procbuf[i] == ')')
+			last = procbuf + i;
+	if (!last)
+		refuse("cannot parse /proc/self/stat", 0, 0);
+	p = last + 2; /* field 3 */
+	for (int field = 3; field < 47; field++) {
+		while (*p && *p != ' ')
+			p++;
+		if (*p)
+			p++;
+	}
+	u64 v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (*p++ - '0');
+	return v;
+}
+
+static u64 hexat(const char **pp)
+{
+	const char *p = *pp;
+	u64 v = 0;
+	for (;; p++) {
+		if (*p >= '0' && *p <= '9')
+			v = v * 16 + (*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			v = v * 16 + (*p - 'a' + 10);
+		else
+			break;
+	}
+	*pp = p;
+	return v;
+}
+
+/* is_header: an smaps line that starts a VMA ("start-end perms ..."). */
+static int is_header(const char *l)
+{
+	for (; *l && *l != ' ' && *l != '\n'; l++)
+		if (*l == ':')
+			return 0;
+	return 1;
+}
+
+static int starts(const char *l, const char *p)
+{
+	while (*p)
+		if (*l++ != *p++)
+			return 0;
+	return 1;
+}
+
+/* The address ranges whose VMAs a snapshot shows. */
+struct ranges {
+	u64 a[2][2];
+};
+
+static int meets(const struct ranges *r, u64 s, u64 e)
+{
+	for (int i = 0; i < 2; i++)
+		if (s < r->a[i][1] && e > r->a[i][0])
+			return 1;
+	return 0;
+}
+
+/*
+ * smaps_select writes, for each VMA of /proc/self/smaps that meets one of
+ * the ranges, its header line, its VmFlags line and its ProtectionKey line
+ * (if any). Returns the length or -1.
+ */
+static i64 smaps_select(struct out *o, const struct ranges *r)
+{
+	i64 n = readfile("/proc/self/smaps");
+	int keep = 0;
+	if (n < 0)
+		return -1;
+	for (char *l = procbuf; *l;) {
+		char *nl = l;
+		while (*nl && *nl != '\n')
+			nl++;
+		if (is_header(l)) {
+			const char *p = l;
+			u64 s = hexat(&p);
+			p++;
+			u64 e = hexat(&p);
+			keep = meets(r, s, e);
+			if (keep)
+				put(o, l, nl - l + 1);
+		} else if (keep && (starts(l, "VmFlags:") || starts(l, "ProtectionKey:"))) {
+			put(o, l, nl - l + 1);
+		}
+		l = *nl ? nl + 1 : nl;
+	}
+	return o->len < o->cap ? (i64)o->len : -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* The protocol (see protocol.go). */
+
+enum {
+	OP_MAP = 1, OP_UNMAP, OP_PROTECT, OP_TOUCH, OP_ADVISE, OP_LOCK,
+	OP_UNLOCK, OP_REMAP, OP_BRK, OP_OPEN, OP_REOPEN, OP_DUP, OP_STATE,
+	OP_RESET, OP_MEASURE,
+};
+
+/* Helper-level failures (negative err): the request itself was bad. */
+enum { BAD_REQUEST = -1, BAD_RANGE = -2, BAD_HANDLE = -3, HELPER_FAILED = -4 };
+
+struct req {
+	u32 op, region;
+	i64 start, pages;
+	i64 a[4];
+};
+
+struct resp {
+	i32 err;
+	u32 n;
+	i64 val;
+};
+
+static char outbuf[1 << 20];
+
+static void reply(i32 err, i64 val, const void *payload, u32 n)
+{
+	struct resp r = {err, n, val};
+	if (wrall(4, &r, sizeof r) < 0 || (n && wrall(4, payload, n) < 0))
+		die(3);
+}
+
+static u64 region_base(u32 region) { return region ? start_brk : window_base; }
+static i64 region_pages(u32 region) { return region ? heap_pages : window_pages; }
+
+/* range_ok: [start, start+pages) lies inside the region. */
+static int range_ok(u32 region, i64 start, i64 pages)
+{
+	return region <= 1 && start >= 0 && pages >= 0 && start + pages <= region_pages(region);
+}
+
+static u64 addr_of(const struct req *q, i64 page) { return region_base(q->region) + page * PAGE; }
+
+static i64 neg(i64 r) { return r < 0 ? -r : 0; }
+
+static int handle_ok(i64 h) { return h >= 1 && h <= MAX_HANDLES; }
+
+static int fd_of(i64 h) { return handle_ok(h) ? handle_fd[h] : -1; }
+
+static i64 op_map(const struct req *q)
+{
+	i64 prot = q->a[0], flags = q->a[1], h = q->a[2], off = q->a[3];
+	i64 mflags = MAP_FIXED | ((flags & 1) ? MAP_SHARED : MAP_PRIVATE);
+	i64 fd = -1;
+	if (flags & 2)
+		mflags |= MAP_NORESERVE;
+	if (flags & 4)
+		mflags |= MAP_POPULATE;
+	if (flags & 8)
+		mflags |= MAP_LOCKED;
+	if (flags & 16)
+		mflags |= MAP_STACK;
+	if (h == 0)
+		mflags |= MAP_ANONYMOUS;
+	else if (handle_ok(h))
+		fd = handle_fd[h];
+	else
+		return BAD_HANDLE;
+	if (off < 0 || off + q->pages > 2 * (i64)file_pages)
+		return BAD_RANGE;
+	return neg(sys6(SYS_mmap, addr_of(q, q->start), q->pages * PAGE, prot, mflags, fd, off * PAGE));
+}
+
+/*
+ * op_touch makes the kernel access the page for us (a uaccess fault is
+ * handled like the process's own, but a fault it cannot take is EFAULT
+ * instead of a signal): a write is a read from the pipe into the page, a
+ * read a write from the page into the pipe.
+ */
+static i64 op_touch(const struct req *q)
+{
+	char *p = (char *)addr_of(q, q->start);
+	i64 r;
+	if (q->a[0]) {
+		if (sys3(SYS_write, pipe_w, scratch, 1) != 1)
+			return HELPER_FAILED;
+		r = sys3(SYS_read, pipe_r, p, 1);
+		if (r != 1 && sys3(SYS_read, pipe_r, scratch, 1) != 1)
+			return HELPER_FAILED;
+	} else {
+		r = sys3(SYS_write, pipe_w, p, 1);
+		if (r == 1 && sys3(SYS_read, pipe_r, scratch, 1) != 1)
+			return HELPER_FAILED;
+	}
+	return r == 1 ? 0 : neg(r);
+}
+
+static int advice_ok(i64 a)
+{
+	switch (a) {
+	case 0: case 1: case 2: case 4: case 10: case 11: case 12: case 13:
+	case 14: case 15: case 16: case 17: case 18: case 19: case 102: case 103:
+		return 1;
+	}
+	return 0;
+}
+
+static i64 op_remap(const struct req *q)
+{
+	i64 newpages = q->a[0], fixed = q->a[1], target = q->a[2];
+	if (!range_ok(q->region, q->start, newpages))
+		return BAD_RANGE;
+	if (fixed) {
+		if (!range_ok(q->region, target, newpages))
+			return BAD_RANGE;
+		return neg(sys5(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE,
+				MREMAP_MAYMOVE | MREMAP_FIXED, addr_of(q, target)));
+	}
+	return neg(sys4(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, 0));
+}
+
+static i64 op_brk(const struct req *q)
+{
+	i64 b = q->a[0];
+	if (b < -2 || b > (i64)heap_pages)
+		return BAD_RANGE;
+	u64 want = start_brk + b * PAGE;
+	return (u64)sys1(SYS_brk, want) == want ? 0 : 12; /* ENOMEM */
+}
+
+static i64 inode_of(int fd)
+{
+	u64 st[18]; /* struct stat is 144 bytes on x86-64; st_ino at 8 */
+	if (sys2(SYS_fstat, fd, st) < 0)
+		return -1;
+	return (i64)st[1];
+}
+
+/* reopen_fd opens a new description of fd's file through /proc. */
+static i64 reopen_fd(int fd, int readonly)
+{
+	char path[32];
+	struct out o = {path, 0, sizeof path - 1};
+	puts_(&o, "/proc/self/fd/");
+	putdec(&o, fd);
+	path[o.len] = 0;
+	return sys2(SYS_open, path, readonly ? O_RDONLY : O_RDWR);
+}
+
+/* op_file binds a handle: open (a new memfd), reopen or dup. Returns the
+ * errno; *ino is the inode. */
+static i64 op_file(const struct req *q, i64 *ino)
+{
+	i64 h = q->a[0], of = q->a[1], readonly = q->a[2], fd;
+	if (!handle_ok(h) || handle_fd[h] >= 0)
+		return BAD_HANDLE;
+	switch (q->op) {
+	case OP_OPEN:
+		fd = sys2(SYS_memfd_create, "ipcfuzz-vma", 0);
+		if (fd < 0 || sys2(SYS_ftruncate, fd, file_pages * PAGE) < 0)
+			return HELPER_FAILED;
+		if (readonly) {
+			i64 ro = reopen_fd(fd, 1);
+			sys1(SYS_close, fd);
+			if (ro < 0)
+				return HELPER_FAILED;
+			fd = ro;
+		}
+		break;
+	case OP_REOPEN:
+		if (fd_of(of) < 0)
+			return EBADF;
+		fd = reopen_fd(fd_of(of), readonly);
+		break;
+	default:
+		if (fd_of(of) < 0)
+			return EBADF;
+		fd = sys1(SYS_dup, fd_of(of));
+	}
+	if (fd < 0)
+		return neg(fd);
+	handle_fd[h] = fd;
+	*ino = inode_of(fd);
+	return 0;
+}
+
+/* restore_brk puts the break back at start_brk and clears the heap area. */
+static int restore_brk(void)
+{
+	u64 cur = sys1(SYS_brk, 0);
+	if (cur != start_brk && (u64)sys1(SYS_brk, start_brk) != start_brk) {
+		/* The heap was unmapped under the break: give the shrink a page. */
+		if (cur <= start_brk || cur > start_brk + heap_pages * PAGE)
+			return -1;
+		sys6(SYS_mmap, cur - PAGE, PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if ((u64)sys1(SYS_brk, start_brk) != start_brk)
+			return -1;
+	}
+	sys2(SYS_munmap, start_brk, (heap_pages + 1) * PAGE);
+	return 0;
+}
+
+static i64 op_reset(void)
+{
+	sys2(SYS_munmap, window_base, window_pages * PAGE);
+	for (int h = 1; h <= MAX_HANDLES; h++) {
+		if (handle_fd[h] >= 0)
+			sys1(SYS_close, handle_fd[h]);
+		handle_fd[h] = -1;
+	}
+	return restore_brk() < 0 ? HELPER_FAILED : 0;
+}
+
+static i64 now_ns(void)
+{
+	i64 ts[2];
+	sys2(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+	return ts[0] * 1000000000L + ts[1];
+}
+
+static i64 measure_ns[1000];
+
+/*
+ * op_measure runs the brk-expand workload: n one-page VMAs (a free page
+ * between any two) in the measure area, a one-page heap, then for each
+ * repetition `rounds` rounds of a brk up by one page and back down, timed.
+ */
+static i64 op_measure(const struct req *q, u32 *reps_out)
+{
+	i64 n = q->a[0], reps = q->a[1], rounds = q->a[2];
+	i64 err = 0;
+	if (n < 0 || n > 60000 || reps < 1 || reps > 1000 || rounds < 1)
+		return BAD_REQUEST;
+	if (op_reset() < 0)
+		return HELPER_FAILED;
+	for (i64 i = 0; i < n && !err; i++) {
+		u64 a = measure_base + 2 * i * PAGE;
+		if ((u64)sys6(SYS_mmap, a, PAGE, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != a)
+			err = HELPER_FAILED;
+	}
+	u64 one = start_brk + PAGE, two = start_brk + 2 * PAGE;
+	if (!err && (u64)sys1(SYS_brk, one) != one)
+		err = HELPER_FAILED;
+	for (i64 r = 0; r < reps && !err; r++) {
+		i64 t0 = now_ns();
+		for (i64 i = 0; i < rounds; i++) {
+			if ((u64)sys1(SYS_brk, two) != two || (u64)sys1(SYS_brk, one) != one) {
+				err = HELPER_FAILED;
+				break;
+			}
+		}
+		measure_ns[r] = now_ns() - t0;
+	}
+	sys2(SYS_munmap, measure_base, 2 * n * PAGE + PAGE);
+	if (restore_brk() < 0)
+		err = HELPER_FAILED;
+	*reps_out = err ? 0 : reps;
+	return err;
+}
+
+static void serve_one(const struct req *q)
+{
+	i64 e = 0, val = 0;
+	u32 n = 0;
+	struct out o = {outbuf, 0, sizeof outbuf};
+	switch (q->op) {
+	case OP_STATE: {
+		/* The window and the heap area with the page above it. */
+		struct ranges r = {{{window_base, window_base + window_pages * PAGE},
+				    {start_brk, start_brk + (heap_pages + 1) * PAGE}}};
+		e = smaps_select(&o, &r) < 0 ? HELPER_FAILED : 0;
+		val = sys1(SYS_brk, 0);
+		reply(e, val, outbuf, e ? 0 : o.len);
+		return;
+	}
+	case OP_RESET:
+		reply(op_reset(), 0, 0, 0);
+		return;
+	case OP_MEASURE:
+		e = op_measure(q, &n);
+		reply(e, 0, measure_ns, n * sizeof(i64));
+		return;
+	case OP_OPEN:
+	case OP_REOPEN:
+	case OP_DUP:
+		e = op_file(q, &val);
+		reply(e, val, 0, 0);
+		return;
+	case OP_BRK:
+		reply(op_brk(q), 0, 0, 0);
+		return;
+	}
+	if (!range_ok(q->region, q->start, q->pages)) {
+		reply(BAD_RANGE, 0, 0, 0);
+		return;
+	}
+	u64 addr = addr_of(q, q->start), len = q->pages * PAGE;
+	switch (q->op) {
+	case OP_MAP:
+		e = op_map(q);
+		break;
+	case OP_UNMAP:
+		e = neg(sys2(SYS_munmap, addr, len));
+		break;
+	case OP_PROTECT:
+		e = neg(sys3(SYS_mprotect, addr, len, q->a[0]));
+		break;
+	case OP_TOUCH:
+		e = q->pages == 1 ? op_touch(q) : BAD_RANGE;
+		break;
+	case OP_ADVISE:
+		e = advice_ok(q->a[0]) ? neg(sys3(SYS_madvise, addr, len, q->a[0])) : BAD_REQUEST;
+		break;
+	case OP_LOCK:
+		e = q->a[0] ? neg(sys3(SYS_mlock2, addr, len, MLOCK_ONFAULT)) : neg(sys2(SYS_mlock, addr, len));
+		break;
+	case OP_UNLOCK:
+		e = neg(sys2(SYS_munlock, addr, len));
+		break;
+	case OP_REMAP:
+		e = op_remap(q);
+		break;
+	default:
+		e = BAD_REQUEST;
+	}
+	reply(e, 0, 0, 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* Start: checks, quirk probes, hello. */
+
+/* region_free: nothing is mapped in [a, b) (checked by mapping it there
+ * with MAP_FIXED_NOREPLACE, then unmapping it). */
+static int region_free(u64 a, u64 b)
+{
+	i64 r = sys6(SYS_mmap, a, b - a, 0, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if ((u64)r != a) {
+		if (r >= 0)
+			sys2(SYS_munmap, r, b - a);
+		return 0;
+	}
+	sys2(SYS_munmap, a, b - a);
+	return 1;
+}
+
+static u64 W(i64 page) { return window_base + page * PAGE; }
+
+static i64 map_anon(i64 page, i64 pages, i64 prot, i64 flags)
+{
+	return sys6(SYS_mmap, W(page), pages * PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | flags, -1, 0);
+}
+
+/* window_vmas counts the window's VMAs; *flags gets the VmFlags and
+ * ProtectionKey lines of the first one. */
+static int window_vmas(char *flags, u64 cap)
+{
+	struct out o = {outbuf, 0, sizeof outbuf - 1};
+	struct ranges r = {{{window_base, window_base + window_pages * PAGE}, {0, 0}}};
+	int count = 0;
+	i64 n = smaps_select(&o, &r);
+	if (n < 0)
+		return -1;
+	outbuf[n] = 0;
+	struct out f = {flags, 0, cap - 1};
+	for (char *l = outbuf; *l;) {
+		char *nl = l;
+		while (*nl && *nl != '\n')
+			nl++;
+		if (is_header(l))
+			count++;
+		else if (count == 1)
+			put(&f, l, nl - l + 1);
+		l = *nl ? nl + 1 : nl;
+	}
+	flags[f.len] = 0;
+	return count;
+}
+
+static int has_word(const char *s, const char *w)
+{
+	for (; *s; s++)
+		if ((s[0] == ' ') && starts(s + 1, w) && (s[1 + slen(w)] == ' ' || s[1 + slen(w)] == '\n' || !s[1 + slen(w)]))
+			return 1;
+	return 0;
+}
+
+static char probe_flags[1024];
+
+static void clear_window(void) { sys2(SYS_munmap, window_base, window_pages * PAGE); }
+
+/* Quirk bits, as ops.VMAQuirks numbers them. */
+enum {
+	Q_ANON_MERGE_FIX = 1 << 0, Q_STICKY_GUARD = 1 << 1, Q_GUARD_REGIONS = 1 << 2,
+	Q_ACCOUNT_DROP = 1 << 3, Q_STACK_NOHUGE = 1 << 4, Q_EXEC_ONLY_PKEY = 1 << 5,
+	Q_KSM = 1 << 6, Q_THP = 1 << 7, Q_MULTI_MOVE = 1 << 8,
+};
+
+/* probe_quirks finds the version-dependent rules by trying them in the
+ * window, which it leaves empty. */
+static u64 probe_quirks(void)
+{
+	u64 q = 0;
+	/* 879bca0a2c4f: a faulted VMA merges into an unfaulted neighbour. */
+	map_anon(0, 2, PROT_READ | PROT_WRITE, 0);
+	sys3(SYS_madvise, W(1), PAGE, MADV_DONTDUMP);
+	{
+		struct req t = {OP_TOUCH, 0, 0, 1, {1}};
+		op_touch(&t);
+	}
+	sys3(SYS_madvise, W(0), PAGE, MADV_DONTDUMP);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1)
+		q |= Q_ANON_MERGE_FIX;
+	clear_window();
+	/* Guard regions, gu, and merges that ignore and keep it. */
+	map_anon(0, 2, PROT_READ | PROT_WRITE, 0);
+	if (sys3(SYS_madvise, W(0), PAGE, MADV_GUARD_INSTALL) == 0) {
+		q |= Q_GUARD_REGIONS;
+		map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
+		if (window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "gu"))
+			q |= Q_STICKY_GUARD;
+	}
+	clear_window();
+	/* mprotect drops VM_ACCOUNT from an unfaulted anonymous VMA. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	sys3(SYS_mprotect, W(0), PAGE, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1 && !has_word(probe_flags, "ac"))
+		q |= Q_ACCOUNT_DROP;
+	clear_window();
+	/* MAP_STACK sets nh. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, MAP_STACK);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "nh"))
+		q |= Q_STACK_NOHUGE;
+	clear_window();
+	/* An execute-only mapping gets a protection key. */
+	map_anon(0, 1, PROT_EXEC, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1) {
+		const char *k = probe_flags;
+		while (*k && !starts(k, "ProtectionKey:"))
+			k++;
+		if (*k) {
+			k += slen("ProtectionKey:");
+			while (*k == ' ')
+				k++;
+			if (*k >= '1' && *k <= '9')
+				q |= Q_EXEC_ONLY_PKEY;
+		}
+	}
+	clear_window();
+	/* KSM and THP advices exist. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (sys3(SYS_madvise, W(0), PAGE, MADV_MERGEABLE) == 0)
+		q |= Q_KSM;
+	sys3(SYS_madvise, W(0), PAGE, MADV_UNMERGEABLE);
+	if (sys3(SYS_madvise, W(0), PAGE, MADV_HUGEPAGE) == 0)
+		q |= Q_THP;
+	clear_window();
+	/* A fixed move of a range over several VMAs. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	map_anon(2, 1, PROT_READ, 0);
+	if (sys5(SYS_mremap, W(0), 3 * PAGE, 3 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(8)) == (i64)W(8))
+		q |= Q_MULTI_MOVE;
+	clear_window();
+	return q;
+}
+
+static char release[80];
+
+static void hello(u64 quirks)
+{
+	u64 uts[6 * 65 / 8 + 1];
+	struct out o = {outbuf, 0, sizeof outbuf};
+	const char *rel = (const char *)uts + 2 * 65;
+	if (sys1(SYS_uname, uts) < 0)
+		rel = "unknown";
+	for (u64 i = 0; i < sizeof release - 1 && rel[i]; i++)
+		release[i] = rel[i];
+	puts_(&o, "vmahelper 1 start_brk=");
+	putnum(&o, start_brk, 16);
+	puts_(&o, " quirks=");
+	putnum(&o, quirks, 16);
+	puts_(&o, " release=");
+	puts_(&o, release);
+	reply(0, 0, outbuf, o.len);
+}
+
+static void start(u64 *sp)
+{
+	i64 argc = (i64)sp[0];
+	char **argv = (char **)(sp + 1);
+	u64 ppid;
+	if (argc != 7 || parsenum(argv[1], 16, &window_base) || parsenum(argv[2], 10, &window_pages) ||
+	    parsenum(argv[3], 10, &heap_pages) || parsenum(argv[4], 10, &file_pages) ||
+	    parsenum(argv[5], 16, &measure_base) || parsenum(argv[6], 10, &ppid))
+		refuse("usage: vmahelper window-base-hex window-pages heap-pages file-pages measure-base-hex parent-pid", 0, 0);
+	/* Die with the process that drives us, even if it was already gone. */
+	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+	if ((u64)sys0(SYS_getppid) != ppid)
+		die(4);
+	for (int h = 0; h <= MAX_HANDLES; h++)
+		handle_fd[h] = -1;
+	int fds[2];
+	if (sys2(SYS_pipe2, fds, 0) < 0)
+		refuse("cannot make a pipe", 0, 0);
+	pipe_r = fds[0];
+	pipe_w = fds[1];
+
+	if (window_base % PAGE || window_base < 2 * PAGE)
+		refuse("bad window base", window_base, 0);
+	if (!region_free(window_base - PAGE, window_base + (window_pages + 1) * PAGE))
+		refuse("the window is taken", window_base - PAGE, window_base + (window_pages + 1) * PAGE);
+	start_brk = stat_start_brk();
+	if ((u64)sys1(SYS_brk, 0) != start_brk)
+		refuse("the program break has moved from start_brk", start_brk, sys1(SYS_brk, 0));
+	if (!region_free(start_brk - PAGE, start_brk + (heap_pages + 2) * PAGE))
+		refuse("the heap area is not free (is address space randomization off?)", start_brk - PAGE,
+		       start_brk + (heap_pages + 2) * PAGE);
+	hello(probe_quirks());
+}
+
+void start_c(u64 *sp)
+{
+	static struct req q;
+	start(sp);
+	for (;;) {
+		int r = rdall(3, &q, sizeof q);
+		if (r == 0)
+			die(0);
+		if (r < 0)
+			die(3);
+		serve_one(&q);
+	}
+}
+
+__asm__(".text\n"
+	".globl _start\n"
+	"_start:\n"
+	"	xor %rbp, %rbp\n"
+	"	mov %rsp, %rdi\n"
+	"	and $-16, %rsp\n"
+	"	call start_c\n"
+	"	hlt\n");

@@ -1,0 +1,289 @@
+//go:build linux && amd64
+
+package vma
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// pageSize is the page size the helper and the vocabulary assume.
+const pageSize = 4096
+
+// Helper is a running vmahelper process. It implements ops.AddressSpace;
+// its methods are safe for concurrent use (calls are serialized).
+type Helper struct {
+	opt      Options
+	pid      int
+	proc     *os.Process
+	startBrk uint64
+	quirks   ops.VMAQuirks
+	kernel   string
+
+	mu     sync.Mutex
+	req    *os.File // our end of the request pipe
+	resp   *os.File // our end of the response pipe
+	broken error    // set once the helper cannot be trusted any more
+	// inodes maps the inode of each file a script opened to its ordinal.
+	inodes map[uint64]int
+
+	exited    chan struct{} // closed when the process has been reaped
+	release   chan struct{} // lets the spawning thread go
+	closeOnce sync.Once
+	stderr    *bytes.Buffer
+	stderrW   sync.WaitGroup
+}
+
+var _ ops.AddressSpace = (*Helper)(nil)
+
+// Start builds (if needed) and starts a helper. When ctx is done the helper
+// is killed and every later call fails.
+func Start(ctx context.Context, opt Options) (*Helper, error) {
+	opt = opt.withDefaults()
+	path, err := Build(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	h := &Helper{opt: opt, inodes: map[uint64]int{}, exited: make(chan struct{}), stderr: &bytes.Buffer{}}
+	h.release = make(chan struct{})
+	started := make(chan error, 1)
+	go h.spawn(path, started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	go h.watch(ctx)
+	if err := h.readHello(); err != nil {
+		h.kill()
+		h.req.Close()
+		h.resp.Close()
+		close(h.release)
+		return nil, err
+	}
+	return h, nil
+}
+
+// spawn starts the process from a thread locked for the helper's whole
+// life (the parent-death signal fires when the forking thread exits), and
+// keeps that thread until Close.
+func (h *Helper) spawn(path string, started chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	cmd, err := h.command(path)
+	if err == nil {
+		err = h.startCommand(cmd)
+	}
+	started <- err
+	if err != nil {
+		return
+	}
+	go func() {
+		_ = cmd.Wait()
+		h.stderrW.Wait()
+		close(h.exited)
+	}()
+	<-h.release
+}
+
+func (h *Helper) command(path string) (*exec.Cmd, error) {
+	cmd := exec.Command(path,
+		strconv.FormatUint(h.opt.WindowBase, 16), strconv.Itoa(ops.VMAWindowPages), strconv.Itoa(ops.VMAHeapPages),
+		strconv.Itoa(ops.VMAFilePages), strconv.FormatUint(h.opt.MeasureBase, 16), strconv.Itoa(os.Getpid()))
+	cmd.Args[0] = "ipcfuzz-vmahelper"
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
+}
+
+func (h *Helper) startCommand(cmd *exec.Cmd) error {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("vma helper: pipe: %w", err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return fmt.Errorf("vma helper: pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(reqR, reqW, respR, respW)
+		return fmt.Errorf("vma helper: pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{reqR, respW}
+	cmd.Stderr = errW
+	err = cmd.Start()
+	closeAll(reqR, respW, errW)
+	if err != nil {
+		closeAll(reqW, respR, errR)
+		return fmt.Errorf("vma helper: starting %s: %w", cmd.Path, err)
+	}
+	h.pid, h.proc, h.req, h.resp = cmd.Process.Pid, cmd.Process, reqW, respR
+	h.stderrW.Add(1)
+	go func() {
+		defer h.stderrW.Done()
+		_, _ = io.Copy(h.stderr, io.LimitReader(errR, 4096))
+		errR.Close()
+	}()
+	return nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// watch kills the helper when ctx is done (a call under way then fails).
+func (h *Helper) watch(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		h.kill()
+		h.mu.Lock()
+		if h.broken == nil {
+			h.broken = fmt.Errorf("vma helper: %w", ctx.Err())
+		}
+		h.mu.Unlock()
+	case <-h.exited:
+	}
+}
+
+// kill ends the helper at once and waits until it is reaped. It is safe
+// after the helper has gone (os.Process never signals a reaped pid).
+func (h *Helper) kill() {
+	_ = h.proc.Kill()
+	<-h.exited
+}
+
+// readHello reads the line the helper sends once it is ready, or the line
+// it refused with.
+func (h *Helper) readHello() error {
+	r, err := h.readResponse()
+	if err != nil {
+		h.kill() // a refusing helper has exited already; a hung one must
+		if line := strings.TrimSpace(h.stderr.String()); line != "" {
+			return errors.New(firstLine([]byte(line)))
+		}
+		return fmt.Errorf("vma helper: no hello: %w", err)
+	}
+	for _, f := range strings.Fields(string(r.payload)) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "start_brk":
+			h.startBrk, err = strconv.ParseUint(v, 16, 64)
+		case "quirks":
+			var q uint64
+			q, err = strconv.ParseUint(v, 16, 32)
+			h.quirks = ops.VMAQuirks(q)
+		case "release":
+			h.kernel = v
+		}
+		if err != nil {
+			return fmt.Errorf("vma helper: bad hello %q: %w", r.payload, err)
+		}
+	}
+	if h.startBrk == 0 {
+		return fmt.Errorf("vma helper: bad hello %q", r.payload)
+	}
+	return nil
+}
+
+func (h *Helper) readResponse() (response, error) {
+	var hb [responseSize]byte
+	if err := h.resp.SetReadDeadline(time.Now().Add(h.opt.CallTimeout)); err != nil {
+		return response{}, err
+	}
+	if _, err := io.ReadFull(h.resp, hb[:]); err != nil {
+		return response{}, err
+	}
+	r := decodeResponse(&hb)
+	if r.n > 0 {
+		r.payload = make([]byte, r.n)
+		if _, err := io.ReadFull(h.resp, r.payload); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// call sends one request and reads its response. A failure to talk to the
+// helper breaks it for good (it is killed).
+func (h *Helper) call(q request) (response, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.broken != nil {
+		return response{}, h.broken
+	}
+	var b [requestSize]byte
+	q.encode(&b)
+	_, err := h.req.Write(b[:])
+	var r response
+	if err == nil {
+		r, err = h.readResponse()
+	}
+	if err != nil {
+		h.broken = fmt.Errorf("vma helper %d: op %d: %w", h.pid, q.op, err)
+		h.mu.Unlock()
+		h.kill()
+		h.mu.Lock()
+		return r, h.broken
+	}
+	if r.err < 0 {
+		return r, fmt.Errorf("vma helper %d: op %d: %w", h.pid, q.op, refusal(r.err))
+	}
+	return r, nil
+}
+
+// errnoCall is call for operations that return an errno only.
+func (h *Helper) errnoCall(q request) (ops.Errno, error) {
+	r, err := h.call(q)
+	if err != nil {
+		return 0, err
+	}
+	return ops.Errno(r.err), nil
+}
+
+// Close implements ops.AddressSpace: the helper sees its requests end and
+// exits; if it does not within the call timeout it is killed. Closing twice
+// is allowed.
+func (h *Helper) Close() error {
+	h.closeOnce.Do(h.close)
+	return nil
+}
+
+func (h *Helper) close() {
+	h.mu.Lock()
+	if h.broken == nil {
+		h.broken = errors.New("vma helper: closed")
+	}
+	h.req.Close()
+	h.mu.Unlock()
+	select {
+	case <-h.exited:
+	case <-time.After(h.opt.CallTimeout):
+		h.kill()
+	}
+	h.resp.Close()
+	close(h.release)
+}
+
+// Pid is the helper's process id.
+func (h *Helper) Pid() int { return h.pid }
+
+// Quirks are the version-dependent rules the helper found by probing.
+func (h *Helper) Quirks() ops.VMAQuirks { return h.quirks }
+
+// Release is the kernel release (uname -r).
+func (h *Helper) Release() string { return h.kernel }

@@ -1,0 +1,373 @@
+//go:build linux && amd64
+
+package vma
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	model "github.com/ipcfuzz/ipcfuzz/impls/vma"
+	"github.com/ipcfuzz/ipcfuzz/impls/vma/vmatest"
+)
+
+// hostEnv makes the test binary a host: it starts a helper, prints
+// "ready <pid>" and waits to be killed.
+const hostEnv = "IPCFUZZ_VMA_TEST_HOST"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(hostEnv) != "" {
+		os.Exit(host())
+	}
+	code := m.Run()
+	if left := helperChildren(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "helper processes left after the tests: %v\n", left)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func host() int {
+	h, err := Start(context.Background(), Options{})
+	if err != nil {
+		fmt.Printf("skip: %v\n", err)
+		return 0
+	}
+	fmt.Printf("ready %d\n", h.Pid())
+	select {}
+}
+
+// helperChildren lists this process's children that run the helper.
+func helperChildren() []int {
+	var out []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, comm, ok := procStat(pid); ok && ppid == os.Getpid() && strings.HasPrefix(comm, "vmahelper") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStat returns a process's parent and command name.
+func procStat(pid int) (ppid int, comm string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, "", false
+	}
+	s := string(b)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[closing+1:])
+	if open < 0 || closing < open || len(f) < 2 {
+		return 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return ppid, s[open+1 : closing], f[0] != "Z"
+}
+
+// start starts a helper for a test, or skips naming what is missing.
+func start(tb testing.TB, opt Options) *Helper {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
+	}
+	h, err := Start(context.Background(), opt)
+	if errors.Is(err, ErrNoCompiler) {
+		tb.Skipf("needs a C compiler: %v", err)
+	}
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, h.Close()) })
+	return h
+}
+
+func TestHelloAndQuirks(t *testing.T) {
+	h := start(t, Options{})
+	t.Logf("kernel %s, quirks %s", h.Release(), h.Quirks())
+	require.NotEmpty(t, h.Release())
+	st, err := h.State()
+	require.NoError(t, err)
+	require.Equal(t, "brk=0\n", ops.FormatVMAState(st), "the window and the heap start empty")
+}
+
+// The worked cases of vma-spec, checked on this kernel (they are the
+// expectations of a kernel with ops.VMAQuirksLinux618's rules).
+func TestSpecCasesOnKernel(t *testing.T) {
+	h := start(t, Options{})
+	if h.Quirks()&^ops.QuirkForkChildRemap != ops.VMAQuirksLinux618&^ops.QuirkForkChildRemap {
+		t.Skipf("this kernel (%s, %s) has other rules than the cases assume", h.Release(), h.Quirks())
+	}
+	for _, c := range vmatest.SpecCases() {
+		steps, err := vmatest.Run(h, c.Calls)
+		require.NoError(t, err, c.Name)
+		require.Equal(t, c.Want, ops.FormatVMAState(steps[len(steps)-1].State), c.Name)
+	}
+	for _, c := range vmatest.SpecErrorCases() {
+		steps, err := vmatest.Run(h, c.Calls)
+		require.NoError(t, err, c.Name)
+		var errs []ops.Errno
+		for _, s := range steps {
+			errs = append(errs, s.Errno)
+		}
+		require.Equal(t, c.Errs, errs, c.Name)
+	}
+}
+
+// The model, told the quirks the helper found, agrees with the kernel on
+// random scripts: every errno and every state after each call. A failure
+// is shrunk to a minimal script.
+func TestModelAgreesWithKernel(t *testing.T) {
+	h := start(t, Options{})
+	for _, c := range []struct {
+		name string
+		mk   func(ops.VMAQuirks) *model.Space
+	}{{"naive", model.NewNaive}, {"optimized", model.NewOptimized}} {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.mk(h.Quirks())
+			diff := func(calls []vmatest.Call) (string, error) {
+				want, err := vmatest.Run(h, calls)
+				if err != nil {
+					return "", err
+				}
+				got, err := vmatest.Run(m, calls)
+				if err != nil {
+					return "", err
+				}
+				return vmatest.Diff(calls, want, got, "kernel", "model"), nil
+			}
+			rapid.Check(t, func(t *rapid.T) {
+				calls := vmatest.Script(30).Draw(t, "script")
+				d, err := diff(calls)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d == "" {
+					return
+				}
+				small := vmatest.Minimize(calls, func(c []vmatest.Call) bool {
+					d, err := diff(c)
+					return err == nil && d != ""
+				})
+				d, _ = diff(small)
+				t.Fatal(d)
+			})
+		})
+	}
+}
+
+// readMaps returns the helper's /proc/PID/maps.
+func readMaps(t *testing.T, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// A thousand scripts leave the helper's mappings as they found them: after
+// each reset the window and the heap area are empty and the break is back,
+// and nothing outside them ever changed.
+func TestResetIsExact(t *testing.T) {
+	h := start(t, Options{})
+	before := readMaps(t, h.Pid())
+	for i := range 1000 {
+		calls := vmatest.Generate(uint64(i), 40)
+		_, err := vmatest.Run(h, calls)
+		require.NoError(t, err, "script %d:\n%s", i, vmatest.FormatCalls(calls))
+		require.NoError(t, h.Reset())
+		st, err := h.State()
+		require.NoError(t, err)
+		require.Equal(t, "brk=0\n", ops.FormatVMAState(st), "after script %d:\n%s", i, vmatest.FormatCalls(calls))
+	}
+	require.Equal(t, before, readMaps(t, h.Pid()))
+}
+
+// The helper refuses to run, in one line, when the window is taken: here
+// by the helper's own text, which a static executable has at 0x400000.
+func TestRefusesTakenWindow(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	_, err := Start(context.Background(), Options{WindowBase: 0x400000})
+	if errors.Is(err, ErrNoCompiler) {
+		t.Skipf("needs a C compiler: %v", err)
+	}
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "\n")
+	require.Contains(t, err.Error(), "the window is taken")
+}
+
+// Without a C compiler Build fails in one line that names what is missing.
+func TestNoCompilerIsOneLine(t *testing.T) {
+	t.Setenv("PATH", "")
+	t.Setenv("CC", "")
+	_, err := Build(context.Background(), Options{CacheDir: t.TempDir()})
+	require.ErrorIs(t, err, ErrNoCompiler)
+	require.NotContains(t, err.Error(), "\n")
+}
+
+// Close reaps the helper; a cancelled context kills it.
+func TestNoHelperLeftAfterCloseOrCancel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	h := start(t, Options{})
+	pid := h.Pid()
+	require.NoError(t, h.Close())
+	_, _, alive := procStat(pid)
+	require.False(t, alive, "helper %d outlived Close", pid)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	h2, err := Start(ctx, Options{})
+	require.NoError(t, err)
+	cancel()
+	<-h2.exited
+	_, err = h2.State()
+	require.Error(t, err)
+	require.NoError(t, h2.Close())
+}
+
+// The helper dies with the process that drives it, even killed with
+// SIGKILL (its parent-death signal).
+func TestNoHelperLeftWhenHostKilled(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), hostEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	if strings.HasPrefix(line, "skip:") {
+		_ = cmd.Wait()
+		t.Skip(strings.TrimSpace(line))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	require.NoError(t, err, line)
+	_, _, alive := procStat(pid)
+	require.True(t, alive)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	// The kernel delivers the signal as the host's threads exit; wait for
+	// it, with a generous bound only a helper that never dies reaches.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, _, alive := procStat(pid); !alive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("helper %d outlived its killed host", pid)
+		}
+	}
+}
+
+func TestMeasureBrkExpand(t *testing.T) {
+	h := start(t, Options{})
+	m, err := h.MeasureBrkExpand(100, 3)
+	require.NoError(t, err)
+	require.Len(t, m.WallNs, 3)
+	st, err := h.State()
+	require.NoError(t, err)
+	require.Equal(t, "brk=0\n", ops.FormatVMAState(st), "the workload cleans up after itself")
+}
+
+// BenchmarkBrkExpandKernel reports the kernel's cost of one brk of the
+// brk-expand workload (ns/brk) with n VMAs in the address space.
+func BenchmarkBrkExpandKernel(b *testing.B) {
+	h := start(b, Options{})
+	for _, n := range []int{10, 1000, 30000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var ns int64
+			for i := 0; i < b.N; i++ {
+				m, err := h.MeasureBrkExpand(n, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ns += m.WallNs[0]
+			}
+			b.ReportMetric(float64(ns)/float64(b.N)/float64(ops.BrkExpandCalls), "ns/brk")
+		})
+	}
+}
+
+// BenchmarkReset is the cost of returning the helper to its initial state
+// after a typical script (reported per reset).
+func BenchmarkReset(b *testing.B) {
+	h := start(b, Options{})
+	calls := vmatest.Generate(7, 40)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for _, c := range calls {
+			if _, err := vmatest.Apply(h, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := h.Reset(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkState is the cost of one snapshot (smaps read and parsed).
+func BenchmarkState(b *testing.B) {
+	h := start(b, Options{})
+	for _, c := range vmatest.Generate(7, 40) {
+		if _, err := vmatest.Apply(h, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := h.State(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Scripts aimed at rare rules: the models agree with the kernel on them.
+func TestDirectedScripts(t *testing.T) {
+	h := start(t, Options{})
+	for _, c := range vmatest.Directed() {
+		want, err := vmatest.Run(h, c.Calls)
+		require.NoError(t, err, c.Name)
+		for _, m := range []*model.Space{model.NewNaive(h.Quirks()), model.NewOptimized(h.Quirks())} {
+			got, err := vmatest.Run(m, c.Calls)
+			require.NoError(t, err, c.Name)
+			if d := vmatest.Diff(c.Calls, want, got, "kernel", "model"); d != "" {
+				t.Errorf("%s:\n%s", c.Name, d)
+			}
+		}
+	}
+}
+
+// BenchmarkStart is the cost of a fresh helper (start, probes, hello,
+// close): the alternative to Reset that was not needed.
+func BenchmarkStart(b *testing.B) {
+	start(b, Options{}) // builds the helper once, skips where it cannot run
+	for i := 0; i < b.N; i++ {
+		h, err := Start(context.Background(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

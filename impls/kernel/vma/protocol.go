@@ -1,0 +1,114 @@
+//go:build linux && amd64
+
+package vma
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The protocol between the adapter and vmahelper. Both pipes carry
+// little-endian fixed-size records; the helper reads requests on its fd 3
+// and answers each on its fd 4, in order.
+//
+// A request is 56 bytes:
+//
+//	op u32, region u32 (0: the window, 1: the heap area),
+//	start i64, pages i64 (pages of the region), a [4]i64
+//
+// A response is 16 bytes, then n bytes of payload:
+//
+//	err i32 (0: success; > 0: the syscall's errno; < 0: the helper refused
+//	the request, see refusal), n u32, val i64
+//
+// Before the first request the helper sends one response whose payload is
+// its hello line: "vmahelper 1 start_brk=<hex> quirks=<hex> release=<uname -r>".
+//
+//	op        arguments                                          val / payload
+//	map       a: prot, ops.VMAMapFlags, handle (0: anon), offset  -
+//	unmap     -                                                   -
+//	protect   a: prot                                             -
+//	touch     pages 1; a: write (1) or read (0)                   -
+//	advise    a: MADV_* number                                    -
+//	lock      a: MLOCK_ONFAULT (1) or not                         -
+//	unlock    -                                                   -
+//	remap     a: new pages, fixed (1) or in place, target page    -
+//	brk       a: the break in pages above start_brk               - (ENOMEM if it did not move)
+//	open      a: handle, -, read-only                             inode
+//	reopen    a: handle, of, read-only                            inode
+//	dup       a: handle, of                                       inode
+//	state     -                                                   the break; smaps lines of the VMAs
+//	                                                              meeting the window or the heap area
+//	                                                              (header, ProtectionKey, VmFlags)
+//	reset     -                                                   -
+//	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
+//
+// The helper exits when its request pipe is closed.
+const (
+	opMap uint32 = iota + 1
+	opUnmap
+	opProtect
+	opTouch
+	opAdvise
+	opLock
+	opUnlock
+	opRemap
+	opBrk
+	opOpen
+	opReopen
+	opDup
+	opState
+	opReset
+	opMeasure
+)
+
+const (
+	requestSize  = 56
+	responseSize = 16
+)
+
+type request struct {
+	op, region   uint32
+	start, pages int64
+	a            [4]int64
+}
+
+func (r *request) encode(b *[requestSize]byte) {
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], r.op)
+	le.PutUint32(b[4:], r.region)
+	le.PutUint64(b[8:], uint64(r.start))
+	le.PutUint64(b[16:], uint64(r.pages))
+	for i, v := range r.a {
+		le.PutUint64(b[24+8*i:], uint64(v))
+	}
+}
+
+type response struct {
+	err     int32
+	n       uint32
+	val     int64
+	payload []byte
+}
+
+func decodeResponse(b *[responseSize]byte) response {
+	le := binary.LittleEndian
+	return response{err: int32(le.Uint32(b[0:])), n: le.Uint32(b[4:]), val: int64(le.Uint64(b[8:]))}
+}
+
+// refusal turns a negative err (the helper's BAD_REQUEST, BAD_RANGE,
+// BAD_HANDLE, HELPER_FAILED) into an error.
+func refusal(err int32) error {
+	switch err {
+	case -1:
+		return errors.New("the helper refused the request: bad request")
+	case -2:
+		return errors.New("the helper refused the request: range outside the window or the heap area")
+	case -3:
+		return errors.New("the helper refused the request: bad file handle")
+	case -4:
+		return errors.New("the helper failed to carry the request out")
+	}
+	return fmt.Errorf("the helper refused the request: code %d", err)
+}

@@ -1,0 +1,368 @@
+//go:build linux && amd64
+
+package vma
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+func region(a ops.VMAArgs) uint32 {
+	if a.Heap {
+		return 1
+	}
+	return 0
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// rangeCall is a request on a checked range of a region.
+func (h *Helper) rangeCall(op uint32, a ops.VMAArgs, args ...int64) (ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, err
+	}
+	q := request{op: op, region: region(a), start: a.Start, pages: a.Pages}
+	copy(q.a[:], args)
+	return h.errnoCall(q)
+}
+
+// Map implements ops.AddressSpace.
+func (h *Helper) Map(a ops.VMAArgs) (ops.Errno, error) {
+	return h.rangeCall(opMap, a, int64(a.Prot), int64(a.Flags), int64(a.File), a.Offset)
+}
+
+// Unmap implements ops.AddressSpace.
+func (h *Helper) Unmap(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opUnmap, a) }
+
+// Protect implements ops.AddressSpace.
+func (h *Helper) Protect(a ops.VMAArgs) (ops.Errno, error) {
+	return h.rangeCall(opProtect, a, int64(a.Prot))
+}
+
+// Touch implements ops.AddressSpace.
+func (h *Helper) Touch(a ops.VMAArgs) (ops.Errno, error) {
+	a.Pages = 1
+	return h.rangeCall(opTouch, a, b2i(a.Write))
+}
+
+// madvNumber is the MADV_* number of an advice.
+func madvNumber(a ops.VMAAdvice) (int64, bool) {
+	switch a {
+	case ops.AdviceNormal:
+		return 0, true
+	case ops.AdviceRandom:
+		return 1, true
+	case ops.AdviceSequential:
+		return 2, true
+	case ops.AdviceDontNeed:
+		return 4, true
+	case ops.AdviceDontFork:
+		return 10, true
+	case ops.AdviceDoFork:
+		return 11, true
+	case ops.AdviceMergeable:
+		return 12, true
+	case ops.AdviceUnmergeable:
+		return 13, true
+	case ops.AdviceHugePage:
+		return 14, true
+	case ops.AdviceNoHugePage:
+		return 15, true
+	case ops.AdviceDontDump:
+		return 16, true
+	case ops.AdviceDoDump:
+		return 17, true
+	case ops.AdviceWipeOnFork:
+		return 18, true
+	case ops.AdviceKeepOnFork:
+		return 19, true
+	case ops.AdviceGuardInstall:
+		return 102, true
+	case ops.AdviceGuardRemove:
+		return 103, true
+	}
+	return 0, false
+}
+
+// Advise implements ops.AddressSpace; an advice the vocabulary does not
+// know is EINVAL, as for the kernel an unknown number is.
+func (h *Helper) Advise(a ops.VMAArgs) (ops.Errno, error) {
+	n, ok := madvNumber(a.Advice)
+	if !ok {
+		if err := ops.CheckVMAArgs(a); err != nil {
+			return 0, err
+		}
+		return ops.EINVAL, nil
+	}
+	return h.rangeCall(opAdvise, a, n)
+}
+
+// Lock implements ops.AddressSpace.
+func (h *Helper) Lock(a ops.VMAArgs) (ops.Errno, error) {
+	return h.rangeCall(opLock, a, b2i(a.OnFault))
+}
+
+// Unlock implements ops.AddressSpace.
+func (h *Helper) Unlock(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opUnlock, a) }
+
+// Remap implements ops.AddressSpace.
+func (h *Helper) Remap(a ops.VMAArgs) (ops.Errno, error) {
+	return h.rangeCall(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+}
+
+// Brk implements ops.AddressSpace.
+func (h *Helper) Brk(a ops.VMAArgs) (ops.Errno, error) {
+	return h.rangeCall(opBrk, a, a.Break)
+}
+
+// fileCall binds a handle; the inode it returns identifies the file.
+func (h *Helper) fileCall(op uint32, f ops.VMAFileArgs) (ops.Errno, error) {
+	if err := ops.CheckVMAFileArgs(f); err != nil {
+		return 0, err
+	}
+	r, err := h.call(request{op: op, a: [4]int64{int64(f.Handle), int64(f.Of), b2i(f.ReadOnly)}})
+	if err != nil || r.err != 0 {
+		return ops.Errno(r.err), err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ino := uint64(r.val)
+	if _, known := h.inodes[ino]; !known {
+		if op != opOpen {
+			return 0, fmt.Errorf("vma helper: handle %d: a new file (inode %d) from reopen or dup", f.Handle, ino)
+		}
+		h.inodes[ino] = len(h.inodes) + 1
+	}
+	return ops.OK, nil
+}
+
+// Open implements ops.AddressSpace.
+func (h *Helper) Open(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(opOpen, f) }
+
+// Reopen implements ops.AddressSpace.
+func (h *Helper) Reopen(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(opReopen, f) }
+
+// Dup implements ops.AddressSpace.
+func (h *Helper) Dup(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(opDup, f) }
+
+// Reset implements ops.AddressSpace.
+func (h *Helper) Reset() error {
+	if _, err := h.call(request{op: opReset}); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.inodes = map[uint64]int{}
+	h.mu.Unlock()
+	return nil
+}
+
+// State implements ops.AddressSpace: the VMAs smaps shows in the window and
+// the heap area.
+func (h *Helper) State() (ops.VMAState, error) {
+	r, err := h.call(request{op: opState})
+	if err != nil {
+		return ops.VMAState{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.parseState(r.payload, uint64(r.val))
+	if err != nil {
+		return st, fmt.Errorf("vma helper %d: state: %w", h.pid, err)
+	}
+	return st, nil
+}
+
+// smapsVMA is one VMA as smaps shows it.
+type smapsVMA struct {
+	start, end uint64
+	perms      string
+	offset     uint64
+	inode      uint64
+	path       string
+	pkey       int
+	vmflags    []string
+}
+
+// parseSmaps reads the lines the helper selected: a header, then
+// ProtectionKey and VmFlags lines.
+func parseSmaps(text []byte) ([]smapsVMA, error) {
+	var out []smapsVMA
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if k, v, ok := strings.Cut(line, ":"); ok && !strings.ContainsAny(k, " -") {
+			if len(out) == 0 {
+				return nil, fmt.Errorf("%q before any VMA", line)
+			}
+			last := &out[len(out)-1]
+			switch k {
+			case "VmFlags":
+				last.vmflags = strings.Fields(v)
+			case "ProtectionKey":
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					return nil, fmt.Errorf("bad line %q", line)
+				}
+				last.pkey = n
+			}
+			continue
+		}
+		v, err := parseHeader(line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// parseHeader reads "start-end perms offset dev inode [path]".
+func parseHeader(line string) (smapsVMA, error) {
+	var v smapsVMA
+	f := strings.Fields(line)
+	if len(f) < 5 {
+		return v, fmt.Errorf("bad header %q", line)
+	}
+	s, e, ok := strings.Cut(f[0], "-")
+	var err1, err2, err3, err4 error
+	v.start, err1 = strconv.ParseUint(s, 16, 64)
+	v.end, err2 = strconv.ParseUint(e, 16, 64)
+	v.offset, err3 = strconv.ParseUint(f[2], 16, 64)
+	v.inode, err4 = strconv.ParseUint(f[4], 10, 64)
+	if !ok || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return v, fmt.Errorf("bad header %q", line)
+	}
+	v.perms = f[1]
+	if len(f) > 5 {
+		v.path = strings.Join(f[5:], " ")
+	}
+	return v, nil
+}
+
+// parseState turns the helper's smaps lines into the observable.
+func (h *Helper) parseState(text []byte, brk uint64) (ops.VMAState, error) {
+	st := ops.VMAState{Brk: (int64(brk) - int64(h.startBrk)) / pageSize}
+	vmas, err := parseSmaps(text)
+	if err != nil {
+		return st, err
+	}
+	shm := map[uint64]int{}
+	var heap []ops.VMA
+	for _, sv := range vmas {
+		v, err := h.observe(sv, shm)
+		if err != nil {
+			return st, err
+		}
+		if v.Heap {
+			heap = append(heap, v)
+		} else {
+			st.VMAs = append(st.VMAs, v)
+		}
+	}
+	st.VMAs = append(st.VMAs, heap...)
+	if len(st.VMAs) == 0 {
+		st.VMAs = nil
+	}
+	return st, nil
+}
+
+// observe places a VMA in its region and names its file.
+func (h *Helper) observe(sv smapsVMA, shm map[uint64]int) (ops.VMA, error) {
+	var v ops.VMA
+	wb, hb := h.opt.WindowBase, h.startBrk
+	switch {
+	case sv.start >= wb && sv.end <= wb+ops.VMAWindowPages*pageSize:
+		v.Start, v.End = int64(sv.start-wb)/pageSize, int64(sv.end-wb)/pageSize
+	case sv.start >= hb && sv.end <= hb+ops.VMAHeapPages*pageSize:
+		v.Heap = true
+		v.Start, v.End = int64(sv.start-hb)/pageSize, int64(sv.end-hb)/pageSize
+	default:
+		return v, fmt.Errorf("VMA %x-%x is not inside the window or the heap area", sv.start, sv.end)
+	}
+	perms, err := ops.ParseVMAPerms(sv.perms)
+	if err != nil {
+		return v, err
+	}
+	v.Perms, v.Pkey, v.HeapLabel = perms, sv.pkey, sv.path == "[heap]"
+	if err := h.nameFile(&v, sv, shm); err != nil {
+		return v, err
+	}
+	var names []string
+	for _, m := range sv.vmflags {
+		if !isPermMnemonic(m) {
+			names = append(names, m)
+		}
+	}
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	v.Flags, err = ops.ParseVMAFlags(strings.Join(names, ","))
+	return v, err
+}
+
+func isPermMnemonic(m string) bool {
+	for _, p := range ops.VMAPermMnemonics {
+		if m == p {
+			return true
+		}
+	}
+	return false
+}
+
+// nameFile gives a file-backed VMA its identity: the ordinal of a script's
+// file, or a shmem object numbered in order of appearance.
+func (h *Helper) nameFile(v *ops.VMA, sv smapsVMA, shm map[uint64]int) error {
+	if sv.inode == 0 {
+		return nil
+	}
+	v.Offset = int64(sv.offset / pageSize)
+	if n, ok := h.inodes[sv.inode]; ok {
+		v.File = n
+		return nil
+	}
+	if !strings.HasPrefix(sv.path, "/dev/zero") {
+		return fmt.Errorf("VMA %x-%x maps a file no script opened: %s", sv.start, sv.end, sv.path)
+	}
+	if shm[sv.inode] == 0 {
+		shm[sv.inode] = len(shm) + 1
+	}
+	v.Shm = shm[sv.inode]
+	return nil
+}
+
+// MeasureBrkExpand runs the brk-expand workload in the helper (n one-page
+// VMAs, a one-page heap, ops.BrkRounds rounds of brk up and down by a page
+// per repetition) and returns each repetition's wall time; a brk costs
+// WallNs/ops.BrkExpandCalls. It resets the address space first and after.
+func (h *Helper) MeasureBrkExpand(n, reps int) (ops.Measurement, error) {
+	r, err := h.call(request{op: opMeasure, a: [4]int64{int64(n), int64(reps), ops.BrkRounds}})
+	if err != nil {
+		return ops.Measurement{}, err
+	}
+	if r.err != 0 || len(r.payload) != 8*reps {
+		return ops.Measurement{}, fmt.Errorf("vma helper %d: brk-expand: errno %d, %d bytes", h.pid, r.err, len(r.payload))
+	}
+	m := ops.Measurement{WallNs: make([]int64, reps)}
+	for i := range m.WallNs {
+		m.WallNs[i] = int64(le64(r.payload[8*i:]))
+	}
+	h.mu.Lock()
+	h.inodes = map[uint64]int{}
+	h.mu.Unlock()
+	return m, nil
+}
+
+func le64(b []byte) uint64 {
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}

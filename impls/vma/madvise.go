@@ -1,0 +1,176 @@
+package vma
+
+import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+
+// Advise implements ops.AddressSpace: madvise (madvise_walk_vmas). Holes
+// do not stop the walk: it goes on and returns ENOMEM at the end; an error
+// of one VMA stops it at once.
+func (s *Space) Advise(a ops.VMAArgs) (ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, err
+	}
+	if !s.madviseBehaviorValid(a.Advice) {
+		return ops.EINVAL, nil
+	}
+	if a.Pages == 0 {
+		return ops.OK, nil
+	}
+	start := s.abs(a.Heap, a.Start)
+	end := start + a.Pages
+	v := s.layout.Find(start)
+	var prev *VMA
+	if v != nil {
+		prev = s.layout.Before(v.Start)
+	}
+	if v != nil && start > v.Start {
+		prev = v
+	}
+	unmapped := ops.OK
+	for rstart := start; ; {
+		if v == nil {
+			return ops.ENOMEM, nil
+		}
+		if rstart < v.Start {
+			unmapped, rstart = ops.ENOMEM, v.Start
+			if rstart >= end {
+				break
+			}
+		}
+		rend := min(v.End, end)
+		res, errno := s.madviseVMABehavior(v, prev, rstart, rend, a.Advice)
+		if errno != ops.OK {
+			return errno, nil
+		}
+		v, prev = res, res
+		rend = max(rend, v.End)
+		if rend >= end {
+			break
+		}
+		v, rstart = s.layout.Find(v.End), rend
+	}
+	return unmapped, nil
+}
+
+// madviseBehaviorValid: the advice exists on this kernel.
+func (s *Space) madviseBehaviorValid(adv ops.VMAAdvice) bool {
+	q := s.rules.Quirks
+	switch adv {
+	case ops.AdviceMergeable, ops.AdviceUnmergeable:
+		return q&ops.QuirkKSM != 0
+	case ops.AdviceHugePage, ops.AdviceNoHugePage:
+		return q&ops.QuirkTHP != 0
+	case ops.AdviceGuardInstall, ops.AdviceGuardRemove:
+		return q&ops.QuirkGuardRegions != 0
+	}
+	return adv >= ops.AdviceNormal && adv <= ops.AdviceGuardRemove
+}
+
+// madviseVMABehavior applies the advice to [start, end) of v and returns
+// the VMA the walk goes on from.
+func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAdvice) (*VMA, ops.Errno) {
+	switch adv {
+	case ops.AdviceDontNeed:
+		if v.Flags&(VMLocked|VMPfnMap|VMHugeTLB) != 0 {
+			return v, ops.EINVAL
+		}
+		return v, ops.OK // pages go, guard markers and the layout stay
+	case ops.AdviceGuardInstall:
+		return v, s.madviseGuardInstall(v, start, end)
+	case ops.AdviceGuardRemove:
+		if v.Flags&(vmSpecial|VMHugeTLB) != 0 {
+			return v, ops.EINVAL
+		}
+		for p := start; p < end; p++ {
+			delete(s.guards, p)
+		}
+		return v, ops.OK
+	}
+	newFlags, errno := s.madviseNewFlags(v, adv)
+	if errno != ops.OK {
+		return v, errno
+	}
+	return s.madviseUpdateVMA(v, prev, start, end, newFlags), ops.OK
+}
+
+// madviseGuardInstall marks the whole VMA as maybe guarded (no split),
+// gives an anonymous one an anon_vma, and puts markers on [start, end).
+func (s *Space) madviseGuardInstall(v *VMA, start, end int64) ops.Errno {
+	if v.Flags&(vmSpecial|VMHugeTLB|VMLocked) != 0 {
+		return ops.EINVAL
+	}
+	if s.rules.Quirks&ops.QuirkStickyGuard != 0 {
+		v.Flags |= VMMaybeGuard
+	}
+	if v.File == nil {
+		s.anonVMAPrepare(v)
+	}
+	for p := start; p < end; p++ {
+		s.guards[p] = true
+	}
+	return ops.OK
+}
+
+// madviseNewFlags computes the flags a flag-changing advice gives v.
+func (s *Space) madviseNewFlags(v *VMA, adv ops.VMAAdvice) (Flags, ops.Errno) {
+	f := v.Flags
+	switch adv {
+	case ops.AdviceNormal:
+		f &^= VMRandRead | VMSeqRead
+	case ops.AdviceSequential:
+		f = f&^VMRandRead | VMSeqRead
+	case ops.AdviceRandom:
+		f = f&^VMSeqRead | VMRandRead
+	case ops.AdviceDontFork:
+		f |= VMDontCopy
+	case ops.AdviceDoFork:
+		if f&vmSpecial != 0 {
+			return 0, ops.EINVAL
+		}
+		f &^= VMDontCopy
+	case ops.AdviceWipeOnFork:
+		if v.File != nil || f&VMShared != 0 {
+			return 0, ops.EINVAL
+		}
+		f |= VMWipeOnFork
+	case ops.AdviceKeepOnFork:
+		if f&VMDroppable != 0 {
+			return 0, ops.EINVAL
+		}
+		f &^= VMWipeOnFork
+	case ops.AdviceDontDump:
+		f |= VMDontDump
+	case ops.AdviceDoDump:
+		if f&(vmSpecial|VMDroppable) != 0 {
+			return 0, ops.EINVAL
+		}
+		f &^= VMDontDump
+	case ops.AdviceMergeable:
+		if ksmCompatible(v) {
+			f |= VMMergeable
+		}
+	case ops.AdviceUnmergeable:
+		f &^= VMMergeable
+	case ops.AdviceHugePage:
+		f = f&^VMNoHugePage | VMHugePage
+	case ops.AdviceNoHugePage:
+		f = f&^VMHugePage | VMNoHugePage
+	}
+	return f, ops.OK
+}
+
+// ksmCompatible is vma_ksm_compatible: KSM only takes private mappings of
+// ordinary memory.
+func ksmCompatible(v *VMA) bool {
+	return v.Flags&(VMShared|VMMayShare|VMPfnMap|VMIO|VMDontExpand|VMHugeTLB|VMMixedMap|VMDroppable) == 0
+}
+
+// madviseUpdateVMA gives [start, end) of v the new flags, merging or
+// splitting; nothing happens if they do not change.
+func (s *Space) madviseUpdateVMA(v, prev *VMA, start, end int64, newFlags Flags) *VMA {
+	if newFlags == v.Flags {
+		return v
+	}
+	res := s.vmaModifyFlags(prev, v, start, end, &newFlags)
+	res.Flags = newFlags
+	return res
+}

@@ -1,0 +1,228 @@
+package vma
+
+import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+
+// remapType is how mremap changes the length.
+type remapType uint8
+
+const (
+	remapNoResize remapType = iota
+	remapShrink
+	remapExpand
+)
+
+// remapState is struct vma_remap_struct.
+type remapState struct {
+	vma            *VMA
+	addr, newAddr  int64
+	oldLen, newLen int64
+	delta          int64
+	fixed          bool
+	typ            remapType
+	populateExpand bool
+}
+
+// Remap implements ops.AddressSpace: mremap in place (no flags) or with
+// MREMAP_MAYMOVE|MREMAP_FIXED to a.Target.
+func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, err
+	}
+	vrm := &remapState{addr: s.abs(a.Heap, a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
+	if vrm.newLen == 0 {
+		return ops.EINVAL, nil
+	}
+	if vrm.fixed {
+		vrm.newAddr = s.abs(a.Heap, a.Target)
+		if vrm.addr < vrm.newAddr+vrm.newLen && vrm.newAddr < vrm.addr+vrm.oldLen {
+			return ops.EINVAL, nil // the target overlaps the source
+		}
+		if vrm.oldLen == vrm.newLen && s.rules.Quirks&ops.QuirkMultiMove != 0 {
+			return s.remapMove(vrm), nil
+		}
+	}
+	vrm.vma = s.vmaLookup(vrm.addr)
+	if errno := s.checkPrepVMA(vrm); errno != ops.OK {
+		return errno, nil
+	}
+	var errno ops.Errno
+	if vrm.fixed {
+		errno = s.mremapTo(vrm)
+	} else {
+		errno = s.mremapAt(vrm)
+	}
+	if errno == ops.OK && vrm.populateExpand {
+		start := vrm.newAddr + vrm.oldLen
+		s.mmPopulate(start, start+vrm.delta, true)
+	}
+	return errno, nil
+}
+
+// checkPrepVMA is check_prep_vma: the old range must start in a VMA and,
+// if the operation maps anything new, lie inside it.
+func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
+	v := vrm.vma
+	if v == nil {
+		return ops.EFAULT
+	}
+	switch {
+	case vrm.oldLen == vrm.newLen:
+		vrm.typ = remapNoResize
+	case vrm.newLen < vrm.oldLen:
+		vrm.typ, vrm.delta = remapShrink, vrm.oldLen-vrm.newLen
+	default:
+		vrm.typ, vrm.delta = remapExpand, vrm.newLen-vrm.oldLen
+	}
+	if !vrm.fixed {
+		vrm.newAddr = vrm.addr
+	}
+	if vrm.typ != remapExpand && !vrm.fixed {
+		return ops.OK
+	}
+	if vrm.oldLen == 0 && v.Flags&(VMShared|VMMayShare) == 0 {
+		return ops.EINVAL
+	}
+	oldLen := vrm.oldLen
+	if vrm.typ == remapShrink {
+		oldLen = vrm.newLen
+	}
+	if oldLen > v.End-vrm.addr {
+		return ops.EFAULT
+	}
+	if vrm.newLen == oldLen {
+		return ops.OK
+	}
+	if v.Flags&VMLocked != 0 {
+		vrm.populateExpand = true
+	}
+	if v.Flags&(VMDontExpand|VMPfnMap) != 0 {
+		return ops.EFAULT
+	}
+	return ops.OK
+}
+
+// mremapAt resizes in place: shrinking unmaps the tail; growing needs the
+// old range to end the VMA and free room after it.
+func (s *Space) mremapAt(vrm *remapState) ops.Errno {
+	switch vrm.typ {
+	case remapShrink:
+		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		return ops.OK
+	case remapExpand:
+		v := vrm.vma
+		if v.End-vrm.addr != vrm.oldLen || !s.vmaExpandable(v, vrm.delta) {
+			return ops.ENOMEM // not MREMAP_MAYMOVE
+		}
+		if s.vmaMergeExtend(v, vrm.delta) == nil {
+			return ops.ENOMEM
+		}
+	}
+	return ops.OK
+}
+
+// vmaExpandable: nothing is mapped in the delta pages after v.
+func (s *Space) vmaExpandable(v *VMA, delta int64) bool {
+	next := s.layout.Find(v.End)
+	return next == nil || next.Start >= v.End+delta
+}
+
+// vmaMergeExtend is vma_merge_extend: algorithm A for the extension of v,
+// whose left neighbour is v itself.
+func (s *Space) vmaMergeExtend(v *VMA, delta int64) *VMA {
+	vmg := &mergeState{
+		prev: v, next: s.layout.Find(v.End), start: v.End, end: v.End + delta,
+		pgoff: v.Pgoff + v.Pages(), flags: v.Flags, file: v.File, anon: v.Anon,
+	}
+	return s.vmaMergeNewRange(vmg)
+}
+
+// mremapTo moves to a fixed address: unmap the target, shrink the source
+// if asked, then move.
+func (s *Space) mremapTo(vrm *remapState) ops.Errno {
+	s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen)
+	if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
+		return ops.EFAULT
+	}
+	if vrm.typ == remapShrink {
+		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
+			return ops.EFAULT
+		}
+		vrm.oldLen = vrm.newLen
+	}
+	s.moveVMA(vrm)
+	return ops.OK
+}
+
+// moveVMA copies the VMA to the new address (merging there if it can),
+// moves the pages (and their guard markers), then unmaps the source.
+func (s *Space) moveVMA(vrm *remapState) {
+	v := vrm.vma
+	s.copyVMA(v, vrm.newAddr, vrm.newLen, v.Pgoff+(vrm.addr-v.Start))
+	moved := map[int64]bool{}
+	for p := vrm.addr; p < vrm.addr+vrm.oldLen; p++ {
+		if s.guards[p] {
+			moved[vrm.newAddr+p-vrm.addr] = true
+			delete(s.guards, p)
+		}
+	}
+	for p := range moved {
+		s.guards[p] = true
+	}
+	s.vmsGatherMunmapVMAs(vrm.addr, vrm.addr+vrm.oldLen)
+}
+
+// copyVMA is copy_vma: place a copy of v's attributes at [addr, addr+pages),
+// merging with the VMAs there (algorithm A, with v as copied_from) or
+// making a new VMA that shares v's anon_vma. An unfaulted anonymous VMA
+// takes its new address as pgoff, so that it may merge there.
+func (s *Space) copyVMA(v *VMA, addr, pages, pgoff int64) *VMA {
+	if v.File == nil && v.Anon == nil {
+		pgoff = addr
+	}
+	vmg := &mergeState{
+		prev: s.layout.Before(addr), next: s.layout.Find(addr), start: addr, end: addr + pages,
+		pgoff: pgoff, flags: v.Flags, file: v.File, anon: v.Anon, copiedFrom: v,
+	}
+	if nv := s.vmaMergeNewRange(vmg); nv != nil {
+		return nv
+	}
+	nv := *v
+	nv.Start, nv.End, nv.Pgoff = addr, addr+pages, pgoff
+	s.layout.Insert(&nv)
+	return &nv
+}
+
+// remapMove is the 6.17 move of every VMA in [addr, addr+len) to the fixed
+// target, keeping the gaps between them.
+func (s *Space) remapMove(vrm *remapState) ops.Errno {
+	start, end := vrm.addr, vrm.addr+vrm.oldLen
+	target := vrm.newAddr
+	seen := false
+	var lastEnd int64
+	for v := s.layout.Find(start); v != nil && v.Start < end; v = s.layout.Find(lastEnd) {
+		addr := max(v.Start, start)
+		pages := min(end, v.End) - addr
+		if !seen && start < v.Start {
+			return ops.EFAULT
+		}
+		offset := int64(0)
+		if seen {
+			offset = v.Start - lastEnd
+		}
+		lastEnd = v.End
+		one := &remapState{vma: v, addr: addr, newAddr: target + offset, oldLen: pages, newLen: pages, fixed: true}
+		if errno := s.checkPrepVMA(one); errno != ops.OK {
+			return errno
+		}
+		if errno := s.mremapTo(one); errno != ops.OK {
+			return errno
+		}
+		seen = true
+		target = one.newAddr + pages
+	}
+	if !seen {
+		return ops.EFAULT
+	}
+	return ops.OK
+}
