@@ -24,7 +24,7 @@ type Builtin struct {
 func builtins() map[string]Builtin {
 	caps := ops.OptionCaps + "=none|" + ops.CapSysResource
 	return map[string]Builtin{
-		"naive":     {Info: naive.Info(), New: naive.New, Options: "alloc=cyclic|legacy," + caps},
+		"naive":     {Info: naive.Info(), New: naive.New, Options: "alloc=cyclic|legacy,ncnt=sus|legacy," + caps},
 		"optimized": {Info: optimized.Info(), New: optimized.New, Options: caps},
 		"kernel":    {Info: kernel.Info(), New: kernel.New, Options: caps + " (only what the process has)"},
 	}

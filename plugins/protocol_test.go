@@ -2,7 +2,9 @@ package plugins
 
 import (
 	"encoding/hex"
+	"flag"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -11,12 +13,24 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
+var update = flag.Bool("update", false, "rewrite PROTOCOL.md's layout block from the code")
+
+// layoutBlock is the code block of PROTOCOL.md that quotes Layout().
+var layoutBlock = regexp.MustCompile("(?s)```text\nOp \\{.*?```")
+
 // PROTOCOL.md quotes the packed layout as it is; a vocabulary change that
-// moves it must update the page (and so the layout version) too.
+// moves it must update the page (and so the layout version) too:
+// go test ./plugins -run TestProtocolDocumentsTheLayout -update
 func TestProtocolDocumentsTheLayout(t *testing.T) {
 	doc, err := os.ReadFile("PROTOCOL.md")
 	require.NoError(t, err)
-	require.Contains(t, string(doc), "```text\n"+Layout()+"```", "PROTOCOL.md does not quote the current layout; paste:\n%s", Layout())
+	want := "```text\n" + Layout() + "```"
+	if *update {
+		require.True(t, layoutBlock.Match(doc), "PROTOCOL.md has no layout block")
+		doc = layoutBlock.ReplaceAll(doc, []byte(want))
+		require.NoError(t, os.WriteFile("PROTOCOL.md", doc, 0o644))
+	}
+	require.Contains(t, string(doc), want, "PROTOCOL.md does not quote the current layout: go test ./plugins -run TestProtocolDocumentsTheLayout -update")
 }
 
 // The golden bytes, written by hand from PROTOCOL.md, decode to its example.

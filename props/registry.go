@@ -11,12 +11,13 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
+	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
 )
 
 // Subsystems lists every subsystem, in the order help shows them.
 func Subsystems() []engine.Subsystem {
-	return []engine.Subsystem{ids.Subsystem, shm.Subsystem, msg.Subsystem}
+	return []engine.Subsystem{ids.Subsystem, shm.Subsystem, msg.Subsystem, sem.Subsystem}
 }
 
 // Names lists the subsystems' names.

@@ -144,31 +144,31 @@ func fill(v reflect.Value, r *rand.Rand) {
 	case reflect.Bool:
 		v.SetBool(r.IntN(2) == 0)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(r.IntN(5)))
+		v.SetInt(int64(r.IntN(16)))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(r.IntN(5)))
+		v.SetUint(uint64(r.IntN(16)))
 	case reflect.String:
 		v.SetString([]string{"", "ab", "xyz"}[r.IntN(3)])
 	}
 }
 
-// randomOp draws a valid operation of any kind (what its text reads back as).
+// randomOp draws a valid operation of any kind: every field of Op filled
+// at random (as a type, not as a list of fields), the kind and type from
+// the vocabulary, and what its text reads back as.
 func randomOp(r *rand.Rand) ops.Op {
 	specs := ops.Specs()
 	for {
+		var op ops.Op
+		fill(reflect.ValueOf(&op).Elem(), r)
 		s := specs[r.IntN(len(specs))]
-		op := ops.Op{Kind: s.Kind}
+		op.Kind, op.Task, op.As, op.Bind, op.Obj = s.Kind, 0, 0, 0, ops.Ref{ID: op.Obj.ID}
 		if len(s.Types) > 0 {
 			op.Type = s.Types[r.IntN(len(s.Types))]
 		}
-		op.Cmd = ops.ShmCmd(r.IntN(10))
-		op.MCmd = ops.MsgCmd(r.IntN(10))
-		op.Rows = r.IntN(2) == 0
-		op.Value = int64(r.IntN(9)) + 1
-		op.Mode, op.Key, op.Att = 0o600, 1, 1
-		op.Size = int64(r.IntN(9))
-		op.Obj = ops.Ref{ID: int64(r.IntN(9))}
-		op.MsgFlags = ops.MsgNowait
+		op.MsgFlags |= ops.MsgNowait
+		for i := range op.Sem.Sops {
+			op.Sem.Sops[i].Flags |= ops.SemNowait
+		}
 		if back, err := ops.ParseOp(ops.FormatOp(op)); err == nil {
 			return back
 		}

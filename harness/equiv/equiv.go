@@ -77,7 +77,7 @@ func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
 			ren.follow(op, ra, rb)
 		}
 	}
-	if reason := compareSnapshots(ren, a.Snapshot, b.Snapshot); reason != "" {
+	if reason := compareSnapshots(ren, ops.SubsystemsOf(script), a.Snapshot, b.Snapshot); reason != "" {
 		return &Divergence{Step: -1, Reason: reason}
 	}
 	return nil
@@ -122,8 +122,9 @@ func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 	return ""
 }
 
-// compareSnapshots compares two final states group by group.
-func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
+// compareSnapshots compares two final states group by group, the groups of
+// the subsystems the script uses.
+func compareSnapshots(ren *renaming, subs map[string]bool, sa, sb ops.Snapshot) string {
 	if ren == nil && reflect.DeepEqual(sa, sb) {
 		return ""
 	}
@@ -132,7 +133,7 @@ func compareSnapshots(ren *renaming, sa, sb ops.Snapshot) string {
 	}
 	ga, gb := ops.SnapshotGroups(sa), ops.SnapshotGroups(sb)
 	for i := range ga {
-		if ga[i].Text != gb[i].Text {
+		if subs[ga[i].Subsystem] && ga[i].Text != gb[i].Text {
 			la, lb := firstDifference(ga[i].Text, gb[i].Text)
 			return fmt.Sprintf("%s: A has %q where B has %q", ga[i].Name, la, lb)
 		}

@@ -16,6 +16,8 @@ const (
 	ENOMEM Errno = 12
 	EACCES Errno = 13
 	EFAULT Errno = 14
+	EBADF  Errno = 9
+	EFBIG  Errno = 27
 	// EBUSY is not a syscall's: it is the result of an operation issued by
 	// a task that is still asleep in an earlier call.
 	EBUSY   Errno = 16
@@ -30,8 +32,8 @@ const (
 )
 
 var errnoNames = map[Errno]string{
-	OK: "ok", EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", E2BIG: "E2BIG", EAGAIN: "EAGAIN",
-	ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT", EBUSY: "EBUSY", EEXIST: "EEXIST", EINVAL: "EINVAL",
+	OK: "ok", EPERM: "EPERM", ENOENT: "ENOENT", EBADF: "EBADF", EINTR: "EINTR", E2BIG: "E2BIG", EAGAIN: "EAGAIN",
+	ENOMEM: "ENOMEM", EACCES: "EACCES", EFAULT: "EFAULT", EFBIG: "EFBIG", EBUSY: "EBUSY", EEXIST: "EEXIST", EINVAL: "EINVAL",
 	ENOSPC: "ENOSPC", ERANGE: "ERANGE", ENOMSG: "ENOMSG", EIDRM: "EIDRM", ENOSYS: "ENOSYS",
 	EOVERFL: "EOVERFLOW",
 }

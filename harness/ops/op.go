@@ -36,6 +36,8 @@ type Op struct {
 	Fill     uint8  // msgsnd: the text is MsgText(Fill, Size)
 	MsgFlags uint8  // msgsnd, msgrcv: MsgNowait, MsgNoerror, MsgExcept, MsgCopy
 	MCmd     MsgCmd // msgctl
+
+	Sem SemArgs // the sem subsystem (sem.go)
 }
 
 // Result is what one operation returned: a common part (the errno, whether
@@ -67,6 +69,8 @@ type Result struct {
 	Msg     Message // msgrcv
 	Qbytes  int64   // msgctl IPC_STAT, MSG_STAT, MSG_STAT_ANY (Row has the rest)
 	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
+
+	Sem SemResult // the sem subsystem (sem.go)
 }
 
 // Snapshot is the whole observable state of an implementation, one group
@@ -81,6 +85,10 @@ type Snapshot struct {
 	// Queues holds every message queue's messages and sleepers, in
 	// ascending idx order.
 	Queues []QueueState
+	// Sems holds every semaphore array, in ascending idx order, and
+	// SemLimits the namespace's kernel.sem.
+	Sems      []SemState
+	SemLimits SemLimits
 }
 
 // ObjectsOf returns the live objects of one type.

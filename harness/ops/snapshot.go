@@ -13,14 +13,18 @@ import (
 // none).
 type SnapshotGroup struct {
 	Name string
-	Text string
+	// Subsystem is the subsystem whose operations the group shows: a
+	// script is compared on the groups of the subsystems it uses.
+	Subsystem string
+	Text      string
 }
 
 // snapshotPart writes one group of a snapshot.
 type snapshotPart struct {
-	rank   int
-	name   string
-	format func(s *Snapshot, b *strings.Builder)
+	rank      int
+	name      string
+	subsystem string
+	format    func(s *Snapshot, b *strings.Builder)
 }
 
 var snapshotParts []snapshotPart
@@ -39,7 +43,7 @@ func SnapshotGroups(s Snapshot) []SnapshotGroup {
 	for i, p := range snapshotParts {
 		var b strings.Builder
 		p.format(&s, &b)
-		out[i] = SnapshotGroup{Name: p.name, Text: b.String()}
+		out[i] = SnapshotGroup{Name: p.name, Subsystem: p.subsystem, Text: b.String()}
 	}
 	return out
 }
@@ -57,7 +61,7 @@ func FormatSnapshot(s Snapshot) string {
 func init() {
 	for i, t := range IPCTypes {
 		t := t
-		registerSnapshotPart(snapshotPart{rank: 10 + i, name: t.String() + " ids", format: func(s *Snapshot, b *strings.Builder) {
+		registerSnapshotPart(snapshotPart{rank: 10 + i, name: t.String() + " ids", subsystem: "ids", format: func(s *Snapshot, b *strings.Builder) {
 			ts := s.IDs[t]
 			fmt.Fprintf(b, "limit=%d next_id=%d objects=%d\n", ts.Limit, ts.NextID, len(ts.Objects))
 			for _, o := range ts.Objects {
@@ -69,13 +73,13 @@ func init() {
 			}
 		}})
 	}
-	registerSnapshotPart(snapshotPart{rank: 20, name: "shm", format: func(s *Snapshot, b *strings.Builder) {
+	registerSnapshotPart(snapshotPart{rank: 20, name: "shm", subsystem: "shm", format: func(s *Snapshot, b *strings.Builder) {
 		fmt.Fprintf(b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
 		for _, a := range s.Shm.Attachments {
 			fmt.Fprintf(b, "  a%d task=%s id=%d\n", a.Att, a.Task, a.ID)
 		}
 	}})
-	registerSnapshotPart(snapshotPart{rank: 30, name: "msg queues", format: func(s *Snapshot, b *strings.Builder) {
+	registerSnapshotPart(snapshotPart{rank: 30, name: "msg queues", subsystem: "msg", format: func(s *Snapshot, b *strings.Builder) {
 		fmt.Fprintf(b, "queues=%d\n", len(s.Queues))
 		for _, q := range s.Queues {
 			fmt.Fprintf(b, "  id=%d qbytes=%d senders=%v receivers=%v msgs=%d\n", q.ID, q.Qbytes, q.Senders, q.Receivers, len(q.Msgs))
@@ -84,4 +88,26 @@ func init() {
 			}
 		}
 	}})
+}
+
+// SubsystemsOf lists the subsystems whose operations a script uses (with
+// ids, whose listings every IPC script changes, when it uses any IPC
+// subsystem): the snapshot groups a comparison of it looks at. An empty
+// script uses them all.
+func SubsystemsOf(script []Op) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range script {
+		if s := Spec(op.Kind); s != nil {
+			out[s.Subsystem] = true
+			if s.typed() {
+				out["ids"] = true
+			}
+		}
+	}
+	if len(out) == 0 {
+		for _, p := range snapshotParts {
+			out[p.subsystem] = true
+		}
+	}
+	return out
 }

@@ -10,6 +10,10 @@ const (
 	// adjustments are applied. The task may be used again afterwards, as a
 	// new process.
 	KindExit Kind = 8 + iota
+	// KindInterrupt sends a task a signal (with a handler): a task asleep
+	// in semop, msgsnd or msgrcv returns EINTR (a completion of this
+	// operation); a task that is not asleep is not disturbed.
+	KindInterrupt
 )
 
 func init() {
@@ -18,6 +22,13 @@ func init() {
 			Check: func(op Op) error {
 				if op.Task == 0 {
 					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
+				}
+				return nil
+			}},
+		KindSpec{Kind: KindInterrupt, Name: "interrupt", Subsystem: "tasks", Task: true,
+			Check: func(op Op) error {
+				if op.Task == 0 {
+					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, never sleeps)", MaxTask)
 				}
 				return nil
 			}},

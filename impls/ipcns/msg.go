@@ -336,3 +336,12 @@ func equalQueueState(a, b ops.QueueState) bool {
 	return a.ID == b.ID && a.Qbytes == b.Qbytes && slices.Equal(a.Msgs, b.Msgs) &&
 		slices.Equal(a.Senders, b.Senders) && slices.Equal(a.Receivers, b.Receivers)
 }
+
+// msgInterrupt is a signal to a task asleep on queue o: it leaves every
+// state of the queue with EINTR.
+func (ns *Namespace) msgInterrupt(o *Obj, task int) {
+	for i, q := range o.MsgQ {
+		o.MsgQ[i], _ = msgq.Interrupt(q, task)
+	}
+	o.MsgQ = dedupQueues(o.MsgQ)
+}

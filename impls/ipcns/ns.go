@@ -6,6 +6,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
 // ids is the allocator state of one type (struct ipc_ids).
@@ -27,6 +28,8 @@ type Namespace struct {
 	msgQuirks msgq.Quirk
 	types     [len(ops.IPCTypes)]*ids
 	usedSems  int64
+	semOpts   semq.Options
+	semLimits semLimits
 	shm       shmState
 	// asleep is the queue each task sleeps on in a msgsnd or msgrcv, or nil.
 	asleep [ops.NumTasks]*Obj
@@ -48,6 +51,7 @@ func (ns *Namespace) clear() {
 		ns.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
 	}
 	ns.usedSems = 0
+	ns.semLimits = defaultSemLimits()
 	ns.asleep = [ops.NumTasks]*Obj{}
 	ns.shm = shmState{atts: map[int]*attachment{}}
 }
@@ -101,10 +105,24 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 	if err := ops.Validate(op); err != nil {
 		return ops.Result{}, err
 	}
+	if op.Kind == ops.KindInterrupt {
+		return ns.interrupt(op.Task), nil // sent to the task, not issued by it
+	}
 	if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
 		return ops.Result{Err: ops.EBUSY}, nil
 	}
 	switch op.Kind {
+	case ops.KindSemop:
+		return ns.semop(op), nil
+	case ops.KindSemctl:
+		return ns.semctl(op), nil
+	case ops.KindSemLimits:
+		return ops.Result{Err: ns.setSemLimits(op)}, nil
+	case ops.KindExit:
+		ns.exit(op.Task)
+		done := ns.semExit(op.Task)
+		ns.shm.gen[op.Task]++
+		return ops.Result{Done: done}, nil
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
 		return ns.applyMsg(op, other), nil
 	case ops.KindChurn:
@@ -126,7 +144,7 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 			return ns.listRows(op.Type, other), nil
 		}
 		return ns.list(op.Type), nil
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced:
 		return ns.applyShm(op), nil
 	}
 	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
@@ -134,7 +152,7 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 
 // get is ipcget(): ipcget_public for a key, ipcget_new for IPC_PRIVATE.
 func (ns *Namespace) get(op ops.Op) ops.Result {
-	if op.Type == ops.Sem && (op.Size < 0 || op.Size > ops.DefaultSemmsl) {
+	if op.Type == ops.Sem && (op.Size < 0 || op.Size > ns.semLimits.msl) {
 		return ops.Result{Err: ops.EINVAL}
 	}
 	if op.Key == ops.IPCPrivate {
@@ -186,7 +204,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 		if op.Size == 0 {
 			return ops.Result{Err: ops.EINVAL}
 		}
-		if ns.usedSems+op.Size > ops.DefaultSemmns {
+		if ns.usedSems+op.Size > ns.semLimits.mns {
 			return ops.Result{Err: ops.ENOSPC}
 		}
 	case ops.Shm:
@@ -202,6 +220,9 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	if op.Type == ops.Shm {
 		o.Cpid = ns.taskPID(op.Task)
 		o.Creator = o.Cpid
+	}
+	if op.Type == ops.Sem {
+		ns.newArray(o)
 	}
 	if e := ns.types[op.Type].addid(o, ns.alloc); e != ops.OK {
 		return ops.Result{Err: e}
@@ -272,7 +293,7 @@ func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
 	}
 	s.table.Remove(o.Idx)
 	if op.Type == ops.Sem {
-		ns.usedSems -= o.Size
+		done = ns.semRmid(o)
 	}
 	return ops.OK, done
 }
@@ -285,7 +306,7 @@ func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
 // makes four million objects). An object it cannot create ends the loop
 // with that error.
 func (ns *Namespace) churn(op ops.Op) ops.Result {
-	if op.Type == ops.Sem && ns.usedSems+1 > ops.DefaultSemmns {
+	if op.Type == ops.Sem && ns.usedSems+1 > ns.semLimits.mns {
 		return ops.Result{Err: ops.ENOSPC}
 	}
 	s := ns.types[op.Type]
@@ -424,5 +445,6 @@ func (ns *Namespace) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error
 		snap.IDs[t] = ts
 	}
 	snap.Shm = ns.shmSnapshot()
+	snap.Sems, snap.SemLimits = ns.semStates(), ns.semLimitsState()
 	return snap, nil
 }

@@ -48,9 +48,6 @@ func (ns *Namespace) applyShm(op ops.Op) ops.Result {
 		return ops.Result{Err: ns.shmdt(op)}
 	case ops.KindShmctl:
 		return ns.shmctl(op)
-	case ops.KindExit:
-		ns.exit(op.Task)
-		return ops.Result{}
 	}
 	if op.As != 0 {
 		return ops.Result{Err: ops.EACCES} // the sysctl file is root's
@@ -143,9 +140,9 @@ func (ns *Namespace) shmRmid(o *Obj) {
 	}
 }
 
-// exit is a task's exit: exit_mm detaches every attachment it holds, then
-// exit_shm orphans the segments it created, destroying those that may go
-// when shm_rmid_forced is set. The task's next operation is a new process.
+// exit is the shm part of a task's exit: exit_mm detaches every attachment
+// it holds, then exit_shm orphans the segments it created, destroying those
+// that may go when shm_rmid_forced is set.
 func (ns *Namespace) exit(task uint8) {
 	pid := ns.taskPID(task)
 	for _, a := range slices.Clone(ns.shm.attached) {
@@ -162,7 +159,6 @@ func (ns *Namespace) exit(task uint8) {
 			ns.shmDestroy(o)
 		}
 	}
-	ns.shm.gen[task]++
 }
 
 // setRmidForced writes kernel.shm_rmid_forced (0 or 1, else EINVAL); a
@@ -259,6 +255,9 @@ func rowOf(t ops.IPCType, o *Obj) ops.Row {
 	r := ops.Row{
 		Key: o.Key, ID: o.ID(), Mode: o.Mode, Size: o.Size,
 		UID: o.UID, GID: o.GID, CUID: o.Owner, CGID: o.Owner, Ctime: o.Ctime,
+	}
+	if t == ops.Sem {
+		r.Atime, r.Ctime = o.Sem.Otime(), o.Sem.Ctime()
 	}
 	if t != ops.Shm {
 		return r

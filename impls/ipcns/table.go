@@ -9,6 +9,7 @@ package ipcns
 import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
 // Obj is one live IPC object.
@@ -34,6 +35,9 @@ type Obj struct {
 	// what has been observed (woken tasks race; see msgq). All agree on
 	// which tasks sleep on the queue.
 	MsgQ []*msgq.Queue
+
+	// Semaphore arrays only.
+	Sem *semq.Array
 }
 
 // ID returns the user-visible id.

@@ -336,3 +336,23 @@ func pendingKey(s *sim) string {
 	}
 	return k
 }
+
+// Interrupt is a signal to task, asleep on q as a sender or a receiver: it
+// leaves the queue and returns EINTR; nobody else is woken. It reports
+// false when the task does not sleep on q.
+func Interrupt(q *Queue, task int) (*Queue, bool) {
+	c := q.clone()
+	for i, w := range c.Senders {
+		if w.Task == task {
+			c.Senders = append(c.Senders[:i], c.Senders[i+1:]...)
+			return c, true
+		}
+	}
+	for i, w := range c.Receivers {
+		if w.Task == task {
+			c.Receivers = append(c.Receivers[:i], c.Receivers[i+1:]...)
+			return c, true
+		}
+	}
+	return q, false
+}

@@ -7,7 +7,9 @@
 // every sleeping sender).
 //
 // Options: alloc=cyclic (default, Linux >= 5.2) or alloc=legacy (lowest free
-// idx, seq bumped on every allocation, Linux < 5.2).
+// idx, seq bumped on every allocation, Linux < 5.2); ncnt=sus (default,
+// Linux >= 3.16) or ncnt=legacy (GETNCNT/GETZCNT count a sleeping task on
+// every semaphore its operation waits on, as before 3.16).
 package naive
 
 import (
@@ -16,11 +18,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
 // Info describes the naive model.
 func Info() ops.Info {
-	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm", "msg"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
+	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm", "msg", "sem"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
 }
 
 // Model is the naive model.
@@ -32,6 +35,7 @@ type Model struct {
 func New() (ops.Model, error) {
 	ns := ipcns.New(func() ipcns.Table { return &Slots{} }, ipcns.Cyclic)
 	ns.SetMsgPolicy(msgq.WakeAll)
+	ns.SetSemOptions(semq.Options{Structure: semq.Scan})
 	return &Model{ns}, nil
 }
 
@@ -39,6 +43,7 @@ func New() (ops.Model, error) {
 // ops.OptionCaps).
 func (m *Model) Reset(cfg ops.Config) error {
 	alloc := ipcns.Cyclic
+	sem := semq.Options{Structure: semq.Scan}
 	rest := ops.Config{Options: map[string]string{}}
 	for k, v := range cfg.Options {
 		switch {
@@ -47,11 +52,17 @@ func (m *Model) Reset(cfg ops.Config) error {
 		case k == "alloc" && v == "cyclic":
 		case k == "alloc":
 			return fmt.Errorf("naive: unknown option alloc=%s (have alloc=cyclic|legacy)", v)
+		case k == "ncnt" && v == "legacy":
+			sem.LegacyCount = true
+		case k == "ncnt" && v == "sus":
+		case k == "ncnt":
+			return fmt.Errorf("naive: unknown option ncnt=%s (have ncnt=sus|legacy)", v)
 		default:
 			rest.Options[k] = v
 		}
 	}
 	m.SetAllocator(alloc)
+	m.SetSemOptions(sem)
 	if err := m.Namespace.Reset(rest); err != nil {
 		return fmt.Errorf("naive: %w", err)
 	}

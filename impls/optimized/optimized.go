@@ -10,11 +10,12 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
 // Info describes the optimized model.
 func Info() ops.Info {
-	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids", "shm", "msg"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
+	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids", "shm", "msg", "sem"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
 }
 
 // Model is the optimized model.
@@ -24,7 +25,9 @@ type Model struct {
 
 // New returns an optimized model.
 func New() (ops.Model, error) {
-	return &Model{ipcns.New(func() ipcns.Table { return NewIDR() }, ipcns.Cyclic)}, nil
+	ns := ipcns.New(func() ipcns.Table { return NewIDR() }, ipcns.Cyclic)
+	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore})
+	return &Model{ns}, nil
 }
 
 // Reset implements ops.Model; the optimized model takes only caps (see

@@ -39,7 +39,7 @@ const (
 
 // efbig is EFBIG (x86-64 errno 27), which ops does not define: Semop returns
 // it for a sem_num outside the array, a check the caller should have made.
-const efbig ops.Errno = 27
+const efbig = ops.EFBIG
 
 // Sop is one struct sembuf.
 type Sop struct {
