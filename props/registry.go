@@ -13,11 +13,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
+	"github.com/ipcfuzz/ipcfuzz/props/vma"
 )
 
 // Subsystems lists every subsystem, in the order help shows them.
 func Subsystems() []engine.Subsystem {
-	return []engine.Subsystem{ids.Subsystem, shm.Subsystem, msg.Subsystem, sem.Subsystem}
+	return []engine.Subsystem{ids.Subsystem, shm.Subsystem, msg.Subsystem, sem.Subsystem, vma.Subsystem}
 }
 
 // Names lists the subsystems' names.

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
@@ -105,6 +107,8 @@ func (c *compareArgs) openPair(ctx context.Context) (runner.Pair, func(), error)
 			f()
 		}
 	}
+	var sides [2]runner.Side
+	var infos [2]ops.Info
 	for i, spec := range []string{c.a, c.b} {
 		s, info, err := c.sides.open(ctx, spec)
 		if err != nil {
@@ -116,19 +120,19 @@ func (c *compareArgs) openPair(ctx context.Context) (runner.Pair, func(), error)
 			closeAll()
 			return p, nil, usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, c.sub.Name, strings.Join(info.Subsystems, ", "))}
 		}
-		if err := s.Impl.Reset(ctx, s.Config); err != nil {
-			closeAll()
-			return p, nil, fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
-		}
 		// Following costs running the sides one after the other; only a
 		// subsystem whose operations race needs it.
 		s.Follows = s.Follows && c.sub.Races()
-		if i == 0 {
-			p.A = s
-		} else {
-			p.B = s
+		sides[i], infos[i] = s, info
+	}
+	for i := range sides {
+		giveLimits(&sides[i], infos[1-i])
+		if err := sides[i].Impl.Reset(ctx, sides[i].Config); err != nil {
+			closeAll()
+			return p, nil, fmt.Errorf("%s refuses its configuration: %w", sides[i].Name, err)
 		}
 	}
+	p.A, p.B = sides[0], sides[1]
 	return p, closeAll, nil
 }
 
@@ -196,4 +200,17 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		}
 	}
 	return nil
+}
+
+// giveLimits hands a side the machine facts the other side reported
+// (Info.Limits), as limit.* options it did not set itself.
+func giveLimits(s *runner.Side, other ops.Info) {
+	for k, v := range impls.LimitOptions(other.Limits) {
+		if _, set := s.Config.Options[k]; !set {
+			if s.Config.Options == nil {
+				s.Config.Options = map[string]string{}
+			}
+			s.Config.Options[k] = v
+		}
+	}
 }

@@ -30,7 +30,7 @@ func pluginCmd(args []string) error {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", args[1], err)
 		os.Exit(exitUsage)
 	}
-	plugins.Serve(ops.NewLocal(b.Info, m))
+	plugins.Serve(ops.NewLocal(impls.InfoOf(b, m), m))
 	return nil
 }
 

@@ -47,14 +47,17 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	setup := context.WithoutCancel(ctx)
 	var sides [2]runner.Side
+	var infos [2]ops.Info
 	for i, n := range names {
-		s, _, err := sf.open(setup, n)
+		s, info, err := sf.open(setup, n)
 		if err != nil {
 			return err
 		}
 		defer s.Impl.Close()
-		sides[i] = s
+		sides[i], infos[i] = s, info
 	}
+	giveLimits(&sides[0], infos[1])
+	giveLimits(&sides[1], infos[0])
 	failed := 0
 	for i, f := range files {
 		if ctx.Err() != nil {

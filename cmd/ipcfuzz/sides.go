@@ -73,7 +73,7 @@ func (f *sideFlags) start(ctx context.Context, spec string) (runner.Side, error)
 		if err != nil {
 			return side, fmt.Errorf("%s: %w", name, err)
 		}
-		side.Impl = ops.NewLocal(b.Info, m)
+		side.Impl = ops.NewLocal(impls.InfoOf(b, m), m)
 		return side, nil
 	}
 	self, err := os.Executable()

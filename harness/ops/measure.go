@@ -33,7 +33,19 @@ const (
 )
 
 // Workloads lists every workload.
-var Workloads = []Workload{ProcReadShm, ProcReadMsg, ProcReadSem, ProcReadSparse, AllocChurn, LookupDepth, MsgFullQueue, MsgPingPong}
+var Workloads = []Workload{ProcReadShm, ProcReadMsg, ProcReadSem, ProcReadSparse, AllocChurn, LookupDepth, MsgFullQueue, MsgPingPong, BrkExpand}
+
+// WorkloadSubsystem is the subsystem whose state a workload builds: the
+// part of a composed implementation that measures it.
+func WorkloadSubsystem(w Workload) string {
+	switch w {
+	case BrkExpand:
+		return "vma"
+	case MsgFullQueue, MsgPingPong:
+		return "msg"
+	}
+	return "ids"
+}
 
 // Fixed amounts of the measured parts.
 const (

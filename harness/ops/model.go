@@ -36,6 +36,21 @@ const (
 	CapSysResource = "sys_resource"
 )
 
+// LimitPrefix starts the options that carry a machine fact one side
+// reported in Info.Limits ("limit.shm_max_pages=N") to the other side; an
+// implementation that does not model a fact may ignore it.
+const LimitPrefix = "limit."
+
+// Machine facts an implementation may report in Info.Limits.
+const (
+	// LimitShmMaxPages is the largest shm segment, in pages, that shmget
+	// creates without ENOMEM here (absent: no such limit).
+	LimitShmMaxPages = "shm_max_pages"
+	// LimitVMAQuirks are the version-dependent VMA rules the kernel
+	// follows (ops.VMAQuirks as a number).
+	LimitVMAQuirks = "vma_quirks"
+)
+
 // ParseImplName splits "naive:alloc=legacy,x=y" into the name and its options.
 func ParseImplName(spec string) (string, Config, error) {
 	name, opts, _ := strings.Cut(spec, ":")

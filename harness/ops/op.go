@@ -37,7 +37,9 @@ type Op struct {
 	MsgFlags uint8  // msgsnd, msgrcv: MsgNowait, MsgNoerror, MsgExcept, MsgCopy
 	MCmd     MsgCmd // msgctl
 
-	Sem SemArgs // the sem subsystem (sem.go)
+	Sem   SemArgs   // the sem subsystem (sem.go)
+	VMA   VMAArgs   // the vma subsystem (vma.go, vmakinds.go)
+	VFile VFileArgs // the vma subsystem's file handles
 }
 
 // Result is what one operation returned: a common part (the errno, whether
@@ -89,6 +91,8 @@ type Snapshot struct {
 	// SemLimits the namespace's kernel.sem.
 	Sems      []SemState
 	SemLimits SemLimits
+	// VMA is the address space of the vma subsystem.
+	VMA VMAState
 }
 
 // ObjectsOf returns the live objects of one type.

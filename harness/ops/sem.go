@@ -68,19 +68,19 @@ type SemCmd uint8
 
 // The semctl commands the vocabulary has (IPC_RMID is KindRmid).
 const (
-	SemIPCStat    SemCmd = iota + 1 // IPC_STAT: the row
-	SemIPCSet                       // IPC_SET: Op.Mode and the owner Op.Value
-	SemIPCInfo                      // IPC_INFO: struct seminfo, returns the max idx
-	SemInfoCmd                      // SEM_INFO: struct seminfo with the usage
-	SemStat                         // SEM_STAT on an index: the row, returns the full id
-	SemStatAny                      // SEM_STAT_ANY: SEM_STAT without the read check
-	SemGetVal                       // GETVAL of Op.Sem.Num
-	SemGetPid                       // GETPID of Op.Sem.Num
-	SemGetNcnt                      // GETNCNT of Op.Sem.Num
-	SemGetZcnt                      // GETZCNT of Op.Sem.Num
-	SemGetAll                       // GETALL
-	SemSetVal                       // SETVAL of Op.Sem.Num to Op.Sem.Val
-	SemSetAll                       // SETALL to Op.Sem.Vals
+	SemIPCStat SemCmd = iota + 1 // IPC_STAT: the row
+	SemIPCSet                    // IPC_SET: Op.Mode and the owner Op.Value
+	SemIPCInfo                   // IPC_INFO: struct seminfo, returns the max idx
+	SemInfoCmd                   // SEM_INFO: struct seminfo with the usage
+	SemStat                      // SEM_STAT on an index: the row, returns the full id
+	SemStatAny                   // SEM_STAT_ANY: SEM_STAT without the read check
+	SemGetVal                    // GETVAL of Op.Sem.Num
+	SemGetPid                    // GETPID of Op.Sem.Num
+	SemGetNcnt                   // GETNCNT of Op.Sem.Num
+	SemGetZcnt                   // GETZCNT of Op.Sem.Num
+	SemGetAll                    // GETALL
+	SemSetVal                    // SETVAL of Op.Sem.Num to Op.Sem.Val
+	SemSetAll                    // SETALL to Op.Sem.Vals
 )
 
 var semCmdNames = []enumName[SemCmd]{
@@ -390,8 +390,10 @@ func init() {
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(semCmdIs(SemIPCSet)),
 				argMode.When(semCmdIs(SemIPCSet)),
 			},
-			OpaqueIDs: func(op Op) bool { return op.Sem.Cmd == SemIPCInfo || op.Sem.Cmd == SemInfoCmd || op.Sem.Cmd == SemStat || op.Sem.Cmd == SemStatAny },
-			Result:    byOp(semctlResult),
+			OpaqueIDs: func(op Op) bool {
+				return op.Sem.Cmd == SemIPCInfo || op.Sem.Cmd == SemInfoCmd || op.Sem.Cmd == SemStat || op.Sem.Cmd == SemStatAny
+			},
+			Result: byOp(semctlResult),
 		},
 		KindSpec{Kind: KindSemLimits, Name: "sem_limits", Subsystem: "sem", Types: sem, As: true,
 			Args: []Arg{

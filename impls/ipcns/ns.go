@@ -3,6 +3,7 @@ package ipcns
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
@@ -36,6 +37,9 @@ type Namespace struct {
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
+	// shmMaxPages is the largest segment shmget creates without ENOMEM on
+	// the machine under test (option limit.shm_max_pages; 0: no limit).
+	shmMaxPages int64
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -71,17 +75,25 @@ func (ns *Namespace) SetMsgPolicy(p msgq.Policy) { ns.msgPolicy = p }
 // business (see the naive and optimized packages), so any here is refused.
 func (ns *Namespace) Reset(cfg ops.Config) error {
 	caps := false
+	var shmMaxPages int64
 	for k, v := range cfg.Options {
 		switch {
 		case k == ops.OptionCaps && v == ops.CapSysResource:
 			caps = true
 		case k == ops.OptionCaps && v == "none":
+		case k == ops.LimitPrefix+ops.LimitShmMaxPages:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return fmt.Errorf("option %s=%s: want a number of pages", k, v)
+			}
+			shmMaxPages = n
 		default:
-			return fmt.Errorf("unknown option %s=%s (have %s=none|%s)", k, v, ops.OptionCaps, ops.CapSysResource)
+			return fmt.Errorf("unknown option %s=%s (have %s=none|%s, %s%s=N)", k, v, ops.OptionCaps, ops.CapSysResource, ops.LimitPrefix, ops.LimitShmMaxPages)
 		}
 	}
 	ns.clear()
 	ns.capSysResource = caps
+	ns.shmMaxPages = shmMaxPages
 	return nil
 }
 
@@ -210,6 +222,11 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	case ops.Shm:
 		if size := uint64(op.Size); size < 1 || size > shmMax {
 			return ops.Result{Err: ops.EINVAL}
+		}
+		// shmem_kernel_file_setup accounts the pages: more than the
+		// machine can commit is ENOMEM (before shmmni's ENOSPC).
+		if ns.shmMaxPages > 0 && ops.Pages(op.Size) > ns.shmMaxPages {
+			return ops.Result{Err: ops.ENOMEM}
 		}
 	}
 	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true}

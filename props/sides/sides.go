@@ -69,14 +69,15 @@ func kernelUsable(sub engine.Subsystem) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(b.Info.Subsystems, sub.Name) {
-		return errNoSubsystem{"kernel", sub.Name}
-	}
 	m, err := b.New()
 	if err != nil {
 		return err
 	}
-	return m.Close()
+	defer m.Close()
+	if !slices.Contains(impls.InfoOf(b, m).Subsystems, sub.Name) {
+		return errNoSubsystem{"kernel", sub.Name}
+	}
+	return nil
 }
 
 type errNoSubsystem struct{ impl, sub string }
@@ -123,7 +124,7 @@ func Try(t testing.TB, spec string, sub engine.Subsystem) (runner.Side, string) 
 			}
 			t.Fatalf("%s: %v", name, err)
 		}
-		l := ops.NewLocal(b.Info, m)
+		l := ops.NewLocal(impls.InfoOf(b, m), m)
 		t.Cleanup(func() { _ = l.Close() })
 		side.Impl = l
 	}

@@ -1,0 +1,206 @@
+package ops
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Operations of the vma subsystem: one process's address space, in pages of
+// the window ("w:") or of the heap area ("h:"); see vma.go. Every operation
+// returns its errno; the observable is the snapshot's VMA group.
+const (
+	// KindMap is mmap(MAP_FIXED) of a range, anonymous or of a file handle.
+	KindMap Kind = 64 + iota
+	// KindUnmap is munmap of a range.
+	KindUnmap
+	// KindProtect is mprotect of a range.
+	KindProtect
+	// KindTouch reads or writes one page.
+	KindTouch
+	// KindAdvise is madvise of a range.
+	KindAdvise
+	// KindLock is mlock (or mlock2 MLOCK_ONFAULT) of a range.
+	KindLock
+	// KindUnlock is munlock of a range.
+	KindUnlock
+	// KindRemap is mremap of a range to a new length, in place or to a
+	// fixed target.
+	KindRemap
+	// KindBrk moves the program break.
+	KindBrk
+	// KindOpen opens a new file (a handle fN of its own).
+	KindOpen
+	// KindReopen opens the file behind a handle again (a new open file
+	// description of the same file).
+	KindReopen
+	// KindDup duplicates a handle (the same open file description).
+	KindDup
+)
+
+// rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
+// area); with pages false, one page "w:S".
+type rangeField struct{ pages bool }
+
+func (f rangeField) format(o *Op) string {
+	s := regionPrefix(o.VMA.Heap) + strconv.FormatInt(o.VMA.Start, 10)
+	if f.pages {
+		s += "+" + strconv.FormatInt(o.VMA.Pages, 10)
+	}
+	return s
+}
+
+func regionPrefix(heap bool) string {
+	if heap {
+		return "h:"
+	}
+	return "w:"
+}
+
+func (f rangeField) parse(o *Op, text string) error {
+	region, rest, ok := strings.Cut(text, ":")
+	if !ok || (region != "w" && region != "h") {
+		return fmt.Errorf("range %q: want w:START+PAGES (window) or h:START+PAGES (heap area)", clip(text))
+	}
+	o.VMA.Heap = region == "h"
+	start, pages := rest, "1"
+	if f.pages {
+		if start, pages, ok = strings.Cut(rest, "+"); !ok {
+			return fmt.Errorf("range %q: want %s:START+PAGES", clip(text), region)
+		}
+	}
+	s, err1 := strconv.ParseInt(start, 10, 64)
+	p, err2 := strconv.ParseInt(pages, 10, 64)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("range %q: want %s:START+PAGES with decimal numbers", clip(text), region)
+	}
+	o.VMA.Start, o.VMA.Pages = s, p
+	if !f.pages {
+		o.VMA.Pages = 0
+	}
+	return nil
+}
+
+func (f rangeField) zero(o *Op) bool { return false }
+
+// plainer moves a range to the start of its region and shrinks it to a
+// page.
+func (f rangeField) plainer(o *Op) []func(*Op) {
+	var out []func(*Op)
+	if o.VMA.Start > 0 {
+		out = append(out, func(o *Op) { o.VMA.Start = 0 }, func(o *Op) { o.VMA.Start-- })
+	}
+	if f.pages && o.VMA.Pages > 1 {
+		out = append(out, func(o *Op) { o.VMA.Pages = 1 }, func(o *Op) { o.VMA.Pages-- })
+	}
+	return out
+}
+
+// protField is a protection "rw-".
+type protField struct{}
+
+func (protField) format(o *Op) string { return o.VMA.Prot.String() }
+
+func (protField) parse(o *Op, text string) error {
+	p, err := ParseVMAProt(text)
+	o.VMA.Prot = p
+	return err
+}
+
+func (protField) zero(o *Op) bool { return o.VMA.Prot == 0 }
+
+func (protField) plainer(o *Op) []func(*Op) {
+	var out []func(*Op)
+	for _, bit := range []VMAProt{ProtExec, ProtWrite} {
+		if o.VMA.Prot&bit != 0 {
+			out = append(out, func(o *Op) { o.VMA.Prot &^= bit })
+		}
+	}
+	return out
+}
+
+// adviceField is an advice name.
+type adviceField struct{}
+
+func (adviceField) format(o *Op) string { return o.VMA.Advice.String() }
+
+func (adviceField) parse(o *Op, text string) error {
+	a, err := ParseVMAAdvice(text)
+	o.VMA.Advice = a
+	return err
+}
+
+func (adviceField) zero(o *Op) bool { return o.VMA.Advice == 0 }
+
+func (adviceField) plainer(*Op) []func(*Op) { return nil }
+
+func checkVMA(op Op) error { return CheckVMAArgs(op.VMA) }
+
+func checkVMAFile(op Op) error {
+	return CheckVMAFileArgs(VMAFileArgs{Handle: max(op.Bind, 1), Of: op.VFile.Of, ReadOnly: op.VFile.ReadOnly})
+}
+
+// VFileArgs are the file handle arguments of Reopen and Dup beyond the
+// handle they bind (Op.Bind).
+type VFileArgs struct {
+	Of       int  // the handle reopened or duplicated
+	ReadOnly bool // open, reopen: O_RDONLY
+}
+
+// FileArgs returns the file arguments of an open, reopen or dup as the
+// AddressSpace takes them.
+func (op Op) FileArgs() VMAFileArgs {
+	return VMAFileArgs{Handle: op.Bind, Of: op.VFile.Of, ReadOnly: op.VFile.ReadOnly}
+}
+
+func init() {
+	mapFlag := func(name string, bit VMAMapFlags) Arg {
+		return flagBit(name, func(o *Op) *VMAMapFlags { return &o.VMA.Flags }, bit)
+	}
+	pages := func(name string, p func(*Op) *int64) Arg {
+		return named(name, dec(p, 0, VMAHeapPages+VMAWindowPages, 0))
+	}
+	rng := pos(rangeField{pages: true})
+	registerSnapshotPart(snapshotPart{rank: 50, name: "vma", subsystem: "vma", format: func(s *Snapshot, b *strings.Builder) {
+		b.WriteString(FormatVMAState(s.VMA))
+	}})
+	register(SubsystemSpec{Name: "vma", Uses: []string{"vma"}},
+		KindSpec{Kind: KindMap, Name: "map", Subsystem: "vma",
+			Args: []Arg{rng, pos(protField{}),
+				mapFlag("shared", MapShared), mapFlag("noreserve", MapNoReserve), mapFlag("populate", MapPopulate),
+				mapFlag("locked", MapLocked), mapFlag("stack", MapStack),
+				handleOf(ClassFile, "file", func(o *Op) *int { return &o.VMA.File }).Optional(),
+				named("off", dec(func(o *Op) *int64 { return &o.VMA.Offset }, 0, VMAFileOffsetMax, 0)).Optional(),
+			},
+			Check: checkVMA},
+		KindSpec{Kind: KindUnmap, Name: "unmap", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
+		KindSpec{Kind: KindProtect, Name: "protect", Subsystem: "vma", Args: []Arg{rng, pos(protField{})}, Check: checkVMA},
+		KindSpec{Kind: KindTouch, Name: "touch", Subsystem: "vma",
+			Args:  []Arg{pos(rangeField{}), flagBool("write", func(o *Op) *bool { return &o.VMA.Write })},
+			Check: checkVMA},
+		KindSpec{Kind: KindAdvise, Name: "advise", Subsystem: "vma", Args: []Arg{rng, pos(adviceField{})}, Check: checkVMA},
+		KindSpec{Kind: KindLock, Name: "lock", Subsystem: "vma",
+			Args:  []Arg{rng, flagBool("onfault", func(o *Op) *bool { return &o.VMA.OnFault })},
+			Check: checkVMA},
+		KindSpec{Kind: KindUnlock, Name: "unlock", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
+		KindSpec{Kind: KindRemap, Name: "remap", Subsystem: "vma",
+			Args: []Arg{rng, pages("new", func(o *Op) *int64 { return &o.VMA.NewPages }),
+				flagBool("fixed", func(o *Op) *bool { return &o.VMA.Fixed }),
+				pages("to", func(o *Op) *int64 { return &o.VMA.Target }).When(func(o *Op) bool { return o.VMA.Fixed }),
+			},
+			Check: checkVMA},
+		KindSpec{Kind: KindBrk, Name: "brk", Subsystem: "vma",
+			Args:  []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0))},
+			Check: checkVMA},
+		KindSpec{Kind: KindOpen, Name: "open", Subsystem: "vma", Binds: ClassFile,
+			Args:  []Arg{flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
+			Check: checkVMAFile},
+		KindSpec{Kind: KindReopen, Name: "reopen", Subsystem: "vma", Binds: ClassFile,
+			Args: []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of }),
+				flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
+			Check: checkVMAFile},
+		KindSpec{Kind: KindDup, Name: "dup", Subsystem: "vma", Binds: ClassFile,
+			Args:  []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of })},
+			Check: checkVMAFile},
+	)
+}

@@ -1,0 +1,103 @@
+package impls
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// AddressSpaceModel serves an ops.AddressSpace (a VMA model, or the kernel's
+// helper process) as the vma part of a composed implementation.
+type AddressSpaceModel struct {
+	as ops.AddressSpace
+	// remake builds a model space for other quirks (the kernel's, reported
+	// as the limit.vma_quirks option); nil for the kernel itself.
+	remake func(ops.VMAQuirks) ops.AddressSpace
+	quirks ops.VMAQuirks
+}
+
+// NewAddressSpaceModel returns the vma part for as, a fixed space.
+func NewAddressSpaceModel(as ops.AddressSpace) *AddressSpaceModel {
+	return &AddressSpaceModel{as: as}
+}
+
+// NewVMAModelPart returns the vma part of a model: a space made for quirks,
+// made again when Reset gives other ones (option limit.vma_quirks).
+func NewVMAModelPart(make func(ops.VMAQuirks) ops.AddressSpace) *AddressSpaceModel {
+	q := ops.VMAQuirksLinux618
+	return &AddressSpaceModel{as: make(q), remake: make, quirks: q}
+}
+
+// Reset implements ops.Model.
+func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
+	if v, ok := cfg.Options[ops.LimitPrefix+ops.LimitVMAQuirks]; ok && m.remake != nil {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("option %s%s=%s: want a number", ops.LimitPrefix, ops.LimitVMAQuirks, v)
+		}
+		if q := ops.VMAQuirks(n); q != m.quirks {
+			if err := m.as.Close(); err != nil {
+				return err
+			}
+			m.as, m.quirks = m.remake(q), q
+		}
+	}
+	return m.as.Reset()
+}
+
+// Apply implements ops.Model.
+func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
+	var e ops.Errno
+	var err error
+	switch op.Kind {
+	case ops.KindMap:
+		e, err = m.as.Map(op.VMA)
+	case ops.KindUnmap:
+		e, err = m.as.Unmap(op.VMA)
+	case ops.KindProtect:
+		e, err = m.as.Protect(op.VMA)
+	case ops.KindTouch:
+		e, err = m.as.Touch(op.VMA)
+	case ops.KindAdvise:
+		e, err = m.as.Advise(op.VMA)
+	case ops.KindLock:
+		e, err = m.as.Lock(op.VMA)
+	case ops.KindUnlock:
+		e, err = m.as.Unlock(op.VMA)
+	case ops.KindRemap:
+		e, err = m.as.Remap(op.VMA)
+	case ops.KindBrk:
+		e, err = m.as.Brk(op.VMA)
+	case ops.KindOpen:
+		e, err = m.as.Open(op.FileArgs())
+	case ops.KindReopen:
+		e, err = m.as.Reopen(op.FileArgs())
+	case ops.KindDup:
+		e, err = m.as.Dup(op.FileArgs())
+	default:
+		return ops.Result{}, fmt.Errorf("operation %s is not in the vma subsystem", op.Kind)
+	}
+	return ops.Result{Err: e}, err
+}
+
+// Snapshot implements ops.Model.
+func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
+	st, err := m.as.State()
+	return ops.Snapshot{VMA: st}, err
+}
+
+// Measure implements ops.Measurer for brk-expand, when the space measures
+// it.
+func (m *AddressSpaceModel) Measure(_ ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	mb, ok := m.as.(interface {
+		MeasureBrkExpand(n, reps int) (ops.Measurement, error)
+	})
+	if w != ops.BrkExpand || !ok {
+		return ops.Measurement{}, fmt.Errorf("the vma part does not measure %s", w)
+	}
+	return mb.MeasureBrkExpand(n, reps)
+}
+
+// Close implements ops.Model.
+func (m *AddressSpaceModel) Close() error { return m.as.Close() }
