@@ -158,7 +158,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{"replay", bad, "--impls", "naive,optimized"}, "bad.ops:3: unknown operation"},
 		{[]string{"compare", "naive", "nosuch"}, `no built-in implementation "nosuch"`},
-		{[]string{"compare", "naive", "optimized", "--subsystem", "vma"}, `unknown subsystem "vma"`},
+		{[]string{"compare", "naive", "optimized", "--subsystem", "frob"}, `unknown subsystem "frob"`},
 		{[]string{"compare", "naive:alloc=sideways", "optimized", "--checks", "1"}, "alloc=sideways"},
 		{[]string{"compare", notPlugin, "optimized", "--checks", "1"}, "notplugin.sh"},
 		{[]string{"compare", "naive"}, "two implementations"},
@@ -173,6 +173,86 @@ func TestBadInput(t *testing.T) {
 		require.Contains(t, last, c.want, "%v", c.args)
 		require.NotContains(t, r.stderr, "panic", "%v", c.args)
 		require.NotContains(t, r.stderr, "goroutine ", "%v", c.args)
+	}
+}
+
+// replay refuses what is not a strict script in one short line, exit 2,
+// before any plugin starts.
+func TestReplayRefusesLooseScripts(t *testing.T) {
+	dir, err := os.MkdirTemp("", "r")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	huge := strings.Repeat("x", 10<<20)
+	for _, c := range []struct{ file, want string }{
+		{write("empty-arrow.ops", "subsystem ids\nh1 = get msg key=0x0 mode=0600 ->\n"), "empty-arrow.ops:2: expected result: empty result"},
+		{write("no-subsystem.ops", "h1 = get msg key=0x0 mode=0600\n"), "no-subsystem.ops:1: the first line must be 'subsystem NAME'"},
+		{write("unbound.ops", "subsystem ids\nrmid msg h7\n"), "unbound.ops:2: handle h7 is used before any line binds it"},
+		{write("huge.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge+"\n"), "huge.ops:2: line longer than 65536 bytes"},
+		{write("huge-token.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge[:60000]+"\n"), "huge-token.ops:2: unexpected argument"},
+	} {
+		r := ipcfuzz(t, "replay", c.file, "--impls", "naive,kernel")
+		require.Equal(t, 2, r.code, r.stderr)
+		require.Contains(t, r.stderr, c.want)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		require.Less(t, len(r.stderr), 200, r.stderr)
+	}
+}
+
+// A crashing plugin is summarised in one line (its panic message, or the
+// signal), its whole stderr is saved beside the corpus file, and only a
+// few of its lines reach the terminal.
+func TestCrashIsSummarisedInOneLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, how := range []string{"panic", "segv"} {
+		t.Run(how, func(t *testing.T) {
+			bin := filepath.Join(dir, "crashy-"+how)
+			out, err := exec.Command("go", "build", "-ldflags", "-X main.how="+how, "-o", bin, "./testdata/crashy").CombinedOutput()
+			require.NoError(t, err, string(out))
+			r := ipcfuzz(t, "compare", bin, "optimized", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
+			require.Equal(t, 1, r.code, r.stderr)
+			s := summary(t, r)
+			require.NotZero(t, s["plugin_failures"])
+			path := s["scripts"].([]any)[0].(string)
+			text, err := os.ReadFile(path)
+			require.NoError(t, err)
+			want := map[string]string{"panic": `stderr: "panic: crashy: the listing of sem is broken (panic)"`, "segv": `stderr: "SIGSEGV: segmentation violation"`}[how]
+			require.Contains(t, string(text), want)
+			require.Contains(t, string(text), "reproduces on its own")
+			dump, err := os.ReadFile(path + ".stderr")
+			require.NoError(t, err)
+			require.Contains(t, string(dump), "goroutine ", "the whole dump is kept")
+			require.Less(t, strings.Count(r.stderr, "\n"), 60, "a dump reached the terminal:\n%s", r.stderr)
+			require.NotContains(t, r.stderr, "goroutine ")
+		})
+	}
+}
+
+// SIGINT or SIGTERM stops a run cleanly: a summary of what was compared,
+// exit status 130 when nothing was found, and no plugin left behind.
+func TestInterruptStopsCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--json", "--corpus", t.TempDir())
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool { return childServing(cmd.Process.Pid, "optimized") > 0 }, 20*time.Second, 20*time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(sig))
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, errb.String())
+		require.Equal(t, 130, ee.ExitCode(), errb.String())
+		s := summary(t, outcome{stdout: out.String()})
+		require.Equal(t, true, s["interrupted"])
+		require.NotZero(t, s["checks"])
+		require.Contains(t, errb.String(), "interrupted after")
+		require.NotContains(t, errb.String(), "context canceled")
+		require.Zero(t, childServing(cmd.Process.Pid, "optimized"))
 	}
 }
 

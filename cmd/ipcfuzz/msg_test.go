@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // and shrunk to a few operations.
 func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
 	dir := t.TempDir()
-	for _, m := range []string{"fits", "lifo", "e2big"} {
+	for _, m := range []string{"fits", "lifo", "e2big", "text", "noerror"} {
 		t.Run(m, func(t *testing.T) {
 			bin := filepath.Join(dir, "msgmutant-"+m)
 			out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation="+m, "-o", bin, "./testdata/msgmutant").CombinedOutput()
@@ -28,6 +29,22 @@ func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
 			require.LessOrEqual(t, len(sc.Steps), 8)
 		})
 	}
+}
+
+// A received text that is wrong but of the right length is seen by exact
+// equality, within 100 checks, at the msgrcv itself.
+func TestWrongReceivedTextIsFoundAtTheMsgrcv(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "msgmutant-text")
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation=text", "-o", bin, "./testdata/msgmutant").CombinedOutput()
+	require.NoError(t, err, string(out))
+	r := ipcfuzz(t, "compare", bin, "optimized", "--subsystem", "msg", "--checks", "100", "--seed", "3", "--equiv", "exact", "--json", "--corpus", dir)
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 1, s["divergences"])
+	text, err := os.ReadFile(s["scripts"].([]any)[0].(string))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^# step \d+: msgrcv msg `, string(text), "the report points at the msgrcv step")
 }
 
 // The same seed gives the same verdict and the same statistics, even

@@ -338,7 +338,7 @@ func parseRef(s string) (Ref, error) {
 }
 
 // clipLen is how much of a bad input an error message echoes.
-const clipLen = 60
+const clipLen = 40
 
 // clip shortens text for an error message.
 func clip(s string) string {

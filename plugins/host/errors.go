@@ -63,7 +63,13 @@ type PluginError struct {
 	Plugin string // Launch.Name, or the path when it has no name
 	Kind   ErrKind
 	Err    error
+	// Stderr is what the process wrote to its stderr, for a report (kept
+	// for Crashed and Hung; at most 1 MiB).
+	Stderr string
 }
+
+// PluginStderr returns what the process wrote to its stderr.
+func (e *PluginError) PluginStderr() string { return e.Stderr }
 
 // Error is one line: plugin "<name>": <kind>: <what happened>.
 func (e *PluginError) Error() string {

@@ -94,11 +94,14 @@ func Open(ctx context.Context, spec Launch) (*Plugin, error) {
 		p.timeout = DefaultCallTimeout
 	}
 	if p.logger == nil {
+		var dump panicDump
 		p.logger = hclog.New(&hclog.LoggerOptions{
-			Name:    "plugin",
-			Level:   hclog.Warn,
-			Output:  os.Stderr,
-			Exclude: reportedByHost,
+			Name:   "plugin",
+			Level:  hclog.Warn,
+			Output: &cappedLines{w: os.Stderr, left: relayedLines, what: p.name},
+			Exclude: func(level hclog.Level, msg string, args ...any) bool {
+				return reportedByHost(level, msg, args...) || dump.excludes(level, msg, args)
+			},
 		})
 	}
 	if spec.Path == "" {
@@ -273,7 +276,7 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 		if p.timeout > 0 {
 			within += fmt.Sprintf(" (call timeout %v)", p.timeout)
 		}
-		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Hung,
+		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Hung, Stderr: pr.stderr.text(),
 			Err: fmt.Errorf("%s: no answer%s; process killed: %w", method, within, context.DeadlineExceeded)})
 
 	case code == codes.Unavailable || code == codes.Canceled || pr.client.Exited():
@@ -283,7 +286,7 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 		} else {
 			how = "exited (" + how + ")"
 		}
-		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Crashed,
+		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Crashed, Stderr: pr.stderr.text(),
 			Err: fmt.Errorf("%s: process %s%s", method, how, quoteStderr(pr.stderr.crashLine()))})
 
 	case code == codes.Unimplemented:

@@ -2,8 +2,10 @@ package host
 
 import (
 	"bytes"
+
 	"encoding/json"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
 	"strings"
 	"sync"
 )
@@ -17,16 +19,26 @@ type stderrTail struct {
 	first   string
 	panic   string
 	last    []string // at most tailLines
+	all     []byte   // everything, up to maxStderr
+	dropped int64
 }
 
 const (
 	tailLines   = 8
 	maxLineText = 300
+	// maxStderr is how much of a plugin's stderr is kept for a report.
+	maxStderr = 1 << 20
 )
 
 func (s *stderrTail) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if room := maxStderr - len(s.all); room > 0 {
+		s.all = append(s.all, p[:min(room, len(p))]...)
+		s.dropped += int64(len(p) - min(room, len(p)))
+	} else {
+		s.dropped += int64(len(p))
+	}
 	s.partial = append(s.partial, p...)
 	for {
 		i := bytes.IndexByte(s.partial, '\n')
@@ -55,7 +67,7 @@ func (s *stderrTail) line(l string) {
 	if s.first == "" {
 		s.first = l
 	}
-	if s.panic == "" && (strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ")) {
+	if s.panic == "" && tellsTheCrash(l) {
 		s.panic = l
 	}
 	if len(s.last) == tailLines {
@@ -85,8 +97,33 @@ func readable(l string) string {
 	return out
 }
 
-// crashLine is the line that best explains a crash: the panic, else the last
-// line.
+// tellsTheCrash reports whether a stderr line says why a process died: a
+// Go panic or fatal error, or the signal the runtime reports before its
+// register dump.
+func tellsTheCrash(l string) bool {
+	for _, p := range []string{"panic: ", "fatal error: ", "unexpected fault address", "[signal "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	if sig, _, ok := strings.Cut(l, ": "); ok && strings.HasPrefix(sig, "SIG") && strings.ToUpper(sig) == sig && !strings.Contains(sig, " ") {
+		return true // "SIGSEGV: segmentation violation"
+	}
+	return false
+}
+
+// text is everything the process wrote to stderr (up to maxStderr).
+func (s *stderrTail) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dropped > 0 {
+		return string(s.all) + fmt.Sprintf("\n[%d more bytes not kept]\n", s.dropped)
+	}
+	return string(s.all)
+}
+
+// crashLine is the line that best explains a crash: the panic or signal,
+// else the last line.
 func (s *stderrTail) crashLine() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,4 +153,54 @@ func quoteStderr(l string) string {
 		return ""
 	}
 	return fmt.Sprintf("; stderr: %q", l)
+}
+
+// relayedLines is how many lines of a plugin's own log and stderr the host
+// relays to its stderr; the rest (a panic's goroutine dump) is in the
+// report's .stderr file.
+const relayedLines = 20
+
+// cappedLines passes on at most left lines, then says once that it stops.
+type cappedLines struct {
+	mu   sync.Mutex
+	w    interface{ Write([]byte) (int, error) }
+	left int
+	what string
+}
+
+func (c *cappedLines) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.left > 0:
+		c.left -= bytes.Count(p, []byte("\n"))
+		if _, err := c.w.Write(p); err != nil {
+			return 0, err
+		}
+		if c.left <= 0 {
+			fmt.Fprintf(c.w, "[ipcfuzz: no more of plugin %q's output is shown here; a finding keeps all of it in its .stderr file]\n", c.what)
+		}
+	}
+	return len(p), nil
+}
+
+// panicDump drops a crashing plugin's panic or signal dump from what the
+// host relays: go-plugin logs its lines one by one, untagged, at Error; the
+// host reports the crash itself in one line (its cause) and a finding keeps
+// the whole dump in its .stderr file.
+type panicDump struct {
+	mu     sync.Mutex
+	inDump bool
+}
+
+func (d *panicDump) excludes(level hclog.Level, msg string, args []any) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case len(args) > 0:
+		d.inDump = false // a structured message: a process speaking again
+	case level == hclog.Error && tellsTheCrash(strings.TrimSpace(msg)):
+		d.inDump = true
+	}
+	return d.inDump
 }

@@ -4,7 +4,9 @@
 //	go build -ldflags "-X main.mutation=fits" ./cmd/ipcfuzz/testdata/msgmutant
 //
 // fits: the fits test with < instead of <=; lifo: receivers served newest
-// first; e2big: a receiver too small for a message is left asleep.
+// first; e2big: a receiver too small for a message is left asleep; text: a
+// received text with its last letter changed (same length); noerror: a
+// message truncated under MSG_NOERROR to its tail instead of its head.
 package main
 
 import (
@@ -21,16 +23,60 @@ import (
 // mutation is set with -ldflags "-X main.mutation=...".
 var mutation string
 
+// received is the namespace with what a receiver gets rewritten.
+type received struct {
+	*ipcns.Namespace
+	rewrite func(op ops.Op, m ops.Message) ops.Message
+}
+
+func (r received) Apply(op ops.Op) (ops.Result, error) { return r.ApplyFollowing(op, nil) }
+
+func (r received) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, error) {
+	res, err := r.Namespace.ApplyFollowing(op, other)
+	if op.Kind == ops.KindMsgrcv && res.Err == ops.OK && !res.Blocked {
+		res.Msg = r.rewrite(op, res.Msg)
+	}
+	return res, err
+}
+
+func lastLetterChanged(_ ops.Op, m ops.Message) ops.Message {
+	if n := len(m.Text); n > 0 {
+		b := []byte(m.Text)
+		b[n-1] = 'a' + (b[n-1]-'a'+1)%26
+		m.Text = string(b)
+	}
+	return m
+}
+
+// tailUnderNoerror gives a truncated message's last bytes: the text is
+// MsgText(fill, size), so its tail is the same letters shifted.
+func tailUnderNoerror(op ops.Op, m ops.Message) ops.Message {
+	if op.MsgFlags&ops.MsgNoerror != 0 && int64(len(m.Text)) == op.Size && op.Size > 0 {
+		b := []byte(m.Text)
+		for i := range b {
+			b[i] = 'a' + (b[i]-'a'+3)%26
+		}
+		m.Text = string(b)
+	}
+	return m
+}
+
 func main() {
+	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
+	var m ops.Model = ns
 	quirks := map[string]msgq.Quirk{"fits": msgq.QuirkFitsStrict, "lifo": msgq.QuirkReceiversLIFO, "e2big": msgq.QuirkE2BIGStays}
-	q, ok := quirks[mutation]
-	if !ok {
+	switch q, ok := quirks[mutation]; {
+	case ok:
+		ns.SetMsgQuirks(q)
+	case mutation == "text":
+		m = received{ns, lastLetterChanged}
+	case mutation == "noerror":
+		m = received{ns, tailUnderNoerror}
+	default:
 		fmt.Fprintf(os.Stderr, "msgmutant: built without a known mutation (%q)\n", mutation)
 		os.Exit(2)
 	}
-	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
-	ns.SetMsgQuirks(q)
 	info := optimized.Info()
 	info.Name = "msgmutant-" + mutation
-	plugins.Serve(ops.NewLocal(info, ns))
+	plugins.Serve(ops.NewLocal(info, m))
 }
