@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
@@ -42,6 +43,9 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if *format != "table" && *format != "json" && *format != "benchstat" {
 		return usageError{fmt.Sprintf("--format %q: want table, json or benchstat", *format)}
+	}
+	if ext := filepath.Ext(*plotFile); *plotFile != "" && ext != ".svg" && ext != ".png" {
+		return usageError{fmt.Sprintf("--plot %s: want a .svg or .png file", *plotFile)}
 	}
 	if *reps < 1 || *reps > 1000 {
 		return usageError{"--reps must be in 1..1000"}

@@ -79,16 +79,22 @@ func TestComplexityTableAndBenchstat(t *testing.T) {
 }
 
 func TestComplexityBadInput(t *testing.T) {
-	for _, args := range [][]string{
-		{"complexity", "naive", "--workload", "nosuch"},
-		{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "64..40000"},
-		{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "1024"},
-		{"complexity", "--workload", "alloc-churn"},
-		{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "64,128", "--plot", "x.gif"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"complexity", "naive", "--workload", "nosuch"}, "unknown workload"},
+		{[]string{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "64..40000"}, "out of range"},
+		{[]string{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "1024"}, "at least 3 distinct sizes"},
+		{[]string{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "1024,1024,2048"}, "1024 is given twice"},
+		{[]string{"complexity", "--workload", "alloc-churn"}, "at least one implementation"},
+		{[]string{"complexity", "naive", "--workload", "alloc-churn", "--sizes", "64,128,256", "--plot", "x.gif"}, "x.gif"},
 	} {
-		r := ipcfuzz(t, args...)
-		require.NotEqual(t, 0, r.code, "%v", args)
-		require.NotContains(t, r.stderr, "panic", "%v", args)
+		r := ipcfuzz(t, c.args...)
+		require.Equal(t, 2, r.code, "%v", c.args)
+		require.Contains(t, r.stderr, c.want, "%v", c.args)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: %s", c.args, r.stderr)
+		require.NotContains(t, r.stderr, "panic", "%v", c.args)
 	}
 }
 

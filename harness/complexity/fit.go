@@ -11,6 +11,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Fit is the growth of one cost series.
@@ -129,53 +132,33 @@ func classify(sizes []int, slope float64, ci [2]float64) string {
 	return best
 }
 
-// ols returns the least-squares slope of y on x and its standard error.
+// ols returns the least-squares slope of y on x (gonum's
+// stat.LinearRegression) and its standard error.
 func ols(xs, ys []float64) (slope, se float64) {
-	n := float64(len(xs))
-	mx, my := mean(xs), mean(ys)
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-	}
-	if sxx == 0 {
+	if len(xs) < 2 || stat.Variance(xs, nil) == 0 {
 		return 0, 0
 	}
-	slope = sxy / sxx
+	alpha, beta := stat.LinearRegression(xs, ys, nil, false)
+	n := float64(len(xs))
+	if n <= 2 {
+		return beta, 0
+	}
 	var rss float64
 	for i := range xs {
-		e := ys[i] - (my + slope*(xs[i]-mx))
+		e := ys[i] - (alpha + beta*xs[i])
 		rss += e * e
 	}
-	if n > 2 {
-		se = math.Sqrt(rss / (n - 2) / sxx)
-	}
-	return slope, se
+	sxx := stat.Variance(xs, nil) * (n - 1)
+	return beta, math.Sqrt(rss / (n - 2) / sxx)
 }
 
-// tQuantile is the two-sided 95% quantile of Student's t with df degrees of freedom.
+// tQuantile is the two-sided 95% quantile of Student's t with df degrees of
+// freedom.
 func tQuantile(df int) float64 {
-	table := []float64{0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23,
-		2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.10, 2.09, 2.09}
-	switch {
-	case df <= 0:
+	if df <= 0 {
 		return math.Inf(1)
-	case df < len(table):
-		return table[df]
-	case df < 30:
-		return 2.05
-	case df < 60:
-		return 2.01
 	}
-	return 1.96
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
 
 // Median returns the median of v (0 for an empty v).

@@ -147,6 +147,14 @@ func ParseSizes(s string) ([]int, error) {
 			out = append(out, v)
 		}
 		sort.Ints(out)
+		for i := 1; i < len(out); i++ {
+			if out[i] == out[i-1] {
+				return nil, fmt.Errorf("sizes %q: %d is given twice", s, out[i])
+			}
+		}
+	}
+	if len(out) < 3 {
+		return nil, fmt.Errorf("sizes %q: a growth needs at least 3 distinct sizes, have %d", s, len(out))
 	}
 	for _, n := range out {
 		if n < 2 || n > ops.MaxMeasureN {
