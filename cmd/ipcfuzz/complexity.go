@@ -15,7 +15,7 @@ import (
 func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("complexity", flag.ContinueOnError)
 	workload := fs.String("workload", "", fmt.Sprintf("workload to measure: one of %v", ops.Workloads))
-	sizesFlag := fs.String("sizes", "1k..32k", "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c")
+	sizesFlag := fs.String("sizes", "", "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c (default: the workload's)")
 	metricFlag := fs.String("metric", "both", "what to show and plot: wall, counter or both")
 	plotFile := fs.String("plot", "", "write a log-log plot to FILE.svg or FILE.png")
 	format := fs.String("format", "table", "output: table, json or benchstat")
@@ -32,6 +32,10 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	w, err := ops.ParseWorkload(*workload)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if *sizesFlag == "" {
+		spec, _ := ops.WorkloadOf(w)
+		*sizesFlag = spec.Sizes
 	}
 	sizes, err := complexity.ParseSizes(*sizesFlag)
 	if err != nil {

@@ -249,7 +249,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 		require.Equal(t, 130, ee.ExitCode(), errb.String())
 		s := summary(t, outcome{stdout: out.String()})
 		require.Equal(t, true, s["interrupted"])
-		require.NotZero(t, s["checks"])
+		require.NotZero(t, s["checks"], "%s\n%s", out.String(), errb.String())
 		require.Contains(t, errb.String(), "interrupted after")
 		require.NotContains(t, errb.String(), "context canceled")
 		require.Zero(t, childServing(cmd.Process.Pid, "optimized"))

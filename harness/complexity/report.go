@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Metric selects what a table or plot shows.
@@ -26,9 +29,15 @@ const (
 func WriteTable(w io.Writer, r *Report, metric Metric) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	head := []string{"N"}
+	if r.Levels != nil {
+		head = append(head, "levels")
+	}
 	for _, s := range r.Impls {
 		if metric != Counter {
 			head = append(head, s.Name+" ms")
+		}
+		if metric != Counter && r.PerRun > 0 {
+			head = append(head, fmt.Sprintf("%s ns/%s [95%%]", s.Name, r.Unit))
 		}
 		if metric != Wall && s.Primary != "" {
 			head = append(head, s.Name+" "+s.Primary)
@@ -37,9 +46,16 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i, n := range r.Sizes {
 		row := []string{fmt.Sprint(n)}
+		if r.Levels != nil {
+			row = append(row, fmt.Sprint(r.Levels[i]))
+		}
 		for _, s := range r.Impls {
 			if metric != Counter {
 				row = append(row, fmt.Sprintf("%.3f", float64(s.WallNs[i])/1e6))
+			}
+			if metric != Counter && r.PerRun > 0 {
+				m, lo, hi := perUnit(s.WallReps[i], r.PerRun)
+				row = append(row, fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi))
 			}
 			if metric != Wall && s.Primary != "" {
 				row = append(row, fmt.Sprint(s.Counters[s.Primary][i]))
@@ -62,7 +78,42 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 	for _, v := range Verdicts(r, metric) {
 		fmt.Fprintln(w, v)
 	}
+	if r.Levels != nil && r.PerRun > 0 && metric != Counter {
+		for _, s := range r.Impls {
+			fmt.Fprintln(w, perLevel(r, s))
+		}
+	}
 	return nil
+}
+
+// perUnit is the mean cost of one unit over the repetitions of one size,
+// in ns, with its 95% interval.
+func perUnit(reps []int64, per int) (mean, lo, hi float64) {
+	v := make([]float64, len(reps))
+	for i, x := range reps {
+		v[i] = float64(x) / float64(per)
+	}
+	mean = stat.Mean(v, nil)
+	if len(v) < 2 {
+		return mean, mean, mean
+	}
+	h := tQuantile(len(v)-1) * stat.StdDev(v, nil) / math.Sqrt(float64(len(v)))
+	return mean, mean - h, mean + h
+}
+
+// perLevel fits the cost of one unit against the id tree's height: what one
+// more level costs.
+func perLevel(r *Report, s Series) string {
+	var xs, ys []float64
+	for i := range r.Sizes {
+		for _, x := range s.WallReps[i] {
+			xs = append(xs, float64(r.Levels[i]))
+			ys = append(ys, float64(x)/float64(r.PerRun))
+		}
+	}
+	slope, se := ols(xs, ys)
+	t := tQuantile(len(xs) - 2)
+	return fmt.Sprintf("  %-12s %+.2f ns per %s for each more tree level [%.2f, %.2f]", s.Name, slope, r.Unit, slope-t*se, slope+t*se)
 }
 
 // Verdicts compares the implementations' growth, per metric.

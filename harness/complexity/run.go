@@ -44,6 +44,12 @@ type Report struct {
 	Sizes    []int        `json:"sizes"`
 	Reps     int          `json:"reps"`
 	Impls    []Series     `json:"impls"`
+	// PerRun units (Unit) make one run of the measured part: the table
+	// then gives the cost of one unit.
+	PerRun int    `json:"per_run,omitempty"`
+	Unit   string `json:"unit,omitempty"`
+	// Levels is the id tree's height at each size, for workloads about it.
+	Levels []int `json:"levels,omitempty"`
 }
 
 // Run measures the workload at every size on every subject, reps
@@ -51,6 +57,14 @@ type Report struct {
 // (nil: none).
 func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, reps int, progress io.Writer) (*Report, error) {
 	rep := &Report{Workload: w, Sizes: sizes, Reps: reps}
+	if spec, err := ops.WorkloadOf(w); err == nil {
+		rep.PerRun, rep.Unit = spec.PerRun, spec.Unit
+		if spec.Levels != nil {
+			for _, n := range sizes {
+				rep.Levels = append(rep.Levels, spec.Levels(n))
+			}
+		}
+	}
 	start := time.Now()
 	for _, s := range subjects {
 		ser := Series{Name: s.Name, Counters: map[string][]int64{}}

@@ -114,19 +114,19 @@ func (l *Local) Exec(ctx context.Context, cfg Config, scripts [][]Op, others []O
 	return out, nil
 }
 
-// Measure implements Impl; the model must be a Measurer.
+// Measure implements Impl: a Measurer measures itself; any other model runs
+// the scripts of a plain workload (MeasureScripts).
 func (l *Local) Measure(_ context.Context, cfg Config, w Workload, n, reps int) (Measurement, error) {
 	if err := CheckMeasure(w, n, reps); err != nil {
 		return Measurement{}, err
 	}
-	m, ok := l.model.(Measurer)
-	if !ok {
-		return Measurement{}, fmt.Errorf("%s does not measure workloads", l.info.Name)
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.handles = Handles{}
-	return m.Measure(cfg, w, n, reps)
+	if m, ok := l.model.(Measurer); ok {
+		return m.Measure(cfg, w, n, reps)
+	}
+	return MeasureScripts(l.model, cfg, w, n, reps)
 }
 
 // Close implements Impl.

@@ -191,8 +191,13 @@ func generate(ctx context.Context, o Options) <-chan batch {
 	ch := make(chan batch, 1)
 	go func() {
 		defer close(ch)
+		// Batches start small and double up to o.Batch: the first
+		// verdicts come early, and a run interrupted in its first second
+		// has compared something.
+		size := min(o.Batch, 8)
 		for next := 0; o.Checks <= 0 || next < o.Checks; {
-			n := o.Batch
+			n := size
+			size = min(o.Batch, 2*size)
 			if o.Checks > 0 {
 				n = min(n, o.Checks-next)
 			}

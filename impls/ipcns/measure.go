@@ -1,53 +1,37 @@
 package ipcns
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
-// Resetter is the part of a model that applies its options.
-type Resetter interface {
-	Reset(cfg ops.Config) error
-}
-
-// Measure runs workload w of size n on ns, reps times: the model m resets
-// itself with cfg (its options), ns builds the state through its own
-// operations, then the measured part is timed and counted here. The
-// counters are those of the first repetition, summed over the three tables.
-func Measure(m Resetter, ns *Namespace, cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+// Measure runs workload w of size n on ns, reps times: m (the model, which
+// resets itself with cfg, its options) runs a plain workload's scripts
+// through its own operations (ops.MeasureScripts); the workloads with
+// sleepers by the hundred run here on the namespace's own structures.
+func Measure(m ops.Model, ns *Namespace, cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
 	if err := ops.CheckMeasure(w, n, reps); err != nil {
 		return ops.Measurement{}, err
 	}
-	if err := m.Reset(cfg); err != nil {
-		return ops.Measurement{}, err
-	}
-	if w == ops.MsgFullQueue || w == ops.MsgPingPong {
-		return measureMsg(ns, w, n, reps)
-	}
-	part, err := ns.setup(w, n)
-	if err != nil {
-		return ops.Measurement{}, fmt.Errorf("%s setup at n=%d: %w", w, n, err)
-	}
-	res := ops.Measurement{WallNs: make([]int64, reps), Primary: ns.types[ops.Msg].table.CostCounter()}
-	for i := range reps {
-		before := ns.counters()
-		start := time.Now()
-		part()
-		res.WallNs[i] = time.Since(start).Nanoseconds()
-		if i == 0 {
-			res.Counters = map[string]int64{}
-			for k, v := range ns.counters() {
-				res.Counters[k] = v - before[k]
-			}
+	switch w {
+	case ops.MsgFullQueue, ops.MsgPingPong:
+		if err := m.Reset(cfg); err != nil {
+			return ops.Measurement{}, err
 		}
+		return measureMsg(ns, w, n, reps)
+	case ops.SemSleepers:
+		if err := m.Reset(cfg); err != nil {
+			return ops.Measurement{}, err
+		}
+		return measureSemSleepers(ns.semOpts, n, reps), nil
 	}
-	return res, nil
+	return ops.MeasureScripts(m, cfg, w, n, reps)
 }
 
-// counters sums the counters of the three tables.
-func (ns *Namespace) counters() map[string]int64 {
+// Counters implements ops.Counting: the work of the three tables.
+func (ns *Namespace) Counters() map[string]int64 {
 	sum := map[string]int64{}
 	for _, s := range ns.types {
 		for k, v := range s.table.Counters() {
@@ -57,78 +41,34 @@ func (ns *Namespace) counters() map[string]int64 {
 	return sum
 }
 
-// setup builds the state of a workload through the namespace's own
-// operations and returns the measured part.
-func (ns *Namespace) setup(w ops.Workload, n int) (func(), error) {
-	t := ops.Msg
-	switch w {
-	case ops.ProcReadShm:
-		t = ops.Shm
-	case ops.ProcReadSem:
-		t = ops.Sem
+// PrimaryCounter implements ops.Counting.
+func (ns *Namespace) PrimaryCounter() string { return ns.types[ops.Msg].table.CostCounter() }
+
+// measureSemSleepers is sem-sleepers on one array of the model's
+// structure: n tasks asleep each on its own semaphore, then rounds of a +1
+// that completes one of them, which goes back to sleep. The counter is the
+// array's evaluations (semq.Array.Evaluations) per round.
+func measureSemSleepers(opts semq.Options, n, reps int) ops.Measurement {
+	a := semq.NewArray(n, opts)
+	pid := ops.TaskPID(0, 0)
+	for t := range n {
+		a.Semop(ops.PID(t+10), t+1, []semq.Sop{{Num: t, Op: -1}})
 	}
-	ns.types[t].limit = ops.IPCMNI
-	create := func() (int64, error) {
-		op := ops.Op{Kind: ops.KindGet, Type: t, Key: ops.IPCPrivate, Mode: 0600, Size: 1}
-		if t == ops.Shm {
-			op.Size = 4096
+	res := ops.Measurement{WallNs: make([]int64, reps), Primary: "evaluations_per_round"}
+	for i := range reps {
+		before := a.Evaluations()
+		start := time.Now()
+		for r := range ops.SemRounds {
+			k := r % n
+			a.Semop(pid, 0, []semq.Sop{{Num: k, Op: 1}})
+			a.Semop(ops.PID(k+10), k+1, []semq.Sop{{Num: k, Op: -1}})
 		}
-		r := ns.get(op)
-		if r.Err != ops.OK {
-			return 0, fmt.Errorf("create %s: %v", t, r.Err)
+		res.WallNs[i] = time.Since(start).Nanoseconds()
+		if i == 0 {
+			res.Counters = map[string]int64{"evaluations_per_round": (a.Evaluations() - before) / ops.SemRounds}
 		}
-		return r.ID, nil
 	}
-	rmid := func(id int64) error {
-		if e, _ := ns.rmid(ops.Op{Kind: ops.KindRmid, Type: t, Obj: ops.Ref{ID: id}}); e != ops.OK {
-			return fmt.Errorf("rmid %s %d: %v", t, id, e)
-		}
-		return nil
-	}
-	switch w {
-	case ops.LookupDepth:
-		var ids [2]int64
-		for i, idx := range []int{1, n - 1} {
-			ns.types[t].nextID = int64(idx)
-			id, err := create()
-			if err != nil {
-				return nil, err
-			}
-			ids[i] = id
-		}
-		return func() {
-			for i := range ops.LookupRounds {
-				ns.stat(ops.Op{Kind: ops.KindStat, Type: t, Obj: ops.Ref{ID: ids[i&1]}})
-			}
-		}, nil
-	}
-	ids := make([]int64, n)
-	for i := range ids {
-		id, err := create()
-		if err != nil {
-			return nil, err
-		}
-		ids[i] = id
-	}
-	switch w {
-	case ops.ProcReadSparse:
-		for i, id := range ids {
-			if i%64 != 0 {
-				if err := rmid(id); err != nil {
-					return nil, err
-				}
-			}
-		}
-	case ops.AllocChurn:
-		return func() {
-			for range ops.ChurnCycles {
-				if id, err := create(); err == nil {
-					_ = rmid(id)
-				}
-			}
-		}, nil
-	}
-	return func() { ns.list(t) }, nil
+	return res
 }
 
 // measureMsg runs a message-queue workload; its counters are the workload's
