@@ -101,7 +101,11 @@ func (s *Shadow) Step(src Source) ops.Op {
 	case actSemop:
 		return s.semop(src, a, 0, true)
 	case actBlock:
-		return s.semop(src, a, engine.Pick(src, s.freeTasks(), "task"), false)
+		t := engine.Pick(src, s.freeTasks(), "task")
+		if src.Intn(3, "plain block") == 0 {
+			return s.semop(src, a, t, false)
+		}
+		return s.sleep(src, a, t)
 	case actWake:
 		return s.wake(src, a)
 	case actGet:
@@ -255,6 +259,29 @@ func (s *Shadow) semop(src Source, a *array, task uint8, nowait bool) ops.Op {
 	} else if task != 0 && op.Sem.Timeout == ops.SemNoTimeout && !blockingNowait(a, sops) {
 		s.asleep[task] = a
 	}
+	return op
+}
+
+// sleep draws a semop by task t that blocks on the shadow values: a
+// decrement past the value, or a wait for zero on a non-zero semaphore,
+// sometimes with SEM_UNDO or behind a first sop that would run.
+func (s *Shadow) sleep(src Source, a *array, t uint8) ops.Op {
+	op := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ops.Ref{Handle: a.handle}, Task: t}
+	n := src.Intn(len(a.vals), "num")
+	sp := ops.Sop{Num: uint16(n), Op: int16(-(a.vals[n] + 1 + src.Intn(2, "more")))}
+	if a.vals[n] != 0 && src.Intn(3, "zero") == 0 {
+		sp.Op = 0
+	}
+	if src.Intn(4, "undo") == 0 {
+		sp.Flags |= ops.SemUndo
+	}
+	sops := []ops.Sop{sp}
+	if len(a.vals) > 1 && src.Intn(4, "complex") == 0 {
+		m := (n + 1) % len(a.vals)
+		sops = append([]ops.Sop{{Num: uint16(m), Op: 1}}, sops...)
+	}
+	setSops(&op, sops...)
+	s.asleep[t] = a
 	return op
 }
 
