@@ -116,7 +116,22 @@ type Options struct {
 	// not counted anywhere. (Up to 3.9 every pending operation was on one
 	// global list and its zero sops counted too; that is not modelled.)
 	LegacyCount bool
+	// Quirk is a deliberate bug, for mutation tests of the harness itself
+	// (never set by naive or optimized).
+	Quirk Quirk
 }
+
+// Quirk is a deliberate departure from the kernel's semantics.
+type Quirk uint8
+
+const (
+	// QuirkAlterBeforeZero serves the alter queues before the
+	// wait-for-zero queues in do_smart_update.
+	QuirkAlterBeforeZero Quirk = 1 + iota
+	// QuirkUndoUnclamped applies semadj at exit without clamping the
+	// value to 0..SEMVMX.
+	QuirkUndoUnclamped
+)
 
 // sem is one struct sem: its value, sempid and whether its otime is set.
 type sem struct {
@@ -413,7 +428,11 @@ func (a *Array) Exit(p ops.PID) []Completion {
 		if d == 0 {
 			continue
 		}
-		a.sems[k].val = min(max(a.sems[k].val+d, 0), SemVMX)
+		v := a.sems[k].val + d
+		if a.opt.Quirk != QuirkUndoUnclamped {
+			v = min(max(v, 0), SemVMX)
+		}
+		a.sems[k].val = v
 		a.sems[k].pid = p
 	}
 	a.smartUpdate(nil, true)

@@ -154,7 +154,7 @@ func (a *Array) rollback(sops []Sop, adj []int) {
 // semaphore for ALL, or of each semaphore that a sop increased. Finally
 // otime is set if forced or if some sleeper succeeded.
 func (a *Array) smartUpdate(sops []Sop, otime bool) {
-	if a.wakeZero(sops) {
+	if a.opt.Quirk != QuirkAlterBeforeZero && a.wakeZero(sops) {
 		otime = true
 	}
 	switch {
@@ -172,6 +172,9 @@ func (a *Array) smartUpdate(sops []Sop, otime bool) {
 				otime = a.updateQueue(alterOf(s.Num)) || otime
 			}
 		}
+	}
+	if a.opt.Quirk == QuirkAlterBeforeZero && a.wakeZero(sops) {
+		otime = true
 	}
 	if otime {
 		a.setOtime(sops)

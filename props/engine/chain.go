@@ -107,7 +107,7 @@ func (s Subsystem) TextRoundTrip(m ops.Model) func(*rapid.T) {
 		}
 		for i := range sc.Steps {
 			if !equalStep(sc.Steps[i], back.Steps[i]) {
-				t.Fatalf("parse(format(x)) != x at step %d of\n%s", i+1, text)
+				t.Fatalf("parse(format(x)) != x at step %d:\n%+v\nparsed back as\n%+v\nin\n%s", i+1, sc.Steps[i].Op, back.Steps[i].Op, text)
 			}
 		}
 	}

@@ -35,6 +35,8 @@ type Shadow struct {
 	nextHandle int
 	semopm     int64
 	swarm      engine.Swarm
+	// plan holds the rest of a scenario begun by an earlier step.
+	plan []ops.Op
 }
 
 // NewShadow returns the shadow of a fresh namespace, with swarm weights
@@ -62,6 +64,7 @@ const (
 	actBad
 	actList
 	actBusy
+	actUndoExit
 	numActions
 )
 
@@ -74,6 +77,11 @@ var (
 
 // Step draws one operation and advances the shadow by its expected effect.
 func (s *Shadow) Step(src Source) ops.Op {
+	if len(s.plan) > 0 {
+		op := s.plan[0]
+		s.plan = s.plan[1:]
+		return op
+	}
 	live := s.live()
 	if len(live) == 0 {
 		return s.create(src, ops.IPCPrivate)
@@ -84,6 +92,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	if free := s.freeTasks(); len(free) > 0 {
 		menu = append(menu, actBlock, actBlock, actBlock, actBlock, actUndo, actUndo, actExit)
+		if len(free) >= 2 {
+			menu = append(menu, actUndoExit)
+		}
 	}
 	if s.sleepers() > 0 {
 		menu = append(menu, actWake, actWake, actInterrupt, actBusy)
@@ -114,6 +125,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 		if src.Intn(8, "negative num") == 0 {
 			op.Sem.Num = -1
 		}
+		if cmd == ops.SemGetAll {
+			op.Sem.Num = 0 // GETALL has no semnum
+		}
 		op.As = s.caller(src)
 		return op
 	case actSet:
@@ -124,15 +138,28 @@ func (s *Shadow) Step(src Source) ops.Op {
 		t := engine.Pick(src, s.freeTasks(), "task")
 		n := src.Intn(len(a.vals), "num")
 		v := engine.Pick(src, []int{1, 2, 3, -1, ops.SemVMX}, "undo op")
+		if a.vals[n] > 0 && src.Intn(2, "take one back") == 0 {
+			v = -1 // undone at exit: a sleeper's decrement may then go through
+		}
 		s.undo[t] = true
 		op := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref, Task: t}
 		setSops(&op, ops.Sop{Num: uint16(n), Op: int16(v), Flags: ops.SemUndo | ops.SemNowait})
-		if v > 0 && a.vals[n]+v <= ops.SemVMX {
+		if a.vals[n]+v >= 0 && a.vals[n]+v <= ops.SemVMX {
 			a.vals[n] += v
 		}
 		return op
 	case actExit:
-		t := engine.Pick(src, s.freeTasks(), "task")
+		free := s.freeTasks()
+		var undo []uint8
+		for _, t := range free {
+			if s.undo[t] {
+				undo = append(undo, t)
+			}
+		}
+		if len(undo) > 0 && src.Intn(4, "exit with undo") != 0 {
+			free = undo
+		}
+		t := engine.Pick(src, free, "task")
 		s.undo[t] = false
 		return ops.Op{Kind: ops.KindExit, Task: t}
 	case actInterrupt:
@@ -149,6 +176,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindRmid, Type: ops.Sem, Obj: ref}
 	case actLimits:
 		return s.limits(src)
+	case actUndoExit:
+		return s.undoExit(src, a)
 	case actList:
 		return ops.Op{Kind: ops.KindList, Type: ops.Sem, Rows: src.Intn(3, "rows") != 0}
 	case actBusy:
@@ -262,6 +291,32 @@ func (s *Shadow) semop(src Source, a *array, task uint8, nowait bool) ops.Op {
 	return op
 }
 
+// undoExit begins a scenario of four steps: a task changes a semaphore
+// with SEM_UNDO, another task sleeps until that change is undone, and the
+// first task exits, which completes the sleeper.
+func (s *Shadow) undoExit(src Source, a *array) ops.Op {
+	free := s.freeTasks()
+	i := src.Intn(len(free), "undoer")
+	undoer, sleeper := free[i], free[(i+1)%len(free)]
+	n := src.Intn(len(a.vals), "num")
+	ref := ops.Ref{Handle: a.handle}
+	zero := src.Intn(2, "zero") == 0
+	set := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemSetVal, Num: int64(n), Val: 1}}
+	take := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref, Task: undoer}
+	setSops(&take, ops.Sop{Num: uint16(n), Op: -1, Flags: ops.SemNowait | ops.SemUndo})
+	wait := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref, Task: sleeper}
+	setSops(&wait, ops.Sop{Num: uint16(n), Op: -1})
+	if zero { // the undoer raises the value, the sleeper waits for zero
+		set.Sem.Val = 0
+		setSops(&take, ops.Sop{Num: uint16(n), Op: 1, Flags: ops.SemNowait | ops.SemUndo})
+		setSops(&wait, ops.Sop{Num: uint16(n), Op: 0})
+	}
+	a.vals[n] = 0
+	s.undo[undoer] = false
+	s.plan = append(s.plan, take, wait, ops.Op{Kind: ops.KindExit, Task: undoer})
+	return set
+}
+
 // sleep draws a semop by task t that blocks on the shadow values: a
 // decrement past the value, or a wait for zero on a non-zero semaphore,
 // sometimes with SEM_UNDO or behind a first sop that would run.
@@ -269,14 +324,14 @@ func (s *Shadow) sleep(src Source, a *array, t uint8) ops.Op {
 	op := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ops.Ref{Handle: a.handle}, Task: t}
 	n := src.Intn(len(a.vals), "num")
 	sp := ops.Sop{Num: uint16(n), Op: int16(-(a.vals[n] + 1 + src.Intn(2, "more")))}
-	if a.vals[n] != 0 && src.Intn(3, "zero") == 0 {
+	if a.vals[n] != 0 && src.Intn(2, "zero") == 0 {
 		sp.Op = 0
 	}
 	if src.Intn(4, "undo") == 0 {
 		sp.Flags |= ops.SemUndo
 	}
 	sops := []ops.Sop{sp}
-	if len(a.vals) > 1 && src.Intn(4, "complex") == 0 {
+	if len(a.vals) > 1 && src.Intn(3, "complex") == 0 {
 		m := (n + 1) % len(a.vals)
 		sops = append([]ops.Sop{{Num: uint16(m), Op: 1}}, sops...)
 	}
@@ -462,6 +517,7 @@ func (s *Shadow) Copy() engine.Shadow {
 	for t, a := range s.asleep {
 		c.asleep[t] = m[a]
 	}
+	c.plan = append([]ops.Op(nil), s.plan...)
 	return &c
 }
 

@@ -1,0 +1,37 @@
+// Command semmutant is a test-only implementation plugin: the optimized
+// model with one deliberate semaphore bug, chosen when it is built:
+//
+//	go build -ldflags "-X main.mutation=zerolast" ./cmd/ipcfuzz/testdata/semmutant
+//
+// zerolast: a change of values serves the sleepers that alter before those
+// that wait for zero; noclamp: semadj applied at exit without clamping the
+// value to 0..SEMVMX.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
+	"github.com/ipcfuzz/ipcfuzz/plugins"
+)
+
+// mutation is set with -ldflags "-X main.mutation=...".
+var mutation string
+
+func main() {
+	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped}
+	q, ok := quirks[mutation]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "semmutant: built without a known mutation (%q)\n", mutation)
+		os.Exit(2)
+	}
+	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
+	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore, Quirk: q})
+	info := optimized.Info()
+	info.Name = "semmutant-" + mutation
+	plugins.Serve(ops.NewLocal(info, ns))
+}
