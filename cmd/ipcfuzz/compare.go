@@ -44,7 +44,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
 	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
-	fs.StringVar(&c.opts.Corpus, "corpus", "corpus", "directory where findings are written")
+	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
 	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
 	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
 	c.sides.register(fs, 60*time.Second)

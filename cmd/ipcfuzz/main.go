@@ -80,16 +80,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "plugin":
 		err = pluginCmd(args[1:])
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage())
-		return 0
+		if len(args) < 2 {
+			fmt.Fprint(stdout, usage())
+			return 0
+		}
+		err = helpCmd(ctx, args[1], stdout, stderr)
 	default:
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
 	var ue usageError
+	var he helpError
 	var fe foundError
 	var ie interruptedError
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &he):
+		fmt.Fprint(stdout, he.text)
 		return 0
 	case errors.As(err, &fe):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
@@ -112,22 +119,38 @@ func firstLine(s string) string {
 	return s
 }
 
+// command is one command of the CLI, for the help texts.
+type command struct {
+	name, synopsis, doc string
+}
+
+// commands are the CLI's commands, in the order the help lists them. Each
+// command's flags come from its own flag set (ipcfuzz help CMD).
+var commands = []command{
+	{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
+                    [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
+                    [--corpus DIR] [--batch N] [--call-timeout D] [--in-process]`,
+		"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus."},
+	{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
+		"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step."},
+	{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
+                    [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
+                    [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]`,
+		"Measures a workload inside each implementation at every size and fits the growth exponent."},
+	{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
+		"Prints FILE with the results implementation I gives stated after each step."},
+	{"list", `ipcfuzz list [--subsystems]`,
+		"Lists the built-in implementations with their subsystems and options."},
+}
+
 // usage is the help text, built from the tables the commands use.
 func usage() string {
 	var b strings.Builder
-	b.WriteString(`ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations
-
-Usage:
-  ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
-                      [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
-                      [--corpus DIR] [--batch N] [--call-timeout D] [--in-process]
-  ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]
-  ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
-                      [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
-                      [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]
-  ipcfuzz state FILE [--impl kernel]      (prints FILE with the results the implementation gives stated)
-  ipcfuzz list [--subsystems]
-  ipcfuzz help
+	b.WriteString("ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations\n\nUsage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %s\n", c.synopsis)
+	}
+	b.WriteString(`  ipcfuzz help [COMMAND | ops | workloads]
 
 Subsystems (--subsystem):
 `)
@@ -135,7 +158,7 @@ Subsystems (--subsystem):
 		fmt.Fprintf(&b, "  %-5s %s (%s)\n", s.Name, s.Doc, relationNames(s.Relations))
 	}
 	fmt.Fprintf(&b, "\nEngines: %s. Relations: %s.\n", strings.Join(engine.Engines, ", "), relationNames(equiv.Relations))
-	b.WriteString("\nOperations of scripts (see README, Scripts and replay):\n")
+	b.WriteString("\nOperations of scripts (ipcfuzz help ops):\n")
 	for _, sub := range append(props.Names(), "tasks") {
 		var names []string
 		for _, k := range ops.Specs() {
@@ -145,7 +168,7 @@ Subsystems (--subsystem):
 		}
 		fmt.Fprintf(&b, "  %-5s %s\n", sub, strings.Join(names, ", "))
 	}
-	b.WriteString("\nWorkloads (--workload):\n")
+	b.WriteString("\nWorkloads (--workload; ipcfuzz help workloads):\n")
 	for _, w := range ops.Workloads {
 		fmt.Fprintf(&b, "  %s\n", w)
 	}

@@ -75,6 +75,8 @@ type field[S any] interface {
 	// plainer returns values that are plainer than the current one, for the
 	// shrinker, each applied by set.
 	plainer(s *S) []func(*S)
+	// syntax describes the values the field reads, for the help text.
+	syntax() string
 }
 
 type flagField struct {
@@ -142,6 +144,18 @@ func (f numField[S, T]) parse(s *S, text string) error {
 
 func (f numField[S, T]) zero(s *S) bool { return *f.p(s) == 0 }
 
+func (f numField[S, T]) syntax() string {
+	switch {
+	case f.base == 8:
+		return fmt.Sprintf("0%o", f.hi)[:1] + "OOO"
+	case f.lo <= -1<<31 && f.hi >= 1<<31-1, f.lo == 0 && f.hi >= 1<<31-1:
+		return "N"
+	case f.lo <= -1<<31:
+		return fmt.Sprintf("N<=%d", f.hi)
+	}
+	return fmt.Sprintf("%d..%d", f.lo, f.hi)
+}
+
 // plainer lists values from the plainest toward the current one: the plain
 // value, then points halfway, a quarter of the way, ... and one step away,
 // so that the first that still fails is the largest step that keeps the
@@ -194,6 +208,8 @@ func (f hexField[S]) parse(s *S, text string) error {
 
 func (f hexField[S]) zero(s *S) bool { return *f.p(s) == 0 }
 
+func (hexField[S]) syntax() string { return "0xHEX" }
+
 func (f hexField[S]) plainer(s *S) []func(*S) {
 	if *f.p(s) == 0 {
 		return nil
@@ -242,6 +258,14 @@ func (f enumField[S, T]) parse(s *S, text string) error {
 
 func (f enumField[S, T]) zero(s *S) bool { var z T; return *f.p(s) == z }
 
+func (f enumField[S, T]) syntax() string {
+	var names []string
+	for _, n := range f.names {
+		names = append(names, n.name)
+	}
+	return strings.Join(names, "|")
+}
+
 func (f enumField[S, T]) plainer(*S) []func(*S) { return nil }
 
 // refField is an object reference: hN or id=N.
@@ -261,6 +285,8 @@ func (f refFieldT) parse(o *Op, text string) error {
 }
 
 func (f refFieldT) zero(o *Op) bool { return *f.p(o) == Ref{} }
+
+func (refFieldT) syntax() string { return "hN|id=N" }
 
 // plainer turns a literal id into -1 (the id no object has); handles are
 // the renumbering's business.
@@ -290,6 +316,8 @@ func (f handleField) parse(o *Op, text string) error {
 }
 
 func (f handleField) zero(o *Op) bool { return *f.p(o) == 0 }
+
+func (f handleField) syntax() string { return string(f.class) + "N" }
 
 func (f handleField) plainer(*Op) []func(*Op) { return nil }
 
@@ -365,5 +393,7 @@ func (f u64Field[S]) parse(s *S, text string) error {
 }
 
 func (f u64Field[S]) zero(s *S) bool { return *f.p(s) == 0 }
+
+func (u64Field[S]) syntax() string { return "N" }
 
 func (f u64Field[S]) plainer(*S) []func(*S) { return nil }

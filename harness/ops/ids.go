@@ -139,7 +139,7 @@ var (
 
 func init() {
 	register(SubsystemSpec{Name: "ids", Uses: []string{"ids"}},
-		KindSpec{Kind: KindGet, Name: "get", Subsystem: "ids", Types: allTypes, Binds: ClassObject, Task: true, As: true,
+		KindSpec{Kind: KindGet, Name: "get", Doc: "msgget/semget/shmget: look a key up or create (size: the segment's bytes, the array's nsems); binds hN to the id", Subsystem: "ids", Types: allTypes, Binds: ClassObject, Task: true, As: true,
 			Args: []Arg{
 				named("key", hex(func(o *Op) *int32 { return &o.Key })),
 				flagBool("creat", func(o *Op) *bool { return &o.Creat }),
@@ -149,8 +149,8 @@ func init() {
 			},
 			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
 		},
-		KindSpec{Kind: KindRmid, Name: "rmid", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
-		KindSpec{Kind: KindStat, Name: "stat", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject},
+		KindSpec{Kind: KindRmid, Name: "rmid", Doc: "*ctl(IPC_RMID)", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
+		KindSpec{Kind: KindStat, Name: "stat", Doc: "*ctl(IPC_STAT): key, mode, owner, size", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject},
 			Result: fieldsResult{
 				{"key", hex(func(r *Result) *int32 { return &r.Obj.Key })},
 				{"mode", octal(func(r *Result) *uint16 { return &r.Obj.Mode }, 0o7777, 0)},
@@ -158,13 +158,13 @@ func init() {
 				{"size", dec(func(r *Result) *int64 { return &r.Obj.Size }, -1<<63, 1<<63-1, 0)},
 			},
 		},
-		KindSpec{Kind: KindNextID, Name: "next_id", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
-		KindSpec{Kind: KindLimit, Name: "limit", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
-		KindSpec{Kind: KindList, Name: "list", Subsystem: "ids", Types: allTypes, As: true,
+		KindSpec{Kind: KindNextID, Name: "next_id", Doc: "write /proc/sys/kernel/<type>_next_id", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindLimit, Name: "limit", Doc: "write the namespace's object limit (msgmni, semmni, shmmni)", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindList, Name: "list", Doc: "read /proc/sysvipc/<type> in full: id:key pairs, or whole rows with rows", Subsystem: "ids", Types: allTypes, As: true,
 			Args:   []Arg{flagBool("rows", func(o *Op) *bool { return &o.Rows })},
 			Result: listResult{},
 		},
-		KindSpec{Kind: KindChurn, Name: "churn", Subsystem: "ids", Types: allTypes, As: true, OpaqueIDs: func(Op) bool { return true },
+		KindSpec{Kind: KindChurn, Name: "churn", Doc: "create an IPC_PRIVATE object and remove it, N times, for real (moves the allocator's cursor and seq far)", Subsystem: "ids", Types: allTypes, As: true, OpaqueIDs: func(Op) bool { return true },
 			Cost:   func(op Op) int64 { return max(op.Value, 1) },
 			Args:   []Arg{pos(decCoarse(func(o *Op) *int64 { return &o.Value }, 1, MaxChurn, 1))},
 			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},

@@ -205,7 +205,7 @@ func init() {
 	mtype := func(o *Op) *int64 { return &o.Mtype }
 	size := func(o *Op) *int64 { return &o.Size }
 	register(SubsystemSpec{Name: "msg", Uses: []string{"ids", "tasks", "msg"}},
-		KindSpec{Kind: KindMsgsnd, Name: "msgsnd", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+		KindSpec{Kind: KindMsgsnd, Name: "msgsnd", Doc: "msgsnd of a message of size bytes of a text drawn from fill; a task may block", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
 			Args: append([]Arg{argObject,
 				named("type", dec(mtype, -1<<63, 1<<63-1, 1)),
 				named("size", dec(size, -1<<63, 1<<63-1, 0)),
@@ -217,7 +217,7 @@ func init() {
 				}
 				return checkMsgSleeper(op)
 			}},
-		KindSpec{Kind: KindMsgrcv, Name: "msgrcv", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+		KindSpec{Kind: KindMsgrcv, Name: "msgrcv", Doc: "msgrcv of at most size bytes with a type and its search mode; a task may block", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
 			Args: append([]Arg{argObject,
 				named("size", dec(size, -1<<63, MsgTextMax, 0)),
 				named("type", dec(mtype, -1<<63, 1<<63-1, 0)),
@@ -225,7 +225,7 @@ func init() {
 			Result: messageResult{},
 			Check:  checkMsgSleeper,
 		},
-		KindSpec{Kind: KindMsgctl, Name: "msgctl", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+		KindSpec{Kind: KindMsgctl, Name: "msgctl", Doc: "msgctl with a command (set takes qbytes= and mode=)", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *MsgCmd { return &o.MCmd }, msgCmdNames)),
 				named("qbytes", dec(func(o *Op) *int64 { return &o.Value }, -1<<63, 1<<63-1, 0)).When(isMsgSet),

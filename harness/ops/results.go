@@ -125,6 +125,8 @@ func (f rowField) parse(r *Result, text string) error {
 
 func (f rowField) zero(r *Result) bool { return r.Row == Row{} }
 
+func (f rowField) syntax() string { return "{ROW}" }
+
 func (f rowField) plainer(*Result) []func(*Result) { return nil }
 
 // ret is the return value of a *ctl call that returns one (Result.ID).

@@ -196,6 +196,8 @@ func (sopsField) parse(o *Op, text string) error {
 
 func (sopsField) zero(o *Op) bool { return o.Sem.NSops == 0 }
 
+func (sopsField) syntax() string { return "NUM:+N|-N|0[:nowait][:undo],..." }
+
 // plainer drops a sop or a flag, or lowers a value toward 0 or a number
 // toward 0.
 func (sopsField) plainer(o *Op) []func(*Op) {
@@ -252,6 +254,8 @@ func (valsField) parse(o *Op, text string) error {
 }
 
 func (valsField) zero(o *Op) bool { return o.Sem.NVals == 0 }
+
+func (valsField) syntax() string { return "V,V,..." }
 
 func (valsField) plainer(o *Op) []func(*Op) {
 	var out []func(*Op)
@@ -326,6 +330,8 @@ func (pidField) parse(r *Result, text string) error {
 
 func (pidField) zero(r *Result) bool { return r.Sem.Pid == 0 }
 
+func (pidField) syntax() string { return "tN|0|?" }
+
 func (pidField) plainer(*Result) []func(*Result) { return nil }
 
 func semctlResult(op *Op) ResultForm {
@@ -375,13 +381,13 @@ func init() {
 	sem := []IPCType{Sem}
 	registerSnapshotPart(snapshotPart{rank: 40, name: "sem arrays", subsystem: "sem", format: formatSemState})
 	register(SubsystemSpec{Name: "sem", Uses: []string{"ids", "tasks", "sem"}},
-		KindSpec{Kind: KindSemop, Name: "semop", Subsystem: "sem", Types: sem, Task: true, As: true,
+		KindSpec{Kind: KindSemop, Name: "semop", Doc: "semop (semtimedop with timeout=) of one or more sops; a task may block", Subsystem: "sem", Types: sem, Task: true, As: true,
 			Args: []Arg{argObject, pos(sopsField{}),
 				named("timeout", enum(func(o *Op) *SemTimeout { return &o.Sem.Timeout }, semTimeoutNames)).Optional(),
 			},
 			Check: checkSemop,
 		},
-		KindSpec{Kind: KindSemctl, Name: "semctl", Subsystem: "sem", Types: sem, Task: true, As: true,
+		KindSpec{Kind: KindSemctl, Name: "semctl", Doc: "semctl with a command (num= for the per-semaphore ones, val= for setval, vals= for setall, owner= and mode= for set)", Subsystem: "sem", Types: sem, Task: true, As: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *SemCmd { return &o.Sem.Cmd }, semCmdNames)),
 				named("num", dec(func(o *Op) *int64 { return &o.Sem.Num }, -1<<31, 1<<31-1, 0)).When(semCmdIs(SemGetVal, SemGetPid, SemGetNcnt, SemGetZcnt, SemSetVal)),
@@ -395,7 +401,7 @@ func init() {
 			},
 			Result: byOp(semctlResult),
 		},
-		KindSpec{Kind: KindSemLimits, Name: "sem_limits", Subsystem: "sem", Types: sem, As: true,
+		KindSpec{Kind: KindSemLimits, Name: "sem_limits", Doc: "write /proc/sys/kernel/sem (semmsl semmns semopm semmni)", Subsystem: "sem", Types: sem, As: true,
 			Args: []Arg{
 				named("semmsl", dec(func(o *Op) *int64 { return &o.Sem.Limits[0] }, -1<<31, 1<<31-1, DefaultSemmsl)),
 				named("semmns", dec(func(o *Op) *int64 { return &o.Sem.Limits[1] }, -1<<31, 1<<31-1, DefaultSemmns)),

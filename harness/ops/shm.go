@@ -365,15 +365,15 @@ func isShmSet(o *Op) bool { return o.Cmd == ShmIPCSet }
 func init() {
 	shm := []IPCType{Shm}
 	register(SubsystemSpec{Name: "shm", Uses: []string{"ids", "tasks", "shm"}},
-		KindSpec{Kind: KindShmat, Name: "shmat", Subsystem: "shm", Types: shm, Binds: ClassAttachment, Task: true, As: true,
+		KindSpec{Kind: KindShmat, Name: "shmat", Doc: "shmat by the task; binds aN to the attachment", Subsystem: "shm", Types: shm, Binds: ClassAttachment, Task: true, As: true,
 			Args: []Arg{argObject,
 				flagBit("rdonly", func(o *Op) *uint8 { return &o.Flags }, ShmatRdonly),
 				flagBit("exec", func(o *Op) *uint8 { return &o.Flags }, ShmatExec),
 				flagBit("badaddr", func(o *Op) *uint8 { return &o.Flags }, ShmatBadAddr),
 			}},
-		KindSpec{Kind: KindShmdt, Name: "shmdt", Subsystem: "shm", Types: shm, Task: true,
+		KindSpec{Kind: KindShmdt, Name: "shmdt", Doc: "shmdt of an attachment (EINVAL where the task has nothing attached)", Subsystem: "shm", Types: shm, Task: true,
 			Args: []Arg{handleOf(ClassAttachment, "", func(o *Op) *int { return &o.Att })}},
-		KindSpec{Kind: KindShmctl, Name: "shmctl", Subsystem: "shm", Types: shm, Task: true, As: true,
+		KindSpec{Kind: KindShmctl, Name: "shmctl", Doc: "shmctl with a command (set takes owner= and mode=; shm_stat and shm_stat_any take an index as id=N)", Subsystem: "shm", Types: shm, Task: true, As: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *ShmCmd { return &o.Cmd }, shmCmdNames)),
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(isShmSet),
@@ -382,6 +382,6 @@ func init() {
 			OpaqueIDs: func(op Op) bool { return op.Cmd >= ShmIPCInfo },
 			Result:    byOp(shmctlResult),
 		},
-		KindSpec{Kind: KindRmidForced, Name: "rmid_forced", Subsystem: "shm", Types: shm, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindRmidForced, Name: "rmid_forced", Doc: "write /proc/sys/kernel/shm_rmid_forced", Subsystem: "shm", Types: shm, As: true, Args: []Arg{argValue}},
 	)
 }

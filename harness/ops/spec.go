@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Kind is what an operation does. Each subsystem owns a fixed range of kind
@@ -33,6 +34,8 @@ type KindSpec struct {
 	Kind      Kind
 	Name      string
 	Subsystem string
+	// Doc says what the operation does, in one line of the help text.
+	Doc string
 	// Types lists the IPC type words the operation takes ("rmid msg h1");
 	// nil means no type word ("exit task=t1").
 	Types []IPCType
@@ -170,3 +173,46 @@ func (s *KindSpec) typed() bool { return len(s.Types) > 0 }
 
 // present reports whether argument a appears in op.
 func (a *Arg) present(op *Op) bool { return a.when == nil || a.when(op) }
+
+// Syntax is the operation's text form for the help: the handle it binds,
+// its name and type words, every argument with the values it reads
+// (optional ones and ones that only some values of an earlier argument
+// take in brackets), then as= and task= where allowed.
+func (s *KindSpec) Syntax() string {
+	var parts []string
+	if s.Binds != 0 {
+		parts = append(parts, string(s.Binds)+"N =")
+	}
+	parts = append(parts, s.Name)
+	if s.typed() {
+		names := make([]string, len(s.Types))
+		for i, t := range s.Types {
+			names[i] = t.String()
+		}
+		parts = append(parts, strings.Join(names, "|"))
+	}
+	for i := range s.Args {
+		a := &s.Args[i]
+		var p string
+		switch {
+		case a.flag != nil:
+			parts = append(parts, "["+a.Name+"]")
+			continue
+		case a.Name == "":
+			p = a.field.syntax()
+		default:
+			p = a.Name + "=" + a.field.syntax()
+		}
+		if a.optional || a.when != nil {
+			p = "[" + p + "]"
+		}
+		parts = append(parts, p)
+	}
+	if s.As {
+		parts = append(parts, "[as=U]")
+	}
+	if s.Task {
+		parts = append(parts, "[task=tN]")
+	}
+	return strings.Join(parts, " ")
+}

@@ -18,14 +18,14 @@ const (
 
 func init() {
 	register(SubsystemSpec{Name: "tasks"},
-		KindSpec{Kind: KindExit, Name: "exit", Subsystem: "tasks", Task: true,
+		KindSpec{Kind: KindExit, Name: "exit", Doc: "end a task: attachments detached, SEM_UNDO applied; its next operation is a new process", Subsystem: "tasks", Task: true,
 			Check: func(op Op) error {
 				if op.Task == 0 {
 					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, cannot exit)", MaxTask)
 				}
 				return nil
 			}},
-		KindSpec{Kind: KindInterrupt, Name: "interrupt", Subsystem: "tasks", Task: true,
+		KindSpec{Kind: KindInterrupt, Name: "interrupt", Doc: "a signal to a sleeping task: its semop, msgsnd or msgrcv returns EINTR", Subsystem: "tasks", Task: true,
 			Check: func(op Op) error {
 				if op.Task == 0 {
 					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, never sleeps)", MaxTask)

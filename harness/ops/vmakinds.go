@@ -83,6 +83,13 @@ func (f rangeField) parse(o *Op, text string) error {
 
 func (f rangeField) zero(o *Op) bool { return false }
 
+func (f rangeField) syntax() string {
+	if f.pages {
+		return "w:START+PAGES|h:START+PAGES"
+	}
+	return "w:PAGE|h:PAGE"
+}
+
 // plainer moves a range to the start of its region and shrinks it to a
 // page.
 func (f rangeField) plainer(o *Op) []func(*Op) {
@@ -109,6 +116,8 @@ func (protField) parse(o *Op, text string) error {
 
 func (protField) zero(o *Op) bool { return o.VMA.Prot == 0 }
 
+func (protField) syntax() string { return "[r-][w-][x-]" }
+
 func (protField) plainer(o *Op) []func(*Op) {
 	var out []func(*Op)
 	for _, bit := range []VMAProt{ProtExec, ProtWrite} {
@@ -131,6 +140,14 @@ func (adviceField) parse(o *Op, text string) error {
 }
 
 func (adviceField) zero(o *Op) bool { return o.VMA.Advice == 0 }
+
+func (adviceField) syntax() string {
+	var names []string
+	for _, a := range VMAAdvices {
+		names = append(names, a.String())
+	}
+	return strings.Join(names, "|")
+}
 
 func (adviceField) plainer(*Op) []func(*Op) { return nil }
 
@@ -165,7 +182,7 @@ func init() {
 		b.WriteString(FormatVMAState(s.VMA))
 	}})
 	register(SubsystemSpec{Name: "vma", Uses: []string{"vma"}},
-		KindSpec{Kind: KindMap, Name: "map", Subsystem: "vma",
+		KindSpec{Kind: KindMap, Name: "map", Doc: "mmap(MAP_FIXED) of PAGES pages at START of the window (w:) or heap area (h:), anonymous or of a file fN at page offset off=", Subsystem: "vma",
 			Args: []Arg{rng, pos(protField{}),
 				mapFlag("shared", MapShared), mapFlag("noreserve", MapNoReserve), mapFlag("populate", MapPopulate),
 				mapFlag("locked", MapLocked), mapFlag("stack", MapStack),
@@ -173,33 +190,33 @@ func init() {
 				named("off", dec(func(o *Op) *int64 { return &o.VMA.Offset }, 0, VMAFileOffsetMax, 0)).Optional(),
 			},
 			Check: checkVMA},
-		KindSpec{Kind: KindUnmap, Name: "unmap", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
-		KindSpec{Kind: KindProtect, Name: "protect", Subsystem: "vma", Args: []Arg{rng, pos(protField{})}, Check: checkVMA},
-		KindSpec{Kind: KindTouch, Name: "touch", Subsystem: "vma",
+		KindSpec{Kind: KindUnmap, Name: "unmap", Doc: "munmap", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
+		KindSpec{Kind: KindProtect, Name: "protect", Doc: "mprotect", Subsystem: "vma", Args: []Arg{rng, pos(protField{})}, Check: checkVMA},
+		KindSpec{Kind: KindTouch, Name: "touch", Doc: "fault one page in, reading or (write) writing", Subsystem: "vma",
 			Args:  []Arg{pos(rangeField{}), flagBool("write", func(o *Op) *bool { return &o.VMA.Write })},
 			Check: checkVMA},
-		KindSpec{Kind: KindAdvise, Name: "advise", Subsystem: "vma", Args: []Arg{rng, pos(adviceField{})}, Check: checkVMA},
-		KindSpec{Kind: KindLock, Name: "lock", Subsystem: "vma",
+		KindSpec{Kind: KindAdvise, Name: "advise", Doc: "madvise", Subsystem: "vma", Args: []Arg{rng, pos(adviceField{})}, Check: checkVMA},
+		KindSpec{Kind: KindLock, Name: "lock", Doc: "mlock, or mlock2(MLOCK_ONFAULT) with onfault", Subsystem: "vma",
 			Args:  []Arg{rng, flagBool("onfault", func(o *Op) *bool { return &o.VMA.OnFault })},
 			Check: checkVMA},
-		KindSpec{Kind: KindUnlock, Name: "unlock", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
-		KindSpec{Kind: KindRemap, Name: "remap", Subsystem: "vma",
+		KindSpec{Kind: KindUnlock, Name: "unlock", Doc: "munlock", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
+		KindSpec{Kind: KindRemap, Name: "remap", Doc: "mremap to new pages, in place or moved (fixed to=PAGE)", Subsystem: "vma",
 			Args: []Arg{rng, pages("new", func(o *Op) *int64 { return &o.VMA.NewPages }),
 				flagBool("fixed", func(o *Op) *bool { return &o.VMA.Fixed }),
 				pages("to", func(o *Op) *int64 { return &o.VMA.Target }).When(func(o *Op) bool { return o.VMA.Fixed }),
 			},
 			Check: checkVMA},
-		KindSpec{Kind: KindBrk, Name: "brk", Subsystem: "vma",
+		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it)", Subsystem: "vma",
 			Args:  []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0))},
 			Check: checkVMA},
-		KindSpec{Kind: KindOpen, Name: "open", Subsystem: "vma", Binds: ClassFile,
+		KindSpec{Kind: KindOpen, Name: "open", Doc: "open a new file; binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
 			Check: checkVMAFile},
-		KindSpec{Kind: KindReopen, Name: "reopen", Subsystem: "vma", Binds: ClassFile,
+		KindSpec{Kind: KindReopen, Name: "reopen", Doc: "open the file of fN again (a new open file description); binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args: []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of }),
 				flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
 			Check: checkVMAFile},
-		KindSpec{Kind: KindDup, Name: "dup", Subsystem: "vma", Binds: ClassFile,
+		KindSpec{Kind: KindDup, Name: "dup", Doc: "dup of fN (the same open file description); binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of })},
 			Check: checkVMAFile},
 	)
