@@ -123,7 +123,7 @@ Usage:
   ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
                       [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
                       [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]
-  ipcfuzz list [--subsystems]
+  ipcfuzz list [--subsystems | --shards [--json]]
   ipcfuzz help
 
 Subsystems (--subsystem):
