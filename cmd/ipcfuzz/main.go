@@ -75,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = complexityCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		err = listCmd(args[1:], stdout)
+	case "corpus":
+		err = corpusCmd(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		err = pluginCmd(args[1:])
 	case "help", "-h", "--help":
@@ -123,6 +125,9 @@ Usage:
   ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
                       [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
                       [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]
+  ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--json]
+  ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]
+  ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
   ipcfuzz list [--subsystems | --shards [--json]]
   ipcfuzz help
 
