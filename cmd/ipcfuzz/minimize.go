@@ -24,12 +24,12 @@ type minimizeReport struct {
 	Coverage string   `json:"coverage"` // "measured", or why not
 	Scripts  int      `json:"scripts"`
 	Kept     []string `json:"kept"`
-	Dropped  []string `json:"dropped"`  // added no feature
-	Failed   []string `json:"failed"`   // a model failed on it (kept: that is a feature too)
-	Skipped  []string `json:"skipped"`  // unparsable, or no implementation runs its subsystem
-	Units    int      `json:"units"`    // coverage units reached by the kept scripts
-	Pairs    int      `json:"pairs"`    // (op, result class) pairs of the kept scripts
-	Out      string   `json:"out"`      // where the kept scripts were written ("" dry run)
+	Dropped  []string `json:"dropped"` // added no feature
+	Failed   []string `json:"failed"`  // a model failed on it (kept: that is a feature too)
+	Skipped  []string `json:"skipped"` // unparsable, or no implementation runs its subsystem
+	Units    int      `json:"units"`   // coverage units reached by the kept scripts
+	Pairs    int      `json:"pairs"`   // (op, result class) pairs of the kept scripts
+	Out      string   `json:"out"`     // where the kept scripts were written ("" dry run)
 }
 
 // minimizeCmd is "ipcfuzz corpus minimize [DIR] [--out EMPTY]": it replays
