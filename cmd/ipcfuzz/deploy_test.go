@@ -38,7 +38,7 @@ func document(t *testing.T, rendered, kind, name string) string {
 // field returns the value of the only line "key: value" of a document.
 func field(t *testing.T, doc, key string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^[\s-]*` + regexp.QuoteMeta(key) + `: (.*)$`).FindAllStringSubmatch(doc, -1)
+	m := regexp.MustCompile(`(?m)^[\s-]*`+regexp.QuoteMeta(key)+`: (.*)$`).FindAllStringSubmatch(doc, -1)
 	require.Len(t, m, 1, "%s in\n%s", key, doc)
 	return strings.Trim(m[0][1], `"'`)
 }
