@@ -25,9 +25,18 @@ out=$(cd "$out" && pwd)
 IPCFUZZ=$(mktemp -d)/ipcfuzz
 export IPCFUZZ
 (cd "$repo" && go build -o "$IPCFUZZ" ./cmd/ipcfuzz) || { say "building ipcfuzz failed"; exit 2; }
-# Warm the build cache once, rather than in every shard at once.
-(cd "$repo" && go test -count=1 -run '^$' ./props/... >/dev/null) || { say "building the property tests failed"; exit 2; }
 mapfile -t ids < <("$IPCFUZZ" list --shards | awk -F'\t' 'NR > 1 { print $1 }')
+# Warm the build cache once (the property tests, and the instrumented
+# builds of the fuzz shards, minutes cold), rather than in every shard at
+# once while the others spend their budgets.
+warm() {
+	local pkg
+	go test -count=1 -run '^$' ./props/... >/dev/null || return 1
+	for pkg in $("$IPCFUZZ" list --shards | awk -F'\t' '$3 == "fuzz" { n = split($6, w, " "); print w[n] }'); do
+		go test -c -o /dev/null -fuzz '^Fuzz' "$pkg" || return 1
+	done
+}
+(cd "$repo" && warm) || { say "building the property tests failed"; exit 2; }
 [ "${#ids[@]}" -gt 0 ] || { say "the shard table is empty"; exit 2; }
 before=$(leaked)
 

@@ -53,6 +53,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // Write stores the manifest in dir, signatures sorted.
 func (m *Manifest) Write(dir string) error {
+	if m.Signatures == nil {
+		m.Signatures = []Record{}
+	}
 	sort.Slice(m.Signatures, func(i, j int) bool { return m.Signatures[i].Signature < m.Signatures[j].Signature })
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

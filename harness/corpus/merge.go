@@ -83,6 +83,7 @@ type MergeReport struct {
 	New           []Seen    `json:"new"`            // signatures never seen before
 	Again         []Seen    `json:"again"`          // known signatures seen again
 	Dropped       []Dropped `json:"dropped"`
+	Shards        []Shard   `json:"shards"` // the inputs' summaries, where they have one
 }
 
 // merger holds one merge's state.
@@ -109,7 +110,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeReport, error) {
 		o.Tries = 3
 	}
 	g := &merger{o: o, present: map[string]string{}, cands: map[string]*Candidate{}, tonight: map[string]int{}, fresh: map[string]bool{},
-		rep: &MergeReport{Added: []string{}, New: []Seen{}, Again: []Seen{}, Dropped: []Dropped{}}, metaDirs: map[string]shardMeta{}}
+		rep: &MergeReport{Added: []string{}, New: []Seen{}, Again: []Seen{}, Dropped: []Dropped{}, Shards: []Shard{}}, metaDirs: map[string]shardMeta{}}
 	var err error
 	if g.m, err = ReadManifest(o.Into); err != nil {
 		return nil, err
@@ -189,6 +190,13 @@ func (g *merger) readInput(dir string) error {
 	files, err := Files(dir)
 	if err != nil {
 		return fmt.Errorf("corpus merge: reading %s: %w", dir, err)
+	}
+	top, err := g.meta(dir, filepath.Join(dir, SummaryName))
+	if err != nil {
+		return err
+	}
+	if top.found {
+		g.rep.Shards = append(g.rep.Shards, top.Shard)
 	}
 	for _, f := range files {
 		g.rep.Files++

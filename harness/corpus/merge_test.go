@@ -135,7 +135,11 @@ func TestMergeCounts(t *testing.T) {
 	for path, text := range before {
 		require.Equal(t, text, after[path], "committed file %s was changed or removed", path)
 	}
-	require.Contains(t, rep.Markdown(), "## New signatures (2)")
+	require.Len(t, rep.Shards, 1) // shard-0 has a summary.json
+	require.Equal(t, "6.18.0-test", rep.Shards[0].Kernel)
+	md := rep.Markdown()
+	require.Contains(t, md, "## New signatures (2)")
+	require.Contains(t, md, "## Shards")
 }
 
 // Merging the same inputs again changes nothing but the hit counts:

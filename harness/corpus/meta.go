@@ -16,8 +16,7 @@ const SummaryName = "summary.json"
 
 // shardMeta is what a merge reads from a shard's summary.json.
 type shardMeta struct {
-	Date     string `json:"date"`
-	Kernel   string `json:"kernel"`
+	Shard
 	Findings []struct {
 		Script string `json:"script"`
 		Hits   int    `json:"hits"`
@@ -56,7 +55,25 @@ func readShardMeta(dir string) (shardMeta, error) {
 		return m, fmt.Errorf("corpus merge: %s: %w", filepath.Join(dir, SummaryName), err)
 	}
 	m.found = true
+	m.Dir = dir
 	return m, nil
+}
+
+// Shard is one input's summary.json, as a merge report lists it.
+type Shard struct {
+	Dir         string          `json:"dir"`
+	Shard       json.RawMessage `json:"shard"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"`
+	Status      string          `json:"status"`
+	Reason      string          `json:"reason"`
+	Checks      int             `json:"checks"`
+	Divergences int             `json:"divergences"`
+	Failures    int             `json:"plugin_failures"`
+	Seconds     float64         `json:"seconds"`
+	Seed        json.RawMessage `json:"seed"`
+	Date        string          `json:"date"`
+	Kernel      string          `json:"kernel"`
 }
 
 // sighting is what the summary says of one finding file: its hits (1 if

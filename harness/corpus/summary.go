@@ -29,7 +29,26 @@ func (r *MergeReport) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.shardsTable())
 	b.WriteString(r.countsTable())
+	return b.String()
+}
+
+// shardsTable lists how each input shard ended.
+func (r *MergeReport) shardsTable() string {
+	if len(r.Shards) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Shards\n\n| shard | name | status | checks | divergences | plugin failures | seconds | seed | kernel |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Shards {
+		status := s.Status
+		if s.Reason != "" {
+			status += ": " + s.Reason
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %.0f | %s | %s |\n", s.Shard, s.Name, status, s.Checks, s.Divergences, s.Failures, s.Seconds, s.Seed, s.Kernel)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 
