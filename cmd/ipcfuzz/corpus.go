@@ -188,30 +188,31 @@ func (r *replayChecker) Reproduce(ctx context.Context, c *corpus.Candidate, trie
 		return v, err
 	}
 	a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()
-	rel := equiv.Relation(c.Header.Relation)
-	script := c.Script.Ops()
 	for range tries {
-		outA, outB, errA, errB := runner.ExecBoth(ctx, a, b, [][]ops.Op{script})
-		failed := errA != nil || errB != nil
-		if failed {
-			restart(ctx, a, errA)
-			restart(ctx, b, errB)
-		}
-		if c.Header.Kind == "plugin failure" {
-			if failed {
-				v.Reproduced++
-			}
-			continue
-		}
-		if failed {
-			continue
-		}
-		if d := equiv.Compare(rel, script, outA[0], outB[0]); d != nil {
+		if sig, ok := replayOnce(ctx, a, b, c, sub.Name); ok {
 			v.Reproduced++
-			v.Signature = runner.Signature(sub.Name, script, [2]ops.Outcome{outA[0], outB[0]}, d)
+			v.Signature = sig
 		}
 	}
 	return v, nil
+}
+
+// replayOnce runs a finding's script once on its pair and reports whether
+// the finding showed again, with the divergence's signature.
+func replayOnce(ctx context.Context, a, b runner.Side, c *corpus.Candidate, sub string) (string, bool) {
+	script := c.Script.Ops()
+	outA, outB, errA, errB := runner.ExecBoth(ctx, a, b, [][]ops.Op{script})
+	restart(ctx, a, errA)
+	restart(ctx, b, errB)
+	failed := errA != nil || errB != nil
+	if c.Header.Kind == "plugin failure" || failed {
+		return c.Header.Signature, failed && c.Header.Kind == "plugin failure"
+	}
+	d := equiv.Compare(equiv.Relation(c.Header.Relation), script, outA[0], outB[0])
+	if d == nil {
+		return "", false
+	}
+	return runner.Signature(sub, script, [2]ops.Outcome{outA[0], outB[0]}, d), true
 }
 
 // restart brings back a side whose call failed, where it can.
