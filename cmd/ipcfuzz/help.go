@@ -13,7 +13,8 @@ import (
 // helpCmd prints the help of one command (its flags, from its flag set),
 // of the script operations (from the spec table the parser reads) or of
 // the workloads (from the workload table).
-func helpCmd(ctx context.Context, topic string, stdout, stderr io.Writer) error {
+func helpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	topic := strings.Join(args, " ")
 	switch topic {
 	case "ops":
 		fmt.Fprint(stdout, opsHelp())
@@ -24,7 +25,7 @@ func helpCmd(ctx context.Context, topic string, stdout, stderr io.Writer) error 
 	}
 	for _, c := range commands {
 		if c.name == topic {
-			code := run(ctx, []string{topic, "--help"}, stdout, stderr)
+			code := run(ctx, append(args, "--help"), stdout, stderr)
 			if code != 0 {
 				return fmt.Errorf("help %s: exit %d", topic, code)
 			}

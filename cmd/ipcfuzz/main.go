@@ -77,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = listCmd(args[1:], stdout)
 	case "state":
 		err = stateCmd(ctx, args[1:], stdout, stderr)
+	case "corpus":
+		err = corpusCmd(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		err = pluginCmd(args[1:])
 	case "help", "-h", "--help":
@@ -84,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage())
 			return 0
 		}
-		err = helpCmd(ctx, args[1], stdout, stderr)
+		err = helpCmd(ctx, args[1:], stdout, stderr)
 	default:
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
@@ -139,8 +141,16 @@ var commands = []command{
 		"Measures a workload inside each implementation at every size and fits the growth exponent."},
 	{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 		"Prints FILE with the results implementation I gives stated after each step."},
-	{"list", `ipcfuzz list [--subsystems]`,
-		"Lists the built-in implementations with their subsystems and options."},
+	{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
+                    [--call-timeout D] [--in-process]`,
+		"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed."},
+	{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]`,
+		"Finds the corpus scripts that add no model coverage (dry run unless --out is given)."},
+	{"corpus import-fuzz", `ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
+                    [--call-timeout D] [--in-process]`,
+		"Turns failing go test -fuzz inputs (testdata/fuzz/FuzzX/...) into signed corpus findings."},
+	{"list", `ipcfuzz list [--subsystems | --shards [--json]]`,
+		"Lists the built-in implementations with their subsystems and options, or the nightly shard table."},
 }
 
 // usage is the help text, built from the tables the commands use.

@@ -35,12 +35,21 @@ func pluginCmd(args []string) error {
 }
 
 // listCmd prints the built-in implementations and what they support, or
-// with --subsystems the subsystems' names, one a line (for scripts).
+// with --subsystems the subsystems' names, one a line (for scripts), or
+// with --shards the nightly shard table (TSV, or JSON with --json).
 func listCmd(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	subsystems := fs.Bool("subsystems", false, "print the subsystems' names, one a line")
+	shards := fs.Bool("shards", false, "print the nightly shard table (ci/shards.tsv)")
+	asJSON := fs.Bool("json", false, "with --shards: one JSON array (a workflow matrix)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if *shards {
+		if *asJSON {
+			return writeShardsJSON(stdout, shardTable())
+		}
+		return writeShardsTSV(stdout, shardTable())
 	}
 	if *subsystems {
 		for _, n := range props.Names() {

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// needNightlyTools skips where ci/nightly.sh cannot run, naming what is missing.
+func needNightlyTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bash", "jq", "timeout", "ipcs"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("ci/nightly.sh needs %s, which is not on PATH", tool)
+		}
+	}
+}
+
+var (
+	twoBugsOnce sync.Once
+	twoBugsPath string
+	twoBugsErr  error
+)
+
+// twoBugs builds the planted-divergence plugin once.
+func twoBugs(t *testing.T) string {
+	t.Helper()
+	twoBugsOnce.Do(func() {
+		twoBugsPath = filepath.Join(filepath.Dir(bin), "twobugs")
+		out, err := exec.Command("go", "build", "-o", twoBugsPath, "./testdata/twobugs").CombinedOutput()
+		if err != nil {
+			twoBugsErr = fmt.Errorf("building twobugs: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, twoBugsErr)
+	return twoBugsPath
+}
+
+// nightly runs ci/nightly.sh with this test's ipcfuzz and extra environment.
+func nightly(t *testing.T, env []string, args ...string) outcome {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{"../../ci/nightly.sh"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "IPCFUZZ="+bin), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return outcome{code, out.String(), errb.String()}
+}
+
+// shardSummary reads a shard's summary.json.
+func shardSummary(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m
+}
+
+// shardNamed returns the id of the registry's shard called name.
+func shardNamed(t *testing.T, name string) string {
+	for _, s := range shardTable() {
+		if s.Name == name {
+			return fmt.Sprint(s.ID)
+		}
+	}
+	t.Fatalf("no shard %s", name)
+	return ""
+}
+
+// table writes a one-row shard table for IPCFUZZ_SHARDS.
+func table(t *testing.T, kind, sub, command string) string {
+	path := filepath.Join(t.TempDir(), "shards.tsv")
+	text := shardHeader + "\n" + strings.Join([]string{"0", "planted", kind, sub, "30m", command}, "\t") + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+// Exit 0: a shard of the registry's table that finds nothing.
+func TestNightlyCleanShardExits0(t *testing.T) {
+	needNightlyTools(t)
+	out := t.TempDir()
+	id := shardNamed(t, "ids-naive-optimized")
+	r := nightly(t, []string{"IPCFUZZ_SEED=7"}, id, "2s", out)
+	require.Equal(t, 0, r.code, r.stderr)
+	dir := filepath.Join(out, "shard-"+id)
+	s := shardSummary(t, dir)
+	require.Equal(t, "clean", s["status"])
+	require.EqualValues(t, 7, s["seed"])
+	require.Equal(t, "ids-naive-optimized", s["name"])
+	require.NotZero(t, s["checks"])
+	uname, err := exec.Command("uname", "-r").Output()
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(uname)), s["kernel"])
+	require.Contains(t, s["go"], "go1.")
+	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	require.NoError(t, err)
+	require.Contains(t, string(junit), `failures="0"`)
+}
+
+// Exit 1: a compare shard against the planted plugin keeps going and
+// records each of its two signatures once, with hits.
+func TestNightlyFindingExits1(t *testing.T) {
+	needNightlyTools(t)
+	out := t.TempDir()
+	tab := table(t, "compare", "ids", "ipcfuzz compare "+twoBugs(t)+" optimized --subsystem ids --engine rapid --equiv exact")
+	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "3s", out)
+	require.Equal(t, 1, r.code, r.stderr)
+	dir := filepath.Join(out, "shard-0")
+	s := shardSummary(t, dir)
+	require.Equal(t, "found", s["status"])
+	sigs := map[string]bool{}
+	for _, f := range s["findings"].([]any) {
+		f := f.(map[string]any)
+		require.False(t, sigs[f["signature"].(string)], "signature %s twice", f["signature"])
+		sigs[f["signature"].(string)] = true
+		require.Greater(t, f["hits"].(float64), 1.0)
+		require.FileExists(t, f["script"].(string))
+	}
+	require.Equal(t, map[string]bool{"ids/rmid/EIDRM-EINVAL": true, "ids/get/ENOENT-EEXIST": true}, sigs)
+	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	require.NoError(t, err)
+	require.Contains(t, string(junit), "finding ids:rmid:EIDRM-EINVAL")
+}
+
+// Exit 1 from a fuzz shard: the planted plugin fails a seed input, which
+// is kept and turned into a signed corpus finding.
+func TestNightlyFuzzFindingExits1(t *testing.T) {
+	needNightlyTools(t)
+	out := t.TempDir()
+	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
+	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + twoBugs(t) + ",optimized"}, "0", "5s", out)
+	require.Equal(t, 1, r.code, r.stderr)
+	dir := filepath.Join(out, "shard-0")
+	s := shardSummary(t, dir)
+	require.Equal(t, "found", s["status"])
+	inputs := s["failing_inputs"].([]any)
+	require.NotEmpty(t, inputs)
+	require.FileExists(t, inputs[0].(string))
+	require.NotEmpty(t, s["findings"], "the failing input did not become a finding")
+	files, err := filepath.Glob(filepath.Join(dir, "corpus", "ids", "*.ops"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	require.FileExists(t, filepath.Join(dir, "junit.xml"))
+}
+
+// Exit 2: what is wrong with the arguments, the table or the setup.
+func TestNightlyInfrastructureExits2(t *testing.T) {
+	needNightlyTools(t)
+	missing := table(t, "compare", "ids", "ipcfuzz compare ./no-such-plugin optimized --subsystem ids")
+	cases := []struct {
+		name    string
+		env     []string
+		args    []string
+		summary bool // the shard directory exists, so a summary says why
+		want    string
+	}{
+		{"usage", nil, []string{"0"}, false, "usage"},
+		{"unknown shard", nil, []string{"999", "2s", "OUT"}, false, "no shard 999"},
+		{"bad budget", nil, []string{"0", "soon", "OUT"}, true, "not a duration"},
+		{"setup failure", []string{"IPCFUZZ_SHARDS=" + missing}, []string{"0", "2s", "OUT"}, true, "no-such-plugin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			for i, a := range c.args {
+				if a == "OUT" {
+					c.args[i] = out
+				}
+			}
+			r := nightly(t, c.env, c.args...)
+			require.Equal(t, 2, r.code, r.stderr)
+			require.Contains(t, r.stderr, c.want)
+			if c.summary {
+				s := shardSummary(t, filepath.Join(out, "shard-0"))
+				require.Equal(t, "infrastructure", s["status"])
+				require.Contains(t, s["reason"], c.want)
+			}
+		})
+	}
+}
