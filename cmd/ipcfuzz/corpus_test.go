@@ -184,3 +184,21 @@ func TestCorpusMinimizeCoverage(t *testing.T) {
 	require.Equal(t, "measured", rep.Coverage)
 	require.NotZero(t, rep.Units)
 }
+
+// A finding's script shows the bug of its signature, not another one the
+// script also reached while it was shrunk (seeds 2 and 3 used to file a
+// get signature under a one-op rmid script).
+func TestShrunkScriptKeepsItsSignature(t *testing.T) {
+	for _, seed := range []string{"2", "3"} {
+		dir := t.TempDir()
+		s := keepGoing(t, dir, seed)
+		for _, f := range s["findings"].([]any) {
+			f := f.(map[string]any)
+			sig := f["signature"].(string)
+			sc, err := corpus.Read(f["script"].(string))
+			require.NoError(t, err)
+			last := sc.Steps[len(sc.Steps)-1].Op
+			require.Equal(t, strings.Split(sig, "/")[1], last.Kind.String(), "seed %s: %s filed under a script ending in %s", seed, sig, last.Kind)
+		}
+	}
+}

@@ -159,12 +159,16 @@ func firstDifference(a, b string) (string, string) {
 	return "", ""
 }
 
-// renaming is a bijection between the ids of A's and B's live objects, per
-// IPC type. A pair is dropped when its object is removed, so that a later
-// object may reuse either id.
+// renaming is a bijection between the ids of A's and B's objects, per IPC
+// type. IPC_RMID retires a pair rather than dropping it: a segment still
+// attached lives on (SHM_DEST) and keeps its ids, and a retired pair still
+// renames it; a later object that reuses either id replaces the pair, since
+// an id is reused only once its object is gone.
 type renaming struct {
 	aToB [len(ops.IPCTypes)]map[int64]int64
 	bToA [len(ops.IPCTypes)]map[int64]int64
+	// retired holds the pairs (by A's id) whose object was removed.
+	retired [len(ops.IPCTypes)]map[int64]bool
 	// handles follows each side's handle bindings, to know which pair an
 	// IPC_RMID through a handle removed.
 	handles [2]ops.Handles
@@ -173,7 +177,7 @@ type renaming struct {
 func newRenaming() *renaming {
 	r := &renaming{}
 	for _, t := range ops.IPCTypes {
-		r.aToB[t], r.bToA[t] = map[int64]int64{}, map[int64]int64{}
+		r.aToB[t], r.bToA[t], r.retired[t] = map[int64]int64{}, map[int64]int64{}, map[int64]bool{}
 	}
 	r.handles = [2]ops.Handles{{}, {}}
 	return r
@@ -183,23 +187,38 @@ func newRenaming() *renaming {
 func (r *renaming) follow(op ops.Op, ra, rb ops.Result) {
 	if op.Kind == ops.KindRmid && ra.Err == ops.OK && rb.Err == ops.OK {
 		a, b := r.handles[0].Resolve(op).Obj.ID, r.handles[1].Resolve(op).Obj.ID
-		if r.aToB[op.Type][a] == b {
-			delete(r.aToB[op.Type], a)
-			delete(r.bToA[op.Type], b)
+		if x, ok := r.aToB[op.Type][a]; ok && x == b {
+			r.retired[op.Type][a] = true
 		}
 	}
 	r.handles[0].Record(op, ra)
 	r.handles[1].Record(op, rb)
 }
 
-// pair records a ↔ b, reporting false if it contradicts an earlier pairing.
+// drop forgets the pair a ↔ b of a removed object whose id was reused.
+func (r *renaming) drop(t ops.IPCType, a, b int64) {
+	delete(r.aToB[t], a)
+	delete(r.bToA[t], b)
+	delete(r.retired[t], a)
+}
+
+// pair records a ↔ b (the ids a get gave), reporting false if it
+// contradicts an earlier pairing of a live object.
 func (r *renaming) pair(t ops.IPCType, a, b int64) bool {
 	if x, ok := r.aToB[t][a]; ok && x != b {
-		return false
+		if !r.retired[t][a] {
+			return false
+		}
+		r.drop(t, a, x)
 	}
 	if x, ok := r.bToA[t][b]; ok && x != a {
-		return false
+		if !r.retired[t][x] {
+			return false
+		}
+		r.drop(t, x, b)
 	}
+	// A get names a live object: a pair it makes or meets again is live.
+	delete(r.retired[t], a)
 	r.aToB[t][a], r.bToA[t][b] = b, a
 	return true
 }

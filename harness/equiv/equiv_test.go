@@ -63,3 +63,28 @@ h3 = get msg key=0x0 mode=0600
 	require.NotNil(t, d)
 	require.Equal(t, -1, d.Step)
 }
+
+// A segment removed while attached lives on (SHM_DEST) and keeps its ids:
+// the renaming still relates them in later listings, and a new object that
+// reuses one of its ids after it is gone replaces the pair.
+func TestRenamingOutlivesRmidWhileAttached(t *testing.T) {
+	s := script(t, `subsystem shm
+h1 = get shm key=0x0 mode=0600 size=1
+h2 = get shm key=0x0 mode=0600 size=1
+a1 = shmat shm h2
+rmid shm h2 task=t1
+list shm
+`)
+	list := func(ids ...int64) ops.Result {
+		r := ops.Result{}
+		for _, id := range ids {
+			r.List = append(r.List, ops.Entry{ID: id})
+		}
+		return r
+	}
+	a := ops.Outcome{Results: []ops.Result{{ID: 0}, {ID: 32769}, {}, {}, list(0, 32769)}}
+	b := ops.Outcome{Results: []ops.Result{{ID: 0}, {ID: 1}, {}, {}, list(0, 1)}}
+	require.Nil(t, Compare(IDsRenamed, s, a, b))
+	b.Results[4] = list(0, 2)
+	require.NotNil(t, Compare(IDsRenamed, s, a, b), "a listing with another object is still a divergence")
+}

@@ -114,7 +114,22 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		return nil
 	}
 	o := c.o
-	oracle := Oracle(o.A, o.B, o.Relation)
+	// The shrinker keeps only scripts that show this divergence: the same
+	// signature, not another bug the script also reaches.
+	oracle := func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
+		outA, outB, errA, errB := ExecBoth(ctx, o.A, o.B, cands)
+		if err := errors.Join(errA, errB); err != nil {
+			return nil, err
+		}
+		fails := make([]bool, len(cands))
+		for i, cand := range cands {
+			pair := [2]ops.Outcome{outA[i], outB[i]}
+			if d := equiv.Compare(o.Relation, cand, pair[0], pair[1]); d != nil {
+				fails[i] = Signature(o.Subsystem, cand, pair, d) == sig
+			}
+		}
+		return fails, nil
+	}
 	start := script
 	if first.Step >= 0 && first.Step+1 < len(script) {
 		// What follows the first diverging step cannot be needed: try

@@ -267,8 +267,10 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 	}
 	code := status.Code(err)
 	switch {
-	case errors.Is(ctx.Err(), context.Canceled):
-		// The caller gave up; the plugin is not to blame and stays up.
+	case ctx.Err() != nil:
+		// The caller gave up or its own deadline passed (a run's --time):
+		// the plugin is not to blame and stays up. Only the host's
+		// per-call deadline makes a plugin hung.
 		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ctx.Err())
 
 	case code == codes.DeadlineExceeded || errors.Is(callCtx.Err(), context.DeadlineExceeded):

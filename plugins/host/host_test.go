@@ -254,6 +254,24 @@ func TestCallerCancelLeavesPluginUp(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// The caller's own deadline passing (a run's --time running out) is not a
+// hung plugin: the call fails with the deadline, the plugin stays up and
+// answers the next call.
+func TestCallerDeadlineLeavesPluginUp(t *testing.T) {
+	spec := launch(t, "hang")
+	spec.CallTimeout = time.Minute
+	p := open(t, spec)
+	pid := p.Pid()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Apply(ctx, toyScripts(1, 1, 5)[0])
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Zero(t, kindOf(err), "not a plugin failure: %v", err)
+	require.False(t, gone(pid), "the plugin was killed")
+	_, err = p.Info(context.Background())
+	require.NoError(t, err)
+}
+
 // A request the host cannot encode is the host's problem, not the plugin's.
 func TestUnencodableRequest(t *testing.T) {
 	ctx := context.Background()
