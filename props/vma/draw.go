@@ -284,9 +284,10 @@ func (s *Shadow) protect(src Source, r int) ops.Op {
 // touch reads or writes a page: mostly a mapped one, mostly a write (which
 // gives a private mapping its anon_vma).
 func (s *Shadow) touch(src Source, r int) ops.Op {
+	readOnly := oneIn(src, 4, "read-only pages too?")
 	var mapped []int64
 	for p := int64(0); p < limit(r); p++ {
-		if pg := s.pages[r][p]; pg.mapped && (pg.prot&ops.ProtWrite != 0 || src.Intn(4, "read-only too?") == 0) {
+		if pg := s.pages[r][p]; pg.mapped && (pg.prot&ops.ProtWrite != 0 || readOnly) {
 			mapped = append(mapped, p)
 		}
 	}

@@ -85,11 +85,12 @@ func FuzzVMA(f *testing.F) {
 }
 
 // The generator must make what the subsystem is about: merges of every
-// kind (a new range with prev, next or both; an existing range changed by
-// mprotect, madvise or mlock with prev, next or both; brk expanding; an
-// mremap growing into next; a move merging at its target), merges refused
-// by state maps does not show (anon_vma, anonymous pgoff), splits, and
-// every errno a script can get.
+// kind (a new range with prev, next or both, file mappings too; an
+// existing range changed by mprotect, madvise or mlock with prev, next or
+// both; brk expanding; an mremap growing into next; a move merging at its
+// target), merges refused by state maps does not show (anon_vma, anonymous
+// pgoff), splits, and every errno a script can get (EBADF cannot be: a
+// script may use only handles bound before, and binding never fails).
 func TestGeneratorReaches(t *testing.T) {
 	m := model(t, "optimized")
 	gen := sub.RapidScripts(equiv.Exact)
@@ -122,7 +123,7 @@ func TestGeneratorReaches(t *testing.T) {
 		t.Logf("%4d of %d scripts: %s", scripts[what], n, what)
 	}
 	for _, what := range []string{
-		"map merges with prev", "map merges with next", "map merges with both", "map refused by hidden state",
+		"map merges with prev", "map merges with next", "map merges with both", "map merges a file mapping", "map refused by hidden state",
 		"modify merges with prev", "modify merges with next", "modify merges with both", "split", "split in three",
 		"brk expands", "brk makes a VMA", "remap grows into next", "move merges with prev", "move merges with next",
 		"move merges with both", "move refused by hidden state",
@@ -180,13 +181,17 @@ func merged(what string, heapArea bool, s, e int64, after ops.VMAState) []string
 	if !ok {
 		return nil
 	}
+	var out []string
+	if v.File != 0 && (v.Start < s || v.End > e) {
+		out = append(out, what+" merges a file mapping")
+	}
 	switch {
 	case v.Start < s && v.End > e:
-		return []string{what + " merges with both"}
+		return append(out, what+" merges with both")
 	case v.Start < s:
-		return []string{what + " merges with prev"}
+		return append(out, what+" merges with prev")
 	case v.End > e:
-		return []string{what + " merges with next"}
+		return append(out, what+" merges with next")
 	}
 	for _, w := range after.VMAs {
 		if w.Heap == heapArea && (w.End == v.Start || w.Start == v.End) && looksMergeable(w, v) {
