@@ -12,7 +12,9 @@ func (s *Shadow) grow(src Source, r int) ops.Op {
 	if gaps := s.alikeGaps(r); len(gaps) > 0 && src.Intn(2, "up to an alike run?") == 0 {
 		g := engine.Pick(src, gaps, "gap")
 		s.remember(r, g.left.start, g.right.start)
-		s.doMap(r, g.left.end, g.right.start-g.left.end, s.at(r, g.left.end-1), false)
+		like := s.at(r, g.left.end-1)
+		like.off++
+		s.doMap(r, g.left.end, g.right.start-g.left.end, like, false)
 		return remapOp(r, g.left.start, g.left.pages(), g.right.start-g.left.start)
 	}
 	run, ok := s.pickRun(src, r)

@@ -1,6 +1,7 @@
 package vma_test
 
 import (
+	"math/rand"
 	"sort"
 	"testing"
 
@@ -57,6 +58,30 @@ func TestDrawnOperationsAreValid(t *testing.T) {
 				require.NoError(t, ops.Validate(op), "%s seed %d op %d: %s", name, seed, i+1, ops.FormatOp(op))
 			}
 		}
+	}
+}
+
+// A copy of a shadow (gopter keeps one per state) is independent of the
+// original: both draw the same operations from the same choices, whatever
+// the other did meanwhile.
+func TestShadowCopyIsIndependent(t *testing.T) {
+	for seed := int64(0); seed < 50; seed++ {
+		src := func(s int64) engine.Source { return engine.RandSource{Rng: rand.New(rand.NewSource(s))} }
+		orig := vma.NewShadow(src(seed))
+		warm := src(seed + 1000)
+		for range 25 {
+			orig.Step(warm)
+		}
+		dup := orig.Copy()
+		var fromCopy, fromOrig []string
+		a, b := src(seed+2000), src(seed+2000)
+		for range 40 {
+			fromCopy = append(fromCopy, ops.FormatOp(dup.Step(a)))
+		}
+		for range 40 {
+			fromOrig = append(fromOrig, ops.FormatOp(orig.Step(b)))
+		}
+		require.Equal(t, fromCopy, fromOrig, "seed %d", seed)
 	}
 }
 
