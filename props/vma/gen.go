@@ -202,5 +202,6 @@ var Subsystem = engine.Subsystem{
 	MinLen:     1,
 	MaxLen:     MaxLen,
 	FuzzMaxLen: 30,
+	Invariant:  CheckInvariants,
 	Relations:  []equiv.Relation{equiv.Exact},
 }

@@ -85,6 +85,31 @@ func TestShadowCopyIsIndependent(t *testing.T) {
 	}
 }
 
+// The invariants hold of what the implementations give and refuse states
+// that break them.
+func TestInvariants(t *testing.T) {
+	good, err := ops.ParseVMAState("brk=2\nw:0-2 rw-p anon mr,mw,me,ac\nw:2-4 r--s f1+3 mr,me,ms\nw:9-10 ---p anon mr,mw,me,lo,lf\nh:0-2 rw-p anon [heap] mr,mw,me,ac\n")
+	require.NoError(t, err)
+	require.NoError(t, vma.CheckInvariants(ops.Snapshot{VMA: good}))
+	for _, bad := range []string{
+		"brk=33\n",
+		"brk=0\nh:0-2 rw-p anon mr,mw,me,ac\nw:0-2 rw-p anon mr,mw,me,ac\n",
+		"brk=0\nw:0-3 rw-p anon mr,mw,me,ac\nw:2-4 rw-p anon mr,mw,me,ac\n",
+		"brk=0\nw:4-4 rw-p anon mr,mw,me,ac\n",
+		"brk=0\nw:60-65 rw-p anon mr,mw,me,ac\n",
+		"brk=0\nw:0-1 rw-s f1+0 mr,mw,me\n",
+		"brk=0\nw:0-1 rw-p anon mr,me,ac\n",
+		"brk=0\nw:0-1 rw-p anon mr,mw,me,ac,hg,nh\n",
+		"brk=0\nw:0-1 rw-p anon mr,mw,me,ac,lf\n",
+		"brk=0\nw:0-1 rw-p anon [heap] mr,mw,me,ac\n",
+		"brk=0\nw:0-1 rw-p anon+3 mr,mw,me,ac\n",
+	} {
+		st, err := ops.ParseVMAState(bad)
+		require.NoError(t, err, bad)
+		require.Error(t, vma.CheckInvariants(ops.Snapshot{VMA: st}), bad)
+	}
+}
+
 func TestMachineNaiveOptimized(t *testing.T) {
 	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
 }
