@@ -154,6 +154,9 @@ func (sopsField) format(o *Op) string {
 	var parts []string
 	for _, s := range o.Sem.SopList() {
 		p := fmt.Sprintf("%d:%+d", s.Num, s.Op)
+		if s.Op == 0 {
+			p = fmt.Sprintf("%d:0", s.Num) // a wait for zero
+		}
 		if s.Flags&SemNowait != 0 {
 			p += ":nowait"
 		}
