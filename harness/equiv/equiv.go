@@ -185,7 +185,7 @@ func newRenaming() *renaming {
 
 // follow updates the handle bindings and drops the pair an IPC_RMID removed.
 func (r *renaming) follow(op ops.Op, ra, rb ops.Result) {
-	if op.Kind == ops.KindRmid && ra.Err == ops.OK && rb.Err == ops.OK {
+	if s := ops.Spec(op.Kind); s != nil && s.Removes && ra.Err == ops.OK && rb.Err == ops.OK {
 		a, b := r.handles[0].Resolve(op).Obj.ID, r.handles[1].Resolve(op).Obj.ID
 		if x, ok := r.aToB[op.Type][a]; ok && x == b {
 			r.retired[op.Type][a] = true

@@ -149,7 +149,7 @@ func init() {
 			},
 			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
 		},
-		KindSpec{Kind: KindRmid, Name: "rmid", Doc: "*ctl(IPC_RMID)", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
+		KindSpec{Kind: KindRmid, Name: "rmid", Removes: true, Doc: "*ctl(IPC_RMID)", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
 		KindSpec{Kind: KindStat, Name: "stat", Doc: "*ctl(IPC_STAT): key, mode, owner, size", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject},
 			Result: fieldsResult{
 				{"key", hex(func(r *Result) *int32 { return &r.Obj.Key })},

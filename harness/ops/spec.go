@@ -42,6 +42,9 @@ type KindSpec struct {
 	// Binds is the class of the handle the operation binds on success
 	// ("h1 = get ..."); 0: it binds none.
 	Binds Class
+	// Removes: on success the operation removes the IPC object it names
+	// (its id may then be reused, once the object is gone).
+	Removes bool
 	// Task and As say whether task= and as= are allowed.
 	Task, As bool
 	// Races: the operation may end in several allowed ways (woken tasks
