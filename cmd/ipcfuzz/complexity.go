@@ -20,6 +20,7 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	plotFile := fs.String("plot", "", "write a log-log plot to FILE.svg or FILE.png")
 	format := fs.String("format", "table", "output: table, json or benchstat")
 	reps := fs.Int("reps", 5, "repetitions of the measured part per size")
+	counter := fs.String("counter", "", "the counter shown and fitted: a name, or a ratio a/b of two (default: each implementation's primary one)")
 	var sf sideFlags
 	sf.register(fs, 10*time.Minute)
 	names, err := parseInterspersed(fs, args)
@@ -63,7 +64,7 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		defer s.Impl.Close()
 		subjects = append(subjects, complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config})
 	}
-	rep, err := complexity.Run(ctx, subjects, w, sizes, *reps, stderr)
+	rep, err := complexity.Run(ctx, subjects, w, sizes, *reps, *counter, stderr)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,8 @@ var commands = []command{
 		"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step."},
 	{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
-                    [--format table|json|benchstat] [--reps N] [--call-timeout D] [--in-process]`,
+                    [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
+                    [--call-timeout D] [--in-process]`,
 		"Measures a workload inside each implementation at every size and fits the growth exponent."},
 	{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 		"Prints FILE with the results implementation I gives stated after each step."},

@@ -36,11 +36,11 @@ func Plot(r *Report, metric Metric, file string) error {
 		var fit *Fit
 		label := s.Name
 		if metric == Counter {
-			if s.Primary == "" {
+			if s.Shown == "" {
 				continue
 			}
-			vals, fit = floats(s.Counters[s.Primary]), s.Fit.Counter
-			label += " " + s.Primary
+			vals, fit = s.ShownValues, s.Fit.Counter
+			label += " " + s.Shown
 		} else {
 			for _, ns := range s.WallNs {
 				vals = append(vals, float64(ns)/1e6)

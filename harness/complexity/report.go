@@ -39,8 +39,8 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 		if metric != Counter && r.PerRun > 0 {
 			head = append(head, fmt.Sprintf("%s ns/%s [95%%]", s.Name, r.Unit))
 		}
-		if metric != Wall && s.Primary != "" {
-			head = append(head, s.Name+" "+s.Primary)
+		if metric != Wall && s.Shown != "" {
+			head = append(head, s.Name+" "+s.Shown)
 		}
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
@@ -57,8 +57,8 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 				m, lo, hi := perUnit(s.WallReps[i], r.PerRun)
 				row = append(row, fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi))
 			}
-			if metric != Wall && s.Primary != "" {
-				row = append(row, fmt.Sprint(s.Counters[s.Primary][i]))
+			if metric != Wall && s.Shown != "" {
+				row = append(row, fmt.Sprintf("%.6g", s.ShownValues[i]))
 			}
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -72,7 +72,7 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 			fmt.Fprintf(w, "  %-12s wall    %s\n", s.Name, s.Fit.Wall)
 		}
 		if metric != Wall && s.Fit.Counter != nil {
-			fmt.Fprintf(w, "  %-12s %-7s %s\n", s.Name, s.Primary, s.Fit.Counter)
+			fmt.Fprintf(w, "  %-12s %-7s %s\n", s.Name, s.Shown, s.Fit.Counter)
 		}
 	}
 	for _, v := range Verdicts(r, metric) {
@@ -163,10 +163,10 @@ func Verdicts(r *Report, metric Metric) []string {
 	}
 	if metric != Wall {
 		pick("counter", func(s Series) (*Fit, []float64) {
-			if s.Primary == "" {
+			if s.Shown == "" {
 				return nil, nil
 			}
-			return s.Fit.Counter, floats(s.Counters[s.Primary])
+			return s.Fit.Counter, s.ShownValues
 		})
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,13 @@ type Series struct {
 	// Counters holds each counter per size (empty for the kernel).
 	Counters map[string][]int64 `json:"counters"`
 	Primary  string             `json:"primary_counter,omitempty"`
-	Fit      Fits               `json:"fit"`
+	// Shown is the counter the table, the plot and the counter fit use:
+	// the primary one, another one, or a ratio of two ("walks_grow/brk_grow");
+	// "" when the implementation does not count it. ShownValues is its
+	// value at each size.
+	Shown       string    `json:"shown_counter,omitempty"`
+	ShownValues []float64 `json:"shown_values,omitempty"`
+	Fit         Fits      `json:"fit"`
 }
 
 // Fits holds the fit of each metric; a metric the implementation does not
@@ -53,9 +60,10 @@ type Report struct {
 }
 
 // Run measures the workload at every size on every subject, reps
-// repetitions each, and fits the results. Progress lines go to progress
-// (nil: none).
-func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, reps int, progress io.Writer) (*Report, error) {
+// repetitions each, and fits the results. counter chooses the counter shown
+// and fitted: "" for each implementation's primary one, a counter's name, or
+// a ratio "a/b" of two. Progress lines go to progress (nil: none).
+func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, reps int, counter string, progress io.Writer) (*Report, error) {
 	rep := &Report{Workload: w, Sizes: sizes, Reps: reps}
 	if spec, err := ops.WorkloadOf(w); err == nil {
 		rep.PerRun, rep.Unit = spec.PerRun, spec.Unit
@@ -88,19 +96,69 @@ func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, r
 		}
 		wall := FitSeries(sizes, wallSamples(ser.WallReps))
 		ser.Fit.Wall = &wall
-		if c, ok := ser.Counters[ser.Primary]; ok {
+		if _, ok := ser.Counters[ser.Primary]; !ok {
+			ser.Primary = ""
+		}
+		ser.Shown, ser.ShownValues = shownCounter(ser, counter)
+		if ser.Shown != "" {
 			samples := make([][]float64, len(sizes))
-			for i, v := range c {
-				samples[i] = []float64{float64(v)}
+			for i, v := range ser.ShownValues {
+				samples[i] = []float64{v}
 			}
 			f := FitSeries(sizes, samples)
 			ser.Fit.Counter = &f
-		} else {
-			ser.Primary = ""
 		}
 		rep.Impls = append(rep.Impls, ser)
 	}
+	if counter != "" {
+		for _, s := range rep.Impls {
+			if s.Shown != "" {
+				return rep, nil
+			}
+		}
+		var have []string
+		for _, s := range rep.Impls {
+			for k := range s.Counters {
+				if !slices.Contains(have, k) {
+					have = append(have, k)
+				}
+			}
+		}
+		sort.Strings(have)
+		return nil, fmt.Errorf("no implementation counts %q (counters: %s)", counter, strings.Join(have, ", "))
+	}
 	return rep, nil
+}
+
+// shownCounter evaluates the counter expression on one series: its values
+// at each size, or "" when the series lacks a counter it names.
+func shownCounter(s Series, expr string) (string, []float64) {
+	if expr == "" {
+		expr = s.Primary
+	}
+	if expr == "" {
+		return "", nil
+	}
+	num, den, ratio := strings.Cut(expr, "/")
+	a, ok := s.Counters[num]
+	if !ok {
+		return "", nil
+	}
+	out := floats(a)
+	if !ratio {
+		return expr, out
+	}
+	b, ok := s.Counters[den]
+	if !ok {
+		return "", nil
+	}
+	for i := range out {
+		if b[i] == 0 {
+			return "", nil
+		}
+		out[i] /= float64(b[i])
+	}
+	return expr, out
 }
 
 func floats(v []int64) []float64 {
