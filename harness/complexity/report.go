@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -58,7 +59,7 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 				row = append(row, fmt.Sprintf("%.1f [%.1f, %.1f]", m, lo, hi))
 			}
 			if metric != Wall && s.Shown != "" {
-				row = append(row, fmt.Sprintf("%.6g", s.ShownValues[i]))
+				row = append(row, formatCount(s.ShownValues[i]))
 			}
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -84,6 +85,15 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 		}
 	}
 	return nil
+}
+
+// formatCount writes a counter as an integer, or a ratio of counters with
+// four significant digits.
+func formatCount(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 // perUnit is the mean cost of one unit over the repetitions of one size,
