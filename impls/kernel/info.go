@@ -13,7 +13,7 @@ func Info() ops.Info {
 	return ops.Info{
 		Name:       "kernel",
 		Version:    kernelRelease(),
-		Subsystems: []string{"ids", "shm", "msg"},
+		Subsystems: []string{"ids", "shm", "msg", "sem"},
 		ExactIDs:   true,
 		Blocking:   true,
 	}

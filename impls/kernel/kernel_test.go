@@ -519,7 +519,7 @@ func TestRunMatchesApply(t *testing.T) {
 func TestInfo(t *testing.T) {
 	i := Info()
 	require.Equal(t, "kernel", i.Name)
-	require.Equal(t, []string{"ids", "shm", "msg"}, i.Subsystems)
+	require.Equal(t, []string{"ids", "shm", "msg", "sem"}, i.Subsystems)
 	require.True(t, i.Blocking)
 	require.False(t, i.Follows)
 	require.True(t, i.ExactIDs)

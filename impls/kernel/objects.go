@@ -29,14 +29,6 @@ type ipc64Perm struct {
 	_                    [2]uint64
 }
 
-// semid64DS is struct semid64_ds on x86-64 (104 bytes).
-type semid64DS struct {
-	perm  ipc64Perm
-	_     [4]uint64 // otime, unused, ctime, unused
-	nsems uint64
-	_     [2]uint64
-}
-
 // statBuf holds any of the three; the slack guards against a layout we got
 // wrong overrunning into other memory.
 type statBuf struct {
@@ -190,15 +182,19 @@ func (t *thread) ctl(op ops.Op, cmd int, buf *statBuf) (syscall.Errno, error) {
 		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
 	}
 	id := uintptr(op.Obj.ID)
+	var b []byte
+	if buf != nil {
+		b = buf.bytes()
+	}
 	var e syscall.Errno
 	var err error
 	switch op.Type {
 	case ops.Msg:
-		_, e, err = t.sys(op, syscall.SYS_MSGCTL, [6]uintptr{id, uintptr(cmd)}, buf, 2)
+		_, e, err = t.sys(op, syscall.SYS_MSGCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
 	case ops.Sem:
-		_, e, err = t.sys(op, syscall.SYS_SEMCTL, [6]uintptr{id, 0, uintptr(cmd)}, buf, 3)
+		_, e, err = t.sys(op, syscall.SYS_SEMCTL, [6]uintptr{id, 0, uintptr(cmd)}, b, 3)
 	default:
-		_, e, err = t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{id, uintptr(cmd)}, buf, 2)
+		_, e, err = t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
 	}
 	return e, err
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
@@ -45,9 +47,10 @@ type kattach struct {
 	id   int64
 }
 
-// shmState is what the adapter remembers of the shm subsystem between two
-// Resets: the task processes, the pid of every task incarnation, the
-// attachments it made, and whether shm_rmid_forced was written.
+// shmState is what the adapter remembers of the tasks and the shm subsystem
+// between two Resets: the task processes (which outlive a Reset, pool.go),
+// the pid of every task incarnation of the script, the attachments it
+// made, and whether shm_rmid_forced was written.
 type shmState struct {
 	tasks         [ops.NumTasks]*taskProc
 	gen           [ops.NumTasks]int
@@ -58,8 +61,8 @@ type shmState struct {
 	forcedWritten bool
 }
 
+// init starts the state of a script; the task processes stay.
 func (s *shmState) init() {
-	s.tasks = [ops.NumTasks]*taskProc{}
 	s.gen = [ops.NumTasks]int{}
 	s.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
 	s.attached, s.atts = nil, map[int]*kattach{}
@@ -77,19 +80,27 @@ func (s *shmState) pid(p int64) ops.PID {
 	return ops.PIDUnknown
 }
 
-// shmReset ends every task and detaches the worker's own attachments, so
-// that nothing is left of the namespace about to be dropped.
-func (t *thread) shmReset() error {
-	t.killTasks()
+// endScript releases the tasks and detaches the worker's own attachments,
+// so that nothing is left of the namespace about to be dropped, and starts
+// the state of the next script.
+func (t *thread) endScript() error {
+	t.releaseTasks()
+	err := t.detachWorker()
+	t.shmState.init()
+	return err
+}
+
+// detachWorker detaches every segment the worker (t0) attached.
+func (t *thread) detachWorker() error {
 	var err error
 	for _, a := range t.attached {
 		if a.task == 0 {
-			if _, _, e := syscall.Syscall(syscall.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
-				err = fmt.Errorf("kernel: detaching %#x at reset: %w", a.addr, e)
+			if _, _, e := unix.Syscall(unix.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
+				err = fmt.Errorf("kernel: detaching %#x: %w", a.addr, e)
 			}
 		}
 	}
-	t.shmState.init()
+	t.attached = slices.DeleteFunc(t.attached, func(a *kattach) bool { return a.task == 0 })
 	return err
 }
 
@@ -102,8 +113,6 @@ func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
 		return t.shmdt(op)
 	case ops.KindShmctl:
 		return t.shmctl(op)
-	case ops.KindExit:
-		return ops.Result{}, 0, t.exitTask(int(op.Task))
 	case ops.KindRmidForced:
 		t.forcedWritten = true
 		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
@@ -161,26 +170,6 @@ func (t *thread) forget(a *kattach) {
 	}
 }
 
-// exitTask ends task n's process (if it has one) and makes its next
-// operation start a new incarnation.
-func (t *thread) exitTask(n int) error {
-	if n <= 0 || n > ops.MaxTask {
-		return fmt.Errorf("task t%d cannot exit", n)
-	}
-	var err error
-	if p := t.tasks[n]; p != nil {
-		t.tasks[n] = nil
-		err = p.exit()
-	}
-	for _, a := range slices.Clone(t.attached) {
-		if a.task == n {
-			t.forget(a)
-		}
-	}
-	t.gen[n]++
-	return err
-}
-
 // shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
 type shmid64DS struct {
 	perm                ipc64Perm
@@ -201,7 +190,7 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 	if op.Cmd == ops.ShmIPCSet {
 		ds.perm.uid, ds.perm.gid, ds.perm.mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
 	}
-	r, e, err := t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, &buf, 2)
+	r, e, err := t.sys(op, unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -242,8 +231,8 @@ func (t *thread) shmAttachments() ([]ops.Attachment, error) {
 	for n := range ops.NumTasks {
 		pid := os.Getpid()
 		if n > 0 {
-			if t.tasks[n] == nil {
-				continue
+			if t.tasks[n] == nil || t.tasks[n].ns != t.nsGen {
+				continue // a task not in this namespace holds no attachment
 			}
 			pid = t.tasks[n].pid
 		}

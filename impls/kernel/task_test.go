@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,22 +74,35 @@ func startTasks(t testing.TB, m *Model) {
 	}
 }
 
-// Task processes end with Reset and with Close, and an exit op reaps its
-// task.
-func TestTasksEndWithResetAndClose(t *testing.T) {
+// Task processes outlive a Reset and are reused by the next script (the
+// same processes), an exit op reaps its task, and Close ends them all.
+func TestTasksReusedAndEndWithClose(t *testing.T) {
 	m := newModel(t)
 	me := os.Getpid()
 	require.Empty(t, taskProcesses(t, me))
 	startTasks(t, m)
-	require.Len(t, taskProcesses(t, me), ops.MaxTask)
-	apply(t, m, ops.Op{Kind: ops.KindExit, Type: ops.Shm, Task: 2})
+	first := taskProcesses(t, me)
+	require.Len(t, first, ops.MaxTask)
+	apply(t, m, ops.Op{Kind: ops.KindExit, Task: 2})
 	require.Len(t, taskProcesses(t, me), ops.MaxTask-1)
 	require.NoError(t, m.Reset(ops.Config{}))
-	require.Empty(t, taskProcesses(t, me))
+	require.Len(t, taskProcesses(t, me), ops.MaxTask-1, "Reset keeps the task processes")
 	startTasks(t, m)
-	require.Len(t, taskProcesses(t, me), ops.MaxTask)
+	second := taskProcesses(t, me)
+	require.Len(t, second, ops.MaxTask)
+	require.Len(t, intersect(first, second), ops.MaxTask-1, "the same processes serve t1, t3 and t4 again")
 	require.NoError(t, m.Close())
 	require.Empty(t, taskProcesses(t, me))
+}
+
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // hostEnv makes the test binary a model host for TestTasksDieWithKilledHost.

@@ -43,6 +43,9 @@ type thread struct {
 	self  creds  // credentials, capabilities and dumpable flag at start
 	buf   []byte // reused buffer for /proc reads
 	dirty bool   // an op ran since the last unshare: the namespace is no longer fresh
+	// nsGen counts the namespaces the thread has been in; a task process
+	// records the one it is in.
+	nsGen uint64
 
 	// nextIDWritten records, per type, a write to <type>_next_id since the
 	// last unshare. Only such a write can make the value differ from the
@@ -120,7 +123,7 @@ func (t *thread) loop(ready chan<- error) {
 	defer close(t.exited)
 	t.tid = syscall.Gettid()
 	t.shmState.init()
-	defer func() { _ = t.shmReset() }()
+	defer t.closeTasks()
 
 	self, err := currentCreds()
 	if err != nil {
