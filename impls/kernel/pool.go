@@ -52,13 +52,31 @@ func (t *thread) task(n int) (*taskProc, error) {
 	}
 	if p == nil {
 		var err error
-		if p, err = t.startTask(n); err != nil {
+		if p, err = t.newTask(n); err != nil {
 			return nil, err
 		}
 		t.tasks[n] = p
 	}
 	t.pids[p.pid] = ops.TaskPID(n, t.gen[n])
 	return p, nil
+}
+
+// newTask returns a new process for task n: a spare if one is ready (it
+// joins this namespace), else one started here. The first new task starts
+// the spawner.
+func (t *thread) newTask(n int) (*taskProc, error) {
+	if t.spawner == nil {
+		if s, err := startSpawner(); err == nil {
+			t.spawner = s
+		}
+	} else if p := t.spawner.take(); p != nil {
+		p.n = n
+		if err := t.join(p); err == nil {
+			return p, nil
+		}
+		p.kill()
+	}
+	return t.startTask(n)
 }
 
 // join moves task p into the worker's current namespace.
@@ -129,6 +147,10 @@ func (t *thread) release(p *taskProc) error {
 func (t *thread) closeTasks() {
 	t.detachWorker()
 	t.killTasks()
+	if t.spawner != nil {
+		t.spawner.close()
+		t.spawner = nil
+	}
 }
 
 // killTasks kills and reaps every task process.

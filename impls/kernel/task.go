@@ -338,11 +338,24 @@ type taskProc struct {
 	out []byte
 }
 
-// startTask starts the process of task n; it must run on the worker thread.
+// startTask starts the process of task n; it must run on the worker thread,
+// whose namespace the task is born in.
 func (t *thread) startTask(n int) (*taskProc, error) {
+	p, err := startTaskProcess(n)
+	if err != nil {
+		return nil, err
+	}
+	p.ns = t.nsGen
+	return p, nil
+}
+
+// startTaskProcess starts a task process from the calling thread, which
+// must be locked: the process is born in the thread's IPC namespace and
+// gets SIGKILL when the thread ends. n names it (0 for a spare).
+func startTaskProcess(n int) (*taskProc, error) {
 	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
 	if err != nil {
-		return nil, fmt.Errorf("reading the worker's IPC namespace: %w", err)
+		return nil, fmt.Errorf("reading the IPC namespace: %w", err)
 	}
 	var reqP, respP [2]int
 	if err := unix.Pipe2(reqP[:], unix.O_CLOEXEC); err != nil {
@@ -355,8 +368,10 @@ func (t *thread) startTask(n int) (*taskProc, error) {
 	}
 	childReq, childResp := os.NewFile(uintptr(reqP[0]), "requests"), os.NewFile(uintptr(respP[1]), "responses")
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{fmt.Sprintf("ipcfuzz-task-t%d", n)}
-	cmd.Env = []string{taskEnv + "=" + ns}
+	cmd.Args = []string{"ipcfuzz-task"}
+	// One P: a task runs one call at a time, and fewer threads start and
+	// exit faster.
+	cmd.Env = []string{taskEnv + "=" + ns, "GOMAXPROCS=1"}
 	cmd.ExtraFiles = []*os.File{childReq, childResp}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -368,7 +383,7 @@ func (t *thread) startTask(n int) (*taskProc, error) {
 		unix.Close(respP[0])
 		return nil, fmt.Errorf("starting task t%d: %w", n, err)
 	}
-	return &taskProc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: cmd.Process.Pid, ns: t.nsGen, statFD: -1, wchanFD: -1}, nil
+	return &taskProc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: cmd.Process.Pid, statFD: -1, wchanFD: -1}, nil
 }
 
 // start sends a request without waiting for the response.

@@ -21,7 +21,8 @@ import (
 )
 
 // taskProcesses lists the live (not zombie) task processes whose parent is
-// ppid (any parent if ppid is 0).
+// ppid (any parent if ppid is 0): the tasks of every model, and their
+// spares.
 func taskProcesses(t testing.TB, ppid int) []int {
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -45,7 +46,7 @@ func procInfo(pid int) (alive bool, ppid int, isTask bool) {
 	if err != nil {
 		return false, 0, false
 	}
-	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task-t")
+	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task")
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return false, 0, isTask
@@ -74,21 +75,37 @@ func startTasks(t testing.TB, m *Model) {
 	}
 }
 
+// modelTasks lists the pids of m's task processes (spares not included).
+func modelTasks(m *Model) []int {
+	var out []int
+	onWorker(m, func() {
+		for _, p := range m.t.tasks {
+			if p != nil {
+				out = append(out, p.pid)
+			}
+		}
+	})
+	return out
+}
+
 // Task processes outlive a Reset and are reused by the next script (the
-// same processes), an exit op reaps its task, and Close ends them all.
+// same processes), an exit op reaps its task, and Close ends them all,
+// spares included.
 func TestTasksReusedAndEndWithClose(t *testing.T) {
 	m := newModel(t)
 	me := os.Getpid()
 	require.Empty(t, taskProcesses(t, me))
 	startTasks(t, m)
-	first := taskProcesses(t, me)
+	first := modelTasks(m)
 	require.Len(t, first, ops.MaxTask)
+	require.Subset(t, taskProcesses(t, me), first)
 	apply(t, m, ops.Op{Kind: ops.KindExit, Task: 2})
-	require.Len(t, taskProcesses(t, me), ops.MaxTask-1)
+	require.Len(t, modelTasks(m), ops.MaxTask-1)
+	require.NotContains(t, taskProcesses(t, me), first[1], "t2's process is gone")
 	require.NoError(t, m.Reset(ops.Config{}))
-	require.Len(t, taskProcesses(t, me), ops.MaxTask-1, "Reset keeps the task processes")
+	require.Len(t, modelTasks(m), ops.MaxTask-1, "Reset keeps the task processes")
 	startTasks(t, m)
-	second := taskProcesses(t, me)
+	second := modelTasks(m)
 	require.Len(t, second, ops.MaxTask)
 	require.Len(t, intersect(first, second), ops.MaxTask-1, "the same processes serve t1, t3 and t4 again")
 	require.NoError(t, m.Close())
@@ -191,9 +208,15 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	require.Equal(t, "ready\n", line)
 	host := cmd.Process.Pid
 	tasks := taskProcesses(t, host)
-	require.Len(t, tasks, ops.MaxTask)
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/ipc", tasks[0]))
-	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(tasks), ops.MaxTask, "the tasks, and any spare started so far")
+	var nss []string
+	for _, p := range tasks {
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/ipc", p))
+		require.NoError(t, err)
+		if !slices.Contains(nss, ns) {
+			nss = append(nss, ns)
+		}
+	}
 	if mode == "msg" {
 		var asleep []string
 		for _, p := range tasks {
@@ -216,12 +239,15 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 		}
 		// A dead process's other threads may still be on their way out:
 		// wait for the namespace to empty too, within the same bound.
-		threads := threadsIn(t, ns)
+		var threads []string
+		for _, ns := range nss {
+			threads = append(threads, threadsIn(t, ns)...)
+		}
 		if len(left) == 0 && len(threads) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("task processes %v (threads %v in the model's namespace %s) outlived their killed host", left, threads, ns)
+			t.Fatalf("task processes %v (threads %v in the namespaces %v) outlived their killed host", left, threads, nss)
 		}
 	}
 }

@@ -58,6 +58,8 @@ type thread struct {
 	// shmState holds the task processes and attachments of the shm
 	// subsystem; only the thread's goroutine touches it.
 	shmState
+	// spawner keeps spare task processes; nil until a task is first needed.
+	spawner *spawner
 
 	// discarded is set when the thread could not restore its credentials
 	// after an op run as another user; the goroutine then ends and the
