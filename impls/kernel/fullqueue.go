@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
@@ -21,11 +23,23 @@ import (
 // of one receive and one refill on the worker. The kernel counts nothing
 // for us; the wall time shows what each receive costs with n sleepers (since
 // 4.9 it wakes none of them, but ss_wakeup still walks them all).
-func (t *thread) fullQueue(n int) (func() error, func(), error) {
+//
+// Every error path removes the queue, which wakes every sender already
+// asleep (EIDRM) and so ends its thread: nothing is left behind.
+func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error) {
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
 	id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
 	if e != 0 {
 		return nil, nil, fmt.Errorf("msgget: %v", e)
 	}
+	remove := func() { _ = ipcCtl(ops.Msg, id, ipcRmid, nil) }
+	defer func() {
+		if err != nil {
+			remove()
+		}
+	}()
 	var ds statBuf
 	if e := ipcCtl(ops.Msg, id, ipcStat, &ds); e != 0 {
 		return nil, nil, fmt.Errorf("IPC_STAT: %v", e)
@@ -53,7 +67,7 @@ func (t *thread) fullQueue(n int) (func() error, func(), error) {
 	tids := make(chan int, n)
 	for range n {
 		goLocked(func() {
-			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+			if _, _, e := syscall.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
 				tids <- -int(e)
 				return
 			}
@@ -69,20 +83,23 @@ func (t *thread) fullQueue(n int) (func() error, func(), error) {
 		})
 	}
 	var senders []int
-	for range n {
+	var joinErr error
+	for range n { // every thread answers, so none is left unaccounted for
 		tid := <-tids
 		if tid < 0 {
-			return nil, nil, fmt.Errorf("a sender thread could not join the namespace: %v", syscall.Errno(-tid))
+			joinErr = fmt.Errorf("a sender thread could not join the namespace: %v", syscall.Errno(-tid))
+			continue
 		}
 		senders = append(senders, tid)
 	}
-	remove := func() { _ = ipcCtl(ops.Msg, id, ipcRmid, nil) }
-	if err := waitAsleep(senders); err != nil {
-		remove()
+	if joinErr != nil {
+		return nil, nil, joinErr
+	}
+	if err := waitAsleep(senders, "do_msgsnd"); err != nil {
 		return nil, nil, err
 	}
 	var buf [4]uint64
-	part := func() error {
+	part = func() error {
 		for range ops.MsgRounds {
 			if _, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, ipcNowait, 0); e != 0 {
 				return fmt.Errorf("msgrcv: %v", e)
@@ -96,29 +113,27 @@ func (t *thread) fullQueue(n int) (func() error, func(), error) {
 	return part, remove, nil
 }
 
-// sysSetns is setns(2) on x86-64 (the syscall package lacks its number).
-const sysSetns = 308
-
-// waitAsleep waits until every thread sleeps in msgsnd (state S, wchan
-// do_msgsnd): evidence, not a delay.
-func waitAsleep(tids []int) error {
+// waitAsleep waits until every thread sleeps in the call (state S, wchan
+// the function named): evidence, not a delay. Between two looks it waits
+// from 10 µs, doubling up to 1 ms.
+func waitAsleep(tids []int, wchanWant string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, tid := range tids {
 		base := "/proc/self/task/" + strconv.Itoa(tid) + "/"
-		for {
+		for wait := 10 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
 			stat, err1 := os.ReadFile(base + "stat")
 			wchan, err2 := os.ReadFile(base + "wchan")
 			if err1 != nil || err2 != nil {
 				return fmt.Errorf("sender thread %d: %v %v", tid, err1, err2)
 			}
 			i := bytes.LastIndexByte(stat, ')')
-			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == "do_msgsnd" {
+			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == wchanWant {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("sender thread %d did not fall asleep in msgsnd", tid)
+				return fmt.Errorf("thread %d did not fall asleep in %s", tid, wchanWant)
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(wait)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
@@ -174,6 +176,9 @@ const ipcNowait = 0o4000
 // answer, blocking, MsgRounds times: the wake-ups the 2016 series moved out
 // of the queue lock are on this path.
 func (t *thread) pingPong(n int) (func() error, func(), error) {
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
 	qs := make([]int64, 2*n)
 	remove := func() {
 		for _, q := range qs {
@@ -200,7 +205,7 @@ func (t *thread) pingPong(n int) (func() error, func(), error) {
 	for i := range n {
 		req, resp := qs[2*i], qs[2*i+1]
 		goLocked(func() {
-			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+			if _, _, e := syscall.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
 				joined <- fmt.Errorf("a server thread could not join the namespace: %v", e)
 				return
 			}
@@ -216,11 +221,15 @@ func (t *thread) pingPong(n int) (func() error, func(), error) {
 			}
 		})
 	}
-	for range n {
+	var joinErr error
+	for range n { // every thread answers; removing the queues ends those that joined
 		if err := <-joined; err != nil {
-			remove()
-			return nil, nil, err
+			joinErr = err
 		}
+	}
+	if joinErr != nil {
+		remove()
+		return nil, nil, joinErr
 	}
 	var m [2]uint64
 	m[0], m[1] = 1, 0x676e6970 // mtype 1, "ping"

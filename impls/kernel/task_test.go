@@ -199,6 +199,11 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
+	// Whatever fails below, the host goes (its tasks with it).
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
 	if strings.HasPrefix(line, "skip:") {
@@ -227,7 +232,6 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 		require.Subset(t, asleep, []string{"do_msgrcv", "do_msgsnd"})
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
 	// The kernel delivers the signal as the host's threads exit; wait for
 	// it, with a generous bound that only a task that never dies reaches.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {

@@ -1,0 +1,70 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// A sleeper workload larger than the host allows is refused in one line
+// before anything starts, and leaves no thread behind.
+func TestSleeperWorkloadRefusedBeyondHost(t *testing.T) {
+	m := newModel(t)
+	room, why := threadRoom()
+	require.NotEmpty(t, why)
+	before := selfThreads()
+	for _, w := range []ops.Workload{ops.MsgFullQueue, ops.MsgPingPong} {
+		_, err := m.Measure(ops.Config{}, w, int(room)+1, 1)
+		require.Error(t, err, "%s at n=%d", w, room+1)
+		require.NotContains(t, err.Error(), "\n")
+		require.Contains(t, err.Error(), "this host allows")
+		require.Less(t, len(err.Error()), 300)
+	}
+	require.LessOrEqual(t, selfThreads(), before+1)
+}
+
+// A sleeper workload leaves no thread behind: removing the queue wakes the
+// sleepers, and their threads end.
+func TestFullQueueLeavesNoThread(t *testing.T) {
+	m := newModel(t)
+	before := selfThreads()
+	res, err := m.Measure(ops.Config{}, ops.MsgFullQueue, 64, 1)
+	require.NoError(t, err)
+	require.Len(t, res.WallNs, 1)
+	// The senders end once IPC_RMID wakes them; each is gone when its
+	// thread has exited, which the kernel reports in /proc.
+	require.Eventually(t, func() bool { return selfThreads() <= before+2 }, 10e9, 1e6, "sender threads left: %d, before %d", selfThreads(), before)
+}
+
+// Info reports the largest shm segment shmget grants with the heuristic
+// overcommit, and shmget agrees: that many pages are granted, one more is
+// ENOMEM.
+func TestShmMaxPages(t *testing.T) {
+	mode, err := readProcInt("/proc/sys/vm/overcommit_memory")
+	require.NoError(t, err)
+	limits := Info().Limits
+	if mode != 0 {
+		require.NotContains(t, limits, LimitShmMaxPages)
+		t.Skipf("vm.overcommit_memory is %d: no fixed limit to check", mode)
+	}
+	pages, ok := limits[LimitShmMaxPages]
+	require.True(t, ok)
+	m := newModel(t)
+	page := int64(unix.Getpagesize())
+	for _, c := range []struct {
+		pages int64
+		want  ops.Errno
+	}{{pages, ops.OK}, {pages + 1, ops.ENOMEM}} {
+		op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Key: ops.IPCPrivate, Creat: true, Mode: 0o600, Size: c.pages * page}
+		r := apply(t, m, op)
+		require.Equal(t, c.want, r.Err, "%d pages", c.pages)
+		if r.Err == ops.OK {
+			require.Equal(t, ops.OK, apply(t, m, rmid(ops.Shm, r.ID)).Err)
+		}
+	}
+}
