@@ -68,3 +68,48 @@ func TestShmMaxPages(t *testing.T) {
 		}
 	}
 }
+
+// sem-sleepers: every round completes exactly the one sleeper on its
+// semaphore, which is asleep again before the next round; at teardown every
+// sleeper returns and its thread ends.
+func TestSemSleepers(t *testing.T) {
+	m := newModel(t)
+	before := selfThreads()
+	const n = 16
+	var part func() error
+	var teardown func()
+	var err error
+	m.t.run(func(t *thread) {
+		t.dirty = true
+		part, teardown, err = t.semSleepers(n, 3*n)
+	})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, selfThreads(), before+n, "n sleeper threads")
+	m.t.run(func(*thread) { err = part() })
+	require.NoError(t, err)
+	var ncnt, vals []int64
+	var errno unix.Errno
+	m.t.run(func(*thread) {
+		for i := range n {
+			for cmd, out := range map[int]*[]int64{semGetNcnt: &ncnt, semGetVal: &vals} {
+				r, _, e := unix.Syscall6(unix.SYS_SEMCTL, 0, uintptr(i), uintptr(cmd), 0, 0, 0)
+				errno = max(errno, e)
+				*out = append(*out, int64(r))
+			}
+		}
+		teardown()
+	})
+	require.Zero(t, errno)
+	require.Equal(t, slicesRepeat(1, n), ncnt, "every sleeper asleep again")
+	require.Equal(t, slicesRepeat(0, n), vals, "every +1 taken by its sleeper")
+	require.Eventually(t, func() bool { return selfThreads() <= before+2 }, 10e9, 1e6, "sleeper threads left: %d, before %d", selfThreads(), before)
+	require.NoError(t, m.Reset(ops.Config{}))
+}
+
+func slicesRepeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
