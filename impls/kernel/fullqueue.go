@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -34,49 +33,49 @@ func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error
 	if e != 0 {
 		return nil, nil, fmt.Errorf("msgget: %v", e)
 	}
-	remove := func() { _ = ipcCtl(ops.Msg, id, ipcRmid, nil) }
+	remove := func() { _ = ipcCtl(ops.Msg, id, unix.IPC_RMID, nil) }
 	defer func() {
 		if err != nil {
 			remove()
 		}
 	}()
 	var ds statBuf
-	if e := ipcCtl(ops.Msg, id, ipcStat, &ds); e != 0 {
+	if e := ipcCtl(ops.Msg, id, unix.IPC_STAT, &ds); e != 0 {
 		return nil, nil, fmt.Errorf("IPC_STAT: %v", e)
 	}
 	(*msqid64DS)(unsafe.Pointer(&ds.ds)).qbytes = 64
-	if e := ipcCtl(ops.Msg, id, ipcSet, &ds); e != 0 {
+	if e := ipcCtl(ops.Msg, id, unix.IPC_SET, &ds); e != 0 {
 		return nil, nil, fmt.Errorf("IPC_SET qbytes 64: %v", e)
 	}
 	var msg [4]uint64
 	msg[0] = 1
-	send := func(size uintptr, flags uintptr) syscall.Errno {
-		_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg[0])), size, flags, 0, 0)
+	send := func(size uintptr, flags uintptr) unix.Errno {
+		_, _, e := unix.Syscall6(unix.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg[0])), size, flags, 0, 0)
 		return e
 	}
 	for range 8 {
-		if e := send(8, ipcNowait); e != 0 {
+		if e := send(8, unix.IPC_NOWAIT); e != 0 {
 			return nil, nil, fmt.Errorf("filling the queue: %v", e)
 		}
 	}
-	nsFD, err := syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
 	}
-	defer syscall.Close(nsFD)
+	defer unix.Close(nsFD)
 	tids := make(chan int, n)
 	for range n {
 		goLocked(func() {
-			if _, _, e := syscall.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
 				tids <- -int(e)
 				return
 			}
-			tids <- syscall.Gettid()
+			tids <- unix.Gettid()
 			var m [4]uint64
 			m[0] = 2
 			for {
-				_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&m[0])), 16, 0, 0, 0)
-				if e != syscall.EINTR { // EIDRM at teardown
+				_, _, e := unix.Syscall6(unix.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&m[0])), 16, 0, 0, 0)
+				if e != unix.EINTR { // EIDRM at teardown
 					return
 				}
 			}
@@ -87,7 +86,7 @@ func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error
 	for range n { // every thread answers, so none is left unaccounted for
 		tid := <-tids
 		if tid < 0 {
-			joinErr = fmt.Errorf("a sender thread could not join the namespace: %v", syscall.Errno(-tid))
+			joinErr = fmt.Errorf("a sender thread could not join the namespace: %v", unix.Errno(-tid))
 			continue
 		}
 		senders = append(senders, tid)
@@ -101,10 +100,10 @@ func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error
 	var buf [4]uint64
 	part = func() error {
 		for range ops.MsgRounds {
-			if _, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, ipcNowait, 0); e != 0 {
+			if _, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, unix.IPC_NOWAIT, 0); e != 0 {
 				return fmt.Errorf("msgrcv: %v", e)
 			}
-			if e := send(8, ipcNowait); e != 0 {
+			if e := send(8, unix.IPC_NOWAIT); e != 0 {
 				return fmt.Errorf("refill: %v", e)
 			}
 		}

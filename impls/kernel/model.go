@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -124,7 +125,7 @@ func hasCapSysResource() (bool, error) {
 			if err != nil {
 				return false, fmt.Errorf("kernel: CapEff %q: %w", v, err)
 			}
-			return eff&(1<<24) != 0, nil // CAP_SYS_RESOURCE is 24
+			return eff&(1<<unix.CAP_SYS_RESOURCE) != 0, nil
 		}
 	}
 	return false, fmt.Errorf("kernel: no CapEff in /proc/self/status")
@@ -301,13 +302,13 @@ func (t *thread) applyAs(op ops.Op) (ops.Result, error) {
 // do runs op with the thread's current credentials.
 func (t *thread) do(op ops.Op) (ops.Result, error) {
 	var r ops.Result
-	var e syscall.Errno
+	var e unix.Errno
 	var err error
 	switch op.Kind {
 	case ops.KindGet:
 		r.ID, e, err = t.get(op)
 	case ops.KindRmid:
-		e, err = t.ctl(op, ipcRmid, nil)
+		e, err = t.ctl(op, unix.IPC_RMID, nil)
 	case ops.KindStat:
 		r.Obj, e, err = t.statObject(op)
 	case ops.KindChurn:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,7 +23,8 @@ import (
 // operation every pending call is settled again, and those that returned are
 // the operation's completions (Result.Done).
 
-// Flags of msgsnd and msgrcv and commands of msgctl (<linux/msg.h>).
+// Flags of msgsnd and msgrcv and commands of msgctl (<linux/msg.h>);
+// x/sys/unix has none of them.
 const (
 	msgNoerror = 0o10000
 	msgExcept  = 0o20000
@@ -35,7 +35,7 @@ const (
 )
 
 var msgCmds = map[ops.MsgCmd]int{
-	ops.MsgIPCStat: ipcStat, ops.MsgIPCSet: ipcSet, ops.MsgIPCInfo: ipcInfo,
+	ops.MsgIPCStat: unix.IPC_STAT, ops.MsgIPCSet: unix.IPC_SET, ops.MsgIPCInfo: ipcInfo,
 	ops.MsgInfoCmd: msgInfoCmd, ops.MsgStat: msgStatCmd, ops.MsgStatAny: msgStatAny,
 }
 
@@ -52,7 +52,7 @@ type pendingCall struct {
 func msgFlags(f uint8) uintptr {
 	var k uintptr
 	if f&ops.MsgNowait != 0 {
-		k |= ipcNowait
+		k |= unix.IPC_NOWAIT
 	}
 	if f&ops.MsgNoerror != 0 {
 		k |= msgNoerror
@@ -72,7 +72,7 @@ func (t *thread) busy(n uint8) bool {
 }
 
 // doMsg runs a msg operation.
-func (t *thread) doMsg(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) doMsg(op ops.Op) (ops.Result, unix.Errno, error) {
 	switch op.Kind {
 	case ops.KindMsgsnd:
 		return t.msgsnd(op)
@@ -94,22 +94,22 @@ func msgBuf(size int64) []byte {
 	return make([]byte, 8+size)
 }
 
-func (t *thread) msgsnd(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) msgsnd(op ops.Op) (ops.Result, unix.Errno, error) {
 	buf := msgBuf(op.Size)
 	binary.NativeEndian.PutUint64(buf, uint64(op.Mtype))
 	copy(buf[8:], ops.MsgText(op.Fill, int64(len(buf)-8)))
 	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), msgFlags(op.MsgFlags)}
-	_, e, blocked, err := t.blockingCall(op, syscall.SYS_MSGSND, args, buf, 1<<1, args[3]&ipcNowait != 0, false)
+	_, e, blocked, err := t.blockingCall(op, unix.SYS_MSGSND, args, buf, 1<<1, args[3]&unix.IPC_NOWAIT != 0, false)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	return ops.Result{Blocked: blocked}, 0, nil
 }
 
-func (t *thread) msgrcv(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) msgrcv(op ops.Op) (ops.Result, unix.Errno, error) {
 	buf := msgBuf(op.Size)
 	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), uintptr(op.Mtype), msgFlags(op.MsgFlags)}
-	r, e, blocked, err := t.blockingCall(op, syscall.SYS_MSGRCV, args, buf, 1<<1, args[4]&ipcNowait != 0, false)
+	r, e, blocked, err := t.blockingCall(op, unix.SYS_MSGRCV, args, buf, 1<<1, args[4]&unix.IPC_NOWAIT != 0, false)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -138,7 +138,7 @@ func receivedMessage(n uintptr, buf []byte) (ops.Message, error) {
 // not sleep for long (nowait or timed: the vocabulary makes sure). By
 // another task it is started in the task process and settled: blocked is
 // true when the task fell asleep in it, which leaves the call pending.
-func (t *thread) blockingCall(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, ptrs uint32, nowait, timed bool) (r uintptr, e syscall.Errno, blocked bool, err error) {
+func (t *thread) blockingCall(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, ptrs uint32, nowait, timed bool) (r uintptr, e unix.Errno, blocked bool, err error) {
 	if op.Task == 0 {
 		if !nowait && !timed {
 			return 0, 0, false, fmt.Errorf("%s by t0 without nowait would block the worker thread", op.Kind)
@@ -177,13 +177,13 @@ func (t *thread) blockingCall(op ops.Op, nr uintptr, args [6]uintptr, buf []byte
 	if err != nil {
 		return 0, 0, false, err
 	}
-	return uintptr(resp.R), syscall.Errno(resp.Errno), false, nil
+	return uintptr(resp.R), unix.Errno(resp.Errno), false, nil
 }
 
 // callBlockingSignals runs a syscall on the worker thread, each argument
 // whose bit is set in ptrs being an offset into buf, with every signal
 // blocked, so that the runtime's signals cannot interrupt it.
-func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (uintptr, syscall.Errno) {
+func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (uintptr, unix.Errno) {
 	for i := range args {
 		if ptrs&(1<<i) != 0 {
 			args[i] = uintptr(unsafe.Pointer(&buf[args[i]]))
@@ -254,7 +254,7 @@ func (p *taskProc) complete(n int) (ops.Completion, error) {
 
 // msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
 type msqid64DS struct {
-	perm                ipc64Perm
+	perm                unix.SysvIpcPerm
 	stime, rtime, ctime int64
 	cbytes, qnum        uint64
 	qbytes              uint64
@@ -265,14 +265,14 @@ type msqid64DS struct {
 // msgRow reads a msg row out of an IPC_STAT or MSG_STAT buffer.
 func (t *thread) msgRow(ds *msqid64DS) ops.Row {
 	return ops.Row{
-		Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.cbytes), Qnum: int64(ds.qnum),
+		Key: ds.perm.Key, Mode: uint16(ds.perm.Mode), Size: int64(ds.cbytes), Qnum: int64(ds.qnum),
 		Cpid: t.pid(int64(ds.lspid)), Lpid: t.pid(int64(ds.lrpid)),
-		UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
+		UID: ds.perm.Uid, GID: ds.perm.Gid, CUID: ds.perm.Cuid, CGID: ds.perm.Cgid,
 		Atime: ds.stime != 0, Dtime: ds.rtime != 0, Ctime: ds.ctime != 0,
 	}
 }
 
-func (t *thread) msgctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := msgCmds[op.MCmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown msgctl command %d", op.MCmd)
@@ -286,14 +286,14 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 		// the id names no queue, the kernel refuses the IPC_SET on its
 		// own and the owner does not matter.
 		var cur statBuf
-		if r, _, e := syscall.Syscall(syscall.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
+		if r, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
 			c := (*msqid64DS)(unsafe.Pointer(&cur.ds))
-			ds.perm.uid, ds.perm.gid = c.perm.uid, c.perm.gid
+			ds.perm.Uid, ds.perm.Gid = c.perm.Uid, c.perm.Gid
 		}
-		ds.perm.mode = uint32(op.Mode & 0o777)
+		ds.perm.Mode = uint32(op.Mode & 0o777)
 		ds.qbytes = uint64(op.Value) // the kernel takes it as an int
 	}
-	r, e, err := t.sys(op, syscall.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
+	r, e, err := t.sys(op, unix.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -338,8 +338,8 @@ func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
 	for _, row := range rows {
 		q := ops.QueueState{ID: row.ID}
 		for i := 0; ; i++ {
-			n, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|ipcNowait, 0)
-			if e == syscall.ENOMSG {
+			n, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|unix.IPC_NOWAIT, 0)
+			if e == unix.ENOMSG {
 				break
 			}
 			if e != 0 {
@@ -348,7 +348,7 @@ func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
 			q.Msgs = append(q.Msgs, ops.Message{Type: cp.mtype, Text: string(cp.text[:n])})
 		}
 		var buf statBuf
-		if e := ipcCtl(ops.Msg, row.ID, ipcStat, &buf); e != 0 {
+		if e := ipcCtl(ops.Msg, row.ID, unix.IPC_STAT, &buf); e != 0 {
 			return nil, fmt.Errorf("msgctl(%d, IPC_STAT): %w", row.ID, e)
 		}
 		q.Qbytes = int64((*msqid64DS)(unsafe.Pointer(&buf.ds)).qbytes)

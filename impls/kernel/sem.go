@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +40,7 @@ const (
 )
 
 var semCmds = map[ops.SemCmd]int{
-	ops.SemIPCStat: ipcStat, ops.SemIPCSet: ipcSet, ops.SemIPCInfo: ipcInfo, ops.SemInfoCmd: semInfoCmd,
+	ops.SemIPCStat: unix.IPC_STAT, ops.SemIPCSet: unix.IPC_SET, ops.SemIPCInfo: ipcInfo, ops.SemInfoCmd: semInfoCmd,
 	ops.SemStat: semStatCmd, ops.SemStatAny: semStatAny, ops.SemGetVal: semGetVal, ops.SemGetPid: semGetPid,
 	ops.SemGetNcnt: semGetNcnt, ops.SemGetZcnt: semGetZcnt, ops.SemGetAll: semGetAll,
 	ops.SemSetVal: semSetVal, ops.SemSetAll: semSetAll,
@@ -49,7 +48,7 @@ var semCmds = map[ops.SemCmd]int{
 
 // semid64DS is struct semid64_ds on x86-64 (104 bytes).
 type semid64DS struct {
-	perm  ipc64Perm
+	perm  unix.SysvIpcPerm
 	otime int64
 	_     uint64
 	ctime int64
@@ -62,7 +61,7 @@ type semid64DS struct {
 const sembufSize = 6
 
 // doSem runs a sem operation.
-func (t *thread) doSem(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) doSem(op ops.Op) (ops.Result, unix.Errno, error) {
 	switch op.Kind {
 	case ops.KindSemop:
 		return t.semop(op)
@@ -91,7 +90,7 @@ func semTimespec(t ops.SemTimeout) *unix.Timespec {
 
 // semop is semop(id, sops, nsops), or semtimedop with the op's timeout.
 // The payload holds the sembufs, then the timespec.
-func (t *thread) semop(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) semop(op ops.Op) (ops.Result, unix.Errno, error) {
 	sops := op.Sem.SopList()
 	tsAt := (len(sops)*sembufSize + 7) &^ 7
 	buf := make([]byte, tsAt+int(unsafe.Sizeof(unix.Timespec{})))
@@ -99,7 +98,7 @@ func (t *thread) semop(op ops.Op) (ops.Result, syscall.Errno, error) {
 	for i, s := range sops {
 		var flg uint16
 		if s.Flags&ops.SemNowait != 0 {
-			flg |= ipcNowait
+			flg |= unix.IPC_NOWAIT
 		} else {
 			nowait = false
 		}
@@ -139,7 +138,7 @@ func semNsems(id int64) int {
 }
 
 // semctl runs one semctl command as op's task and caller.
-func (t *thread) semctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := semCmds[op.Sem.Cmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown semctl command %d", op.Sem.Cmd)
@@ -164,7 +163,7 @@ func (t *thread) semctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 	var buf statBuf
 	ds := (*semid64DS)(unsafe.Pointer(&buf.ds))
 	if op.Sem.Cmd == ops.SemIPCSet {
-		ds.perm.uid, ds.perm.gid, ds.perm.mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+		ds.perm.Uid, ds.perm.Gid, ds.perm.Mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
 	}
 	r, e, err := t.sys(op, unix.SYS_SEMCTL, args, buf.bytes(), 3)
 	if err != nil || e != 0 {
@@ -186,7 +185,7 @@ func (t *thread) semctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 
 // semAll is GETALL or SETALL: the payload is one unsigned short per
 // semaphore of the array (SETALL: the script's values, then zeros).
-func (t *thread) semAll(op ops.Op, args [6]uintptr) (ops.Result, syscall.Errno, error) {
+func (t *thread) semAll(op ops.Op, args [6]uintptr) (ops.Result, unix.Errno, error) {
 	n := semNsems(op.Obj.ID)
 	buf := make([]byte, 2*max(n, 1))
 	if op.Sem.Cmd == ops.SemSetAll {
@@ -211,8 +210,8 @@ func (t *thread) semAll(op ops.Op, args [6]uintptr) (ops.Result, syscall.Errno, 
 // is the latest otime of any semaphore of the array.
 func semRow(ds *semid64DS) ops.Row {
 	return ops.Row{
-		Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.nsems),
-		UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
+		Key: ds.perm.Key, Mode: uint16(ds.perm.Mode), Size: int64(ds.nsems),
+		UID: ds.perm.Uid, GID: ds.perm.Gid, CUID: ds.perm.Cuid, CGID: ds.perm.Cgid,
 		Atime: ds.otime != 0, Ctime: ds.ctime != 0,
 	}
 }

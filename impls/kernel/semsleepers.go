@@ -4,7 +4,6 @@ package kernel
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -41,7 +40,7 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 	if e != 0 {
 		return nil, nil, fmt.Errorf("semget of %d semaphores: %v", n, e)
 	}
-	remove := func() { _ = ipcCtl(ops.Sem, id, ipcRmid, nil) }
+	remove := func() { _ = ipcCtl(ops.Sem, id, unix.IPC_RMID, nil) }
 	defer func() {
 		if err != nil {
 			remove()
@@ -63,7 +62,7 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 			sop := [3]int16{int16(uint16(i)), -1, 0} // sem_num, sem_op, sem_flg
 			for {
 				_, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1)
-				if e != 0 && e != syscall.EINTR { // EIDRM at teardown
+				if e != 0 && e != unix.EINTR { // EIDRM at teardown
 					return
 				}
 			}
@@ -113,7 +112,7 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 	next := 0
 	part = func() error {
 		for range rounds {
-			sop := [3]int16{int16(uint16(next)), 1, ipcNowait}
+			sop := [3]int16{int16(uint16(next)), 1, unix.IPC_NOWAIT}
 			if _, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1); e != 0 {
 				return fmt.Errorf("semop +1 on %d: %w", next, e)
 			}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,15 +15,13 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// shmctl commands and shmat flags of <linux/shm.h>.
+// shmctl commands and shmat flags of <linux/shm.h> that x/sys/unix lacks.
 const (
-	ipcSet      = 1
 	shmLock     = 11
 	shmUnlock   = 12
 	shmStatCmd  = 13
 	shmInfoCmd  = 14
 	shmStatAny  = 15
-	shmRdonly   = 0o10000
 	shmExec     = 0o100000
 	unalignedAt = 0x1001 // not page-aligned and no SHM_RND: EINVAL
 	// notAttached is where no task ever has anything mapped (below
@@ -33,7 +30,7 @@ const (
 )
 
 var shmCmds = map[ops.ShmCmd]int{
-	ops.ShmIPCStat: ipcStat, ops.ShmIPCSet: ipcSet, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
+	ops.ShmIPCStat: unix.IPC_STAT, ops.ShmIPCSet: unix.IPC_SET, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
 	ops.ShmIPCInfo: ipcInfo, ops.ShmInfoCmd: shmInfoCmd, ops.ShmStat: shmStatCmd, ops.ShmStatAny: shmStatAny,
 }
 
@@ -105,7 +102,7 @@ func (t *thread) detachWorker() error {
 }
 
 // doShm runs a shm operation; ok is false for kinds it does not handle.
-func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
+func (t *thread) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 	switch op.Kind {
 	case ops.KindShmat:
 		return t.shmat(op)
@@ -121,10 +118,10 @@ func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
 	return ops.Result{}, 0, fmt.Errorf("not a shm operation")
 }
 
-func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	var flags uintptr
 	if op.Flags&ops.ShmatRdonly != 0 {
-		flags |= shmRdonly
+		flags |= unix.SHM_RDONLY
 	}
 	if op.Flags&ops.ShmatExec != 0 {
 		flags |= shmExec
@@ -133,7 +130,7 @@ func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
 	if op.Flags&ops.ShmatBadAddr != 0 {
 		addr = unalignedAt
 	}
-	r, e, err := t.sys(op, syscall.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
+	r, e, err := t.sys(op, unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -146,13 +143,13 @@ func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
 	return ops.Result{}, 0, nil
 }
 
-func (t *thread) shmdt(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
 	a := t.atts[op.Att]
 	addr := uintptr(notAttached)
 	if a != nil && a.task == int(op.Task) {
 		addr = a.addr
 	}
-	_, e, err := t.sys(op, syscall.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
+	_, e, err := t.sys(op, unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -170,25 +167,15 @@ func (t *thread) forget(a *kattach) {
 	}
 }
 
-// shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
-type shmid64DS struct {
-	perm                ipc64Perm
-	segsz               uint64
-	atime, dtime, ctime int64
-	cpid, lpid          int32
-	nattch              uint64
-	_                   [2]uint64
-}
-
-func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := shmCmds[op.Cmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown shmctl command %d", op.Cmd)
 	}
 	var buf statBuf
-	ds := (*shmid64DS)(unsafe.Pointer(&buf.ds))
+	ds := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds))
 	if op.Cmd == ops.ShmIPCSet {
-		ds.perm.uid, ds.perm.gid, ds.perm.mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
 	}
 	r, e, err := t.sys(op, unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
@@ -199,10 +186,10 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 	switch op.Cmd {
 	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
 		res.Row = ops.Row{
-			Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.segsz),
-			Cpid: t.pid(int64(ds.cpid)), Lpid: t.pid(int64(ds.lpid)), Nattch: int64(ds.nattch),
-			UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
-			Atime: ds.atime != 0, Dtime: ds.dtime != 0, Ctime: ds.ctime != 0,
+			Key: ds.Perm.Key, Mode: uint16(ds.Perm.Mode), Size: int64(ds.Segsz),
+			Cpid: t.pid(int64(ds.Cpid)), Lpid: t.pid(int64(ds.Lpid)), Nattch: int64(ds.Nattch),
+			UID: ds.Perm.Uid, GID: ds.Perm.Gid, CUID: ds.Perm.Cuid, CGID: ds.Perm.Cgid,
+			Atime: ds.Atime != 0, Dtime: ds.Dtime != 0, Ctime: ds.Ctime != 0,
 		}
 		if op.Cmd != ops.ShmIPCStat {
 			res.ID, res.Row.ID = int64(r), int64(r)

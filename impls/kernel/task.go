@@ -456,7 +456,7 @@ func (p *taskProc) closeFiles() {
 // argument bufArg (and comes back as the call left it). Task 0 is the
 // worker thread itself (whose credentials apply has already switched);
 // other tasks are started on first use.
-func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, bufArg int) (uintptr, syscall.Errno, error) {
+func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, bufArg int) (uintptr, unix.Errno, error) {
 	if op.Task == 0 {
 		if buf != nil {
 			args[bufArg] = uintptr(unsafe.Pointer(&buf[0]))
@@ -481,7 +481,7 @@ func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, bufArg 
 	if err != nil {
 		return 0, 0, err
 	}
-	return uintptr(resp.R), syscall.Errno(resp.Errno), nil
+	return uintptr(resp.R), unix.Errno(resp.Errno), nil
 }
 
 // bytesOf is the memory of a stat buffer as bytes.

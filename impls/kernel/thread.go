@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -104,7 +105,7 @@ func startThread() (*thread, error) {
 func goLocked(f func()) {
 	go func() {
 		runtime.LockOSThread()
-		if syscall.Gettid() != syscall.Getpid() {
+		if unix.Gettid() != unix.Getpid() {
 			f()
 			return
 		}
@@ -123,7 +124,7 @@ func goLocked(f func()) {
 // loop serves calls; it runs under goLocked.
 func (t *thread) loop(ready chan<- error) {
 	defer close(t.exited)
-	t.tid = syscall.Gettid()
+	t.tid = unix.Gettid()
 	t.shmState.init()
 	defer t.closeTasks()
 
@@ -221,20 +222,20 @@ func spinUntil(d time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
 
 // enterNewNamespace moves the calling thread into a new, empty IPC namespace.
 // The previous one is freed by the kernel once no task refers to it.
 func enterNewNamespace() error {
-	err := syscall.Unshare(syscall.CLONE_NEWIPC)
+	err := unix.Unshare(unix.CLONE_NEWIPC)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, syscall.EPERM):
+	case errors.Is(err, unix.EPERM):
 		return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w); run as root: it needs CAP_SYS_ADMIN", err)
-	case errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, unix.ENOSPC):
 		return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w); /proc/sys/user/max_ipc_namespaces is reached", err)
 	}
 	return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w)", err)
