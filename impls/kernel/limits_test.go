@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,6 @@ func TestSleeperWorkloadRefusedBeyondHost(t *testing.T) {
 	m := newModel(t)
 	room, why := threadRoom()
 	require.NotEmpty(t, why)
-	before := selfThreads()
 	for _, w := range []ops.Workload{ops.MsgFullQueue, ops.MsgPingPong} {
 		_, err := m.Measure(ops.Config{}, w, int(room)+1, 1)
 		require.Error(t, err, "%s at n=%d", w, room+1)
@@ -25,20 +25,32 @@ func TestSleeperWorkloadRefusedBeyondHost(t *testing.T) {
 		require.Contains(t, err.Error(), "this host allows")
 		require.Less(t, len(err.Error()), 300)
 	}
-	require.LessOrEqual(t, selfThreads(), before+1)
+	require.Empty(t, threadsAsleepIn("do_msgsnd"))
+	require.Empty(t, threadsAsleepIn("do_msgrcv"))
 }
 
 // A sleeper workload leaves no thread behind: removing the queue wakes the
 // sleepers, and their threads end.
 func TestFullQueueLeavesNoThread(t *testing.T) {
 	m := newModel(t)
-	before := selfThreads()
 	res, err := m.Measure(ops.Config{}, ops.MsgFullQueue, 64, 1)
 	require.NoError(t, err)
 	require.Len(t, res.WallNs, 1)
-	// The senders end once IPC_RMID wakes them; each is gone when its
-	// thread has exited, which the kernel reports in /proc.
-	require.Eventually(t, func() bool { return selfThreads() <= before+2 }, 10e9, 1e6, "sender threads left: %d, before %d", selfThreads(), before)
+	require.Empty(t, threadsAsleepIn("do_msgsnd"), "IPC_RMID woke every sender")
+}
+
+// threadsAsleepIn lists the threads of this process asleep in the kernel
+// function wchan.
+func threadsAsleepIn(wchan string) []string {
+	ents, _ := os.ReadDir("/proc/self/task")
+	var out []string
+	for _, e := range ents {
+		w, err := os.ReadFile("/proc/self/task/" + e.Name() + "/wchan")
+		if err == nil && string(w) == wchan {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // Info reports the largest shm segment shmget grants with the heuristic
@@ -74,7 +86,6 @@ func TestShmMaxPages(t *testing.T) {
 // sleeper returns and its thread ends.
 func TestSemSleepers(t *testing.T) {
 	m := newModel(t)
-	before := selfThreads()
 	const n = 16
 	var part func() error
 	var teardown func()
@@ -84,7 +95,7 @@ func TestSemSleepers(t *testing.T) {
 		part, teardown, err = t.semSleepers(n, 3*n)
 	})
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, selfThreads(), before+n, "n sleeper threads")
+	require.Len(t, threadsAsleepIn("__do_semtimedop"), n, "n sleeper threads")
 	m.t.run(func(*thread) { err = part() })
 	require.NoError(t, err)
 	var ncnt, vals []int64
@@ -102,7 +113,7 @@ func TestSemSleepers(t *testing.T) {
 	require.Zero(t, errno)
 	require.Equal(t, slicesRepeat(1, n), ncnt, "every sleeper asleep again")
 	require.Equal(t, slicesRepeat(0, n), vals, "every +1 taken by its sleeper")
-	require.Eventually(t, func() bool { return selfThreads() <= before+2 }, 10e9, 1e6, "sleeper threads left: %d, before %d", selfThreads(), before)
+	require.Empty(t, threadsAsleepIn("__do_semtimedop"), "IPC_RMID woke every sleeper")
 	require.NoError(t, m.Reset(ops.Config{}))
 }
 

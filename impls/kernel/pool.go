@@ -66,7 +66,7 @@ func (t *thread) task(n int) (*taskProc, error) {
 // the spawner.
 func (t *thread) newTask(n int) (*taskProc, error) {
 	if t.spawner == nil {
-		if s, err := startSpawner(); err == nil {
+		if s, err := startSpawner(t.taskBin()); err == nil {
 			t.spawner = s
 		}
 	} else if p := t.spawner.take(); p != nil {

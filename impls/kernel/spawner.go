@@ -36,7 +36,7 @@ type spawner struct {
 
 // startSpawner starts a spawner and has it start its spares; it fails,
 // having started nothing, when it cannot have a private namespace.
-func startSpawner() (*spawner, error) {
+func startSpawner(bin string) (*spawner, error) {
 	s := &spawner{
 		spares: make(chan *taskProc, spareCount),
 		want:   make(chan struct{}, spareCount),
@@ -44,7 +44,7 @@ func startSpawner() (*spawner, error) {
 		exited: make(chan struct{}),
 	}
 	ready := make(chan error, 1)
-	goLocked(func() { s.loop(ready) })
+	goLocked(func() { s.loop(ready, bin) })
 	if err := <-ready; err != nil {
 		<-s.exited
 		return nil, err
@@ -55,7 +55,7 @@ func startSpawner() (*spawner, error) {
 	return s, nil
 }
 
-func (s *spawner) loop(ready chan<- error) {
+func (s *spawner) loop(ready chan<- error, bin string) {
 	defer close(s.exited)
 	if err := enterNewNamespace(); err != nil {
 		ready <- err
@@ -68,7 +68,7 @@ func (s *spawner) loop(ready chan<- error) {
 			return
 		case <-s.want:
 		}
-		p, err := startTaskProcess(0)
+		p, err := startTaskProcess(0, bin)
 		if err != nil {
 			continue // the worker starts its own when no spare is there
 		}

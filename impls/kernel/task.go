@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	ossignal "os/signal"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -126,9 +125,11 @@ func serveTask(wantNS string) error {
 	if err != nil {
 		return err
 	}
-	// The runtime handles interruptSignal (and drops it) once it is asked
-	// to notify it somewhere; a call it interrupts returns EINTR.
-	ossignal.Notify(make(chan os.Signal, 1), interruptSignal)
+	// The runtime installs its handler for interruptSignal at start and
+	// drops the signal when nothing asked to be notified of it: a handler
+	// runs, so a call it interrupts returns EINTR (msgsnd and msgrcv give
+	// ERESTARTNOHAND, which a handler turns into EINTR; semop never
+	// restarts). No Notify: it would start a goroutine, and a thread.
 	var buf []byte
 	for {
 		var req taskReq
@@ -341,7 +342,7 @@ type taskProc struct {
 // startTask starts the process of task n; it must run on the worker thread,
 // whose namespace the task is born in.
 func (t *thread) startTask(n int) (*taskProc, error) {
-	p, err := startTaskProcess(n)
+	p, err := startTaskProcess(n, t.taskBin())
 	if err != nil {
 		return nil, err
 	}
@@ -349,10 +350,21 @@ func (t *thread) startTask(n int) (*taskProc, error) {
 	return p, nil
 }
 
+// taskBin returns the C task server to run as task processes, or "" for
+// the Go task; it looks for (or builds) the server once.
+func (t *thread) taskBin() string {
+	if !t.taskBinKnown {
+		t.taskBinKnown = true
+		t.taskBinPath, _ = taskServer()
+	}
+	return t.taskBinPath
+}
+
 // startTaskProcess starts a task process from the calling thread, which
 // must be locked: the process is born in the thread's IPC namespace and
-// gets SIGKILL when the thread ends. n names it (0 for a spare).
-func startTaskProcess(n int) (*taskProc, error) {
+// gets SIGKILL when the thread ends. n names it (0 for a spare). bin is the
+// C task server, or "" for this binary re-executed as a Go task.
+func startTaskProcess(n int, bin string) (*taskProc, error) {
 	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
 	if err != nil {
 		return nil, fmt.Errorf("reading the IPC namespace: %w", err)
@@ -368,10 +380,14 @@ func startTaskProcess(n int) (*taskProc, error) {
 	}
 	childReq, childResp := os.NewFile(uintptr(reqP[0]), "requests"), os.NewFile(uintptr(respP[1]), "responses")
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{"ipcfuzz-task"}
 	// One P: a task runs one call at a time, and fewer threads start and
 	// exit faster.
 	cmd.Env = []string{taskEnv + "=" + ns, "GOMAXPROCS=1"}
+	if bin != "" {
+		cmd = exec.Command(bin)
+		cmd.Env = []string{taskEnv + "=" + ns}
+	}
+	cmd.Args = []string{"ipcfuzz-task"}
 	cmd.ExtraFiles = []*os.File{childReq, childResp}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -61,6 +61,10 @@ type thread struct {
 	shmState
 	// spawner keeps spare task processes; nil until a task is first needed.
 	spawner *spawner
+	// taskBinPath is the C task server ("" for the Go task), known once
+	// taskBinKnown is set.
+	taskBinPath  string
+	taskBinKnown bool
 
 	// discarded is set when the thread could not restore its credentials
 	// after an op run as another user; the goroutine then ends and the
