@@ -21,8 +21,9 @@ import (
 //   - at Reset, a task the finished script used is released: a call it
 //     sleeps in is interrupted (and its answer read and dropped), and every
 //     segment it attached is detached;
-//   - at its first use in the next script it joins the new namespace
-//     (setns), which also drops its semaphore undo list (exit_sem runs in
+//   - its first call in the next script first joins the new namespace
+//     (setns; the call carries the join), which also drops its semaphore
+//     undo list (exit_sem runs in
 //     setns, kernel/nsproxy.c commit_nsset), so no adjustment made in one
 //     script is ever applied in another;
 //   - its credentials are restored after every call, and its signal mask
@@ -45,10 +46,7 @@ const releaseWait = time.Second
 func (t *thread) task(n int) (*taskProc, error) {
 	p := t.tasks[n]
 	if p != nil && p.ns != t.nsGen {
-		if err := t.join(p); err != nil {
-			p.kill()
-			t.tasks[n], p = nil, nil
-		}
+		t.owesJoin(p)
 	}
 	if p == nil {
 		var err error
@@ -71,26 +69,18 @@ func (t *thread) newTask(n int) (*taskProc, error) {
 		}
 	} else if p := t.spawner.take(); p != nil {
 		p.n = n
-		if err := t.join(p); err == nil {
-			return p, nil
-		}
-		p.kill()
+		t.owesJoin(p)
+		return p, nil
 	}
 	return t.startTask(n)
 }
 
-// join moves task p into the worker's current namespace.
-func (t *thread) join(p *taskProc) error {
-	path := "/proc/" + strconv.Itoa(os.Getpid()) + "/task/" + strconv.Itoa(t.tid) + "/ns/ipc"
-	resp, err := p.call(&taskReq{Kind: taskJoin}, []byte(path))
-	if err != nil {
-		return err
-	}
-	if resp.Errno != 0 {
-		return fmt.Errorf("task t%d (pid %d): joining %s: %w", p.n, p.pid, path, unix.Errno(resp.Errno))
-	}
+// owesJoin has task p join the worker's current namespace before its next
+// call: the call carries the join (taskReq.JoinLen), and a task that cannot
+// join answers it as fatal, an adapter error that kills it.
+func (t *thread) owesJoin(p *taskProc) {
+	p.joinPath = "/proc/" + strconv.Itoa(os.Getpid()) + "/task/" + strconv.Itoa(t.tid) + "/ns/ipc"
 	p.ns = t.nsGen
-	return nil
 }
 
 // releaseTasks leaves every task the script used idle and holding nothing

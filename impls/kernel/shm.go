@@ -49,12 +49,15 @@ type kattach struct {
 // the pid of every task incarnation of the script, the attachments it
 // made, and whether shm_rmid_forced was written.
 type shmState struct {
-	tasks         [ops.NumTasks]*taskProc
-	gen           [ops.NumTasks]int
-	pids          map[int]ops.PID
-	attached      []*kattach
-	atts          map[int]*kattach
-	attachedEver  bool
+	tasks    [ops.NumTasks]*taskProc
+	gen      [ops.NumTasks]int
+	pids     map[int]ops.PID
+	attached []*kattach
+	atts     map[int]*kattach
+	// attachedBy records, per task, a shmat by that task in this script
+	// (by this incarnation or an earlier one): only those tasks can hold
+	// an attachment, so only their maps are read.
+	attachedBy    [ops.NumTasks]bool
 	forcedWritten bool
 }
 
@@ -63,7 +66,7 @@ func (s *shmState) init() {
 	s.gen = [ops.NumTasks]int{}
 	s.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
 	s.attached, s.atts = nil, map[int]*kattach{}
-	s.attachedEver, s.forcedWritten = false, false
+	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
 }
 
 // pid translates a pid the kernel reports into a task identity.
@@ -136,7 +139,7 @@ func (t *thread) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	}
 	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
 	t.attached = append(t.attached, a)
-	t.attachedEver = true
+	t.attachedBy[op.Task] = true
 	if op.Bind > 0 {
 		t.atts[op.Bind] = a
 	}
@@ -211,11 +214,11 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 // the handle the one whose shmat got that address in that task (0 if none
 // did).
 func (t *thread) shmAttachments() ([]ops.Attachment, error) {
-	if !t.attachedEver {
-		return nil, nil
-	}
 	var out []ops.Attachment
 	for n := range ops.NumTasks {
+		if !t.attachedBy[n] {
+			continue
+		}
 		pid := os.Getpid()
 		if n > 0 {
 			if t.tasks[n] == nil || t.tasks[n].ns != t.nsGen {

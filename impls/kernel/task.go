@@ -65,7 +65,10 @@ const maxTaskPayload = 1 << 20
 // taskReq is the fixed part of a request. Payload bytes follow it; every
 // argument i whose bit is set in PtrArgs is an offset into the payload,
 // which the task turns into an address. The payload comes back, as the
-// call left it, after the response.
+// call left it, after the response. When JoinLen is not 0, the last JoinLen
+// bytes of the payload are the path of an IPC namespace the task joins
+// (as for taskJoin) before the call: the first call of a reused task in a
+// script carries its join, which saves a round trip.
 type taskReq struct {
 	Kind    uint32
 	Flags   uint32
@@ -74,6 +77,8 @@ type taskReq struct {
 	Nr      uint64
 	Args    [6]uint64
 	Len     uint64 // payload bytes
+	JoinLen uint32
+	_       uint32
 }
 
 // taskResp is the syscall's return value and errno, then Len payload
@@ -148,6 +153,15 @@ func serveTask(wantNS string) error {
 		payload := buf[:req.Len]
 		if err := readFull(taskReqFD, payload); err != nil {
 			return fmt.Errorf("reading a request's payload: %w", err)
+		}
+		if req.JoinLen > 0 && req.Kind == taskCall {
+			at := len(payload) - int(req.JoinLen)
+			if at < 0 {
+				return errors.New("a join path longer than its payload")
+			}
+			if err := joinNamespace(payload[at:]); err != nil {
+				return fmt.Errorf("joining the namespace before a call: %w", err)
+			}
 		}
 		resp := runTaskReq(self, &req, payload)
 		if err := writeResp(taskRespFD, &resp, payload); err != nil {
@@ -337,6 +351,11 @@ type taskProc struct {
 	statFD, wchanFD int
 	// out is the reused buffer a request is written from.
 	out []byte
+	// joinPath, when not empty, is the namespace the task is to join
+	// before its next call (which carries it); joinLen is the length of
+	// the path the started request carries, read back with its answer.
+	joinPath string
+	joinLen  int
 }
 
 // startTask starts the process of task n; it must run on the worker thread,
@@ -402,13 +421,21 @@ func startTaskProcess(n int, bin string) (*taskProc, error) {
 	return &taskProc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: cmd.Process.Pid, statFD: -1, wchanFD: -1}, nil
 }
 
-// start sends a request without waiting for the response.
+// start sends a request without waiting for the response. A call carries
+// the join the task owes, if any.
 func (p *taskProc) start(req *taskReq, payload []byte) error {
-	req.Len = uint64(len(payload))
+	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
+	var join string
+	if p.joinPath != "" && req.Kind == taskCall {
+		join, p.joinPath = p.joinPath, ""
+		p.joinLen = len(join)
+		req.JoinLen = uint32(len(join))
+		req.Len += uint64(len(join))
+	}
 	if req.Len > maxTaskPayload {
 		return fmt.Errorf("task t%d: a request of %d payload bytes (at most %d)", p.n, req.Len, maxTaskPayload)
 	}
-	p.out = append(append(p.out[:0], structBytes(req)...), payload...)
+	p.out = append(append(append(p.out[:0], structBytes(req)...), payload...), join...)
 	if err := writeFull(p.req, p.out); err != nil {
 		return fmt.Errorf("task t%d (pid %d): sending a request: %w", p.n, p.pid, err)
 	}
@@ -422,11 +449,17 @@ func (p *taskProc) collect(payload []byte) (taskResp, error) {
 	if err := readFull(p.resp, structBytes(&resp)); err != nil {
 		return resp, fmt.Errorf("task t%d (pid %d): reading a response: %w", p.n, p.pid, err)
 	}
-	if resp.Len != uint64(len(payload)) {
-		return resp, fmt.Errorf("task t%d (pid %d): a response of %d payload bytes, %d were sent", p.n, p.pid, resp.Len, len(payload))
+	if resp.Len != uint64(len(payload)+p.joinLen) {
+		return resp, fmt.Errorf("task t%d (pid %d): a response of %d payload bytes, %d were sent", p.n, p.pid, resp.Len, len(payload)+p.joinLen)
 	}
 	if err := readFull(p.resp, payload); err != nil {
 		return resp, fmt.Errorf("task t%d (pid %d): reading a response's payload: %w", p.n, p.pid, err)
+	}
+	if p.joinLen > 0 {
+		if err := readFull(p.resp, make([]byte, p.joinLen)); err != nil {
+			return resp, fmt.Errorf("task t%d (pid %d): reading a response's payload: %w", p.n, p.pid, err)
+		}
+		p.joinLen = 0
 	}
 	if resp.Fatal != 0 {
 		return resp, fmt.Errorf("task t%d (pid %d) could not run its request", p.n, p.pid)
@@ -434,12 +467,30 @@ func (p *taskProc) collect(payload []byte) (taskResp, error) {
 	return resp, nil
 }
 
-// call runs one request in the task process and waits for it.
+// call runs one request in the task process and waits for it: for a
+// while by polling, yielding the CPU in between (a task answers most calls
+// within microseconds, and a worker that never sleeps need not be woken),
+// then asleep in the read.
 func (p *taskProc) call(req *taskReq, payload []byte) (taskResp, error) {
 	if err := p.start(req, payload); err != nil {
 		return taskResp{}, err
 	}
+	p.spinReady()
 	return p.collect(payload)
+}
+
+// callSpin is how many times call polls for an answer before it sleeps.
+const callSpin = 64
+
+// spinReady polls for the answer to the started request up to callSpin
+// times, yielding the CPU between polls.
+func (p *taskProc) spinReady() {
+	for range callSpin {
+		if ok, err := p.ready(); ok || err != nil {
+			return
+		}
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
 }
 
 // exit ends the task the way a process exits on its own: it sees the end of
@@ -506,7 +557,7 @@ func (b *statBuf) bytes() []byte {
 }
 
 func init() {
-	if unsafe.Sizeof(statBuf{}) != 256 || unsafe.Sizeof(taskReq{}) != 80 || unsafe.Sizeof(taskResp{}) != 32 {
+	if unsafe.Sizeof(statBuf{}) != 256 || unsafe.Sizeof(taskReq{}) != 88 || unsafe.Sizeof(taskResp{}) != 32 {
 		panic("kernel: a buffer or message layout is not what the task protocol expects")
 	}
 }

@@ -6,7 +6,8 @@
  * left it). A request runs one SysV IPC syscall (every argument whose bit
  * is set in ptrargs is an offset into the payload), optionally as another
  * user and interruptible by SIGUSR1, or joins the IPC namespace whose
- * /proc path is the payload. The end of the requests is the task's exit.
+ * /proc path is the payload; a call whose joinlen is not 0 first joins the
+ * namespace whose path is the last joinlen bytes of its payload. The end of the requests is the task's exit.
  * Anything it cannot do as asked is fatal: it answers fatal=1 and exits 2.
  */
 
@@ -35,6 +36,7 @@ struct req {
 	u64 nr;
 	u64 args[6];
 	u64 len;
+	u32 joinlen, pad;
 };
 
 struct resp {
@@ -259,6 +261,11 @@ static void serve(void)
 		if (q.len > 0 && !read_full(3, buf, q.len))
 			die("a request without its payload");
 		a.len = q.len;
+		if (q.kind == TASK_CALL && q.joinlen > 0) {
+			/* the first call of a script joins its namespace first */
+			if (q.joinlen > q.len || join(buf + q.len - q.joinlen, q.joinlen) != 0)
+				die("could not join the namespace a call names");
+		}
 		if (q.kind == TASK_JOIN) {
 			long e = join(buf, q.len);
 			if (e < 0)
