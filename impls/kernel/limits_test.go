@@ -124,3 +124,28 @@ func slicesRepeat(v int64, n int) []int64 {
 	}
 	return out
 }
+
+// semop-depth: the two arrays sit at idx 1 and idx k, and the no-op semops
+// succeed; an idx out of range is refused.
+func TestSemopDepth(t *testing.T) {
+	m := newModel(t)
+	for _, k := range []int{2, 40, 3348, 27348} {
+		require.NoError(t, m.Reset(ops.Config{}))
+		var part func() error
+		var err error
+		m.t.run(func(t *thread) {
+			t.dirty = true
+			if part, err = t.semopDepth(k, 1000); err == nil {
+				err = part()
+			}
+		})
+		require.NoError(t, err, "k=%d", k)
+		rows := snapshot(t, m).Rows[ops.Sem]
+		require.Len(t, rows, 2)
+		require.Equal(t, []int{1, k}, []int{ops.IDIdx(rows[0].ID), ops.IDIdx(rows[1].ID)})
+		require.True(t, rows[0].Atime && rows[1].Atime, "each array saw a semop")
+	}
+	var err error
+	m.t.run(func(t *thread) { _, err = t.semopDepth(ops.IPCMNI, 1) })
+	require.Error(t, err)
+}

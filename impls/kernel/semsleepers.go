@@ -125,3 +125,39 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 	}
 	return part, remove, nil
 }
+
+// semopDepth builds the semop-depth workload on the real kernel (seed 004
+// of the cyclic-allocation patch): two arrays of one semaphore placed at
+// idx 1 and idx k through sem_next_id, so that the ids' radix tree is as
+// high as idx k needs. The measured part is rounds no-op semops (sem_op 0
+// on a semaphore that is 0, IPC_NOWAIT) alternating between the two
+// arrays; the wall time per semop is the lookup's cost at that depth plus
+// a constant.
+func (t *thread) semopDepth(k, rounds int) (func() error, error) {
+	if k < 2 || k >= ops.IPCMNI {
+		return nil, fmt.Errorf("semop-depth needs an idx in 2..%d, not %d", ops.IPCMNI-1, k)
+	}
+	var ids [2]int64
+	for i, idx := range []int64{1, int64(k)} {
+		if e, err := setNextID(ops.Sem, idx); err != nil || e != 0 {
+			return nil, fmt.Errorf("sem_next_id %d: %v %v", idx, e, err)
+		}
+		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: ops.IPCPrivate, Mode: 0o600, Size: 1})
+		if e != 0 {
+			return nil, fmt.Errorf("semget at idx %d: %v", idx, e)
+		}
+		if int64(ops.IDIdx(id)) != idx {
+			return nil, fmt.Errorf("semget at idx %d gave id %d", idx, id)
+		}
+		ids[i] = id
+	}
+	sop := [3]int16{0, 0, unix.IPC_NOWAIT}
+	return func() error {
+		for i := range rounds {
+			if _, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(ids[i&1]), uintptr(unsafe.Pointer(&sop[0])), 1); e != 0 {
+				return fmt.Errorf("semop on %d: %w", ids[i&1], e)
+			}
+		}
+		return nil
+	}, nil
+}
