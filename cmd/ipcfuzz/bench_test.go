@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/plugins/host"
+	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 )
 
@@ -83,5 +85,55 @@ func BenchmarkGenerate(b *testing.B) {
 			}
 			b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
 		})
+	}
+}
+
+// BenchmarkCompareKernel is compare optimized kernel through plugins, as
+// the CLI runs it, for each subsystem with tasks, with one job and with
+// two (a pair of plugins each, the scripts split between them): ops/s of
+// the whole pipeline over 1000 scripts an iteration. Run it as
+//
+//	go test ./cmd/ipcfuzz -run '^$' -bench CompareKernel -benchtime 1x -count 3
+//
+// and take the medians. A sem run keeps going past a divergence (sem_limits
+// with semmni out of range is a known one of the models) and reports how
+// many it saw; shm and msg must have none.
+func BenchmarkCompareKernel(b *testing.B) {
+	for _, sub := range []string{"shm", "msg", "sem"} {
+		for _, jobs := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/jobs=%d", sub, jobs), func(b *testing.B) {
+				s, err := props.Lookup(sub)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var pairs []runner.Pair
+				for range jobs {
+					a := side(b, "optimized", true)
+					// As compare does: where woken tasks race, the model
+					// follows the kernel's way.
+					a.Follows = s.Races()
+					pairs = append(pairs, runner.Pair{A: a, B: side(b, "kernel", true)})
+				}
+				gen := s.RapidScripts(equiv.Exact)
+				const checks = 1000
+				ops, divergences := 0, 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					res, err := runner.Run(context.Background(), runner.Options{
+						A: pairs[0].A, B: pairs[0].B, More: pairs[1:], Subsystem: sub, Relation: equiv.Exact, Generate: gen,
+						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256, KeepGoing: sub == "sem",
+					})
+					if err != nil || res.Failures > 0 || (sub != "sem" && res.Divergences > 0) {
+						b.Fatalf("run %d: %v %+v", i, err, res)
+					}
+					ops += res.Ops
+					divergences += res.Divergences
+				}
+				b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+				if sub == "sem" {
+					b.ReportMetric(float64(divergences)/float64(b.N), "divergences/op")
+				}
+			})
+		}
 	}
 }

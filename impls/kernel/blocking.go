@@ -4,12 +4,11 @@ package kernel
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"strconv"
-	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // A task's call that may block (msgsnd, msgrcv) is started without waiting
@@ -19,15 +18,14 @@ import (
 // TASK_INTERRUPTIBLE but not yet left the CPU shows S with wchan 0, so S
 // alone proves nothing.
 
-// sleepWchan are the functions a task sleeps in when a call blocks.
-var sleepWchan = map[string]bool{"do_msgsnd": true, "do_msgrcv": true, "__do_semtimedop": true}
-
-// start sends a request without waiting for the response.
-func (p *taskProc) start(req *taskReq) error {
-	if err := binary.Write(p.req, binary.NativeEndian, req); err != nil {
-		return fmt.Errorf("task %d: sending a request: %w", p.pid, err)
+// sleepsInCall reports whether wchan names a function a task sleeps in
+// when a call blocks.
+func sleepsInCall(wchan []byte) bool {
+	switch string(wchan) {
+	case "do_msgsnd", "do_msgrcv", "__do_semtimedop":
+		return true
 	}
-	return nil
+	return false
 }
 
 // ready reports whether the response to the started request can be read.
@@ -37,45 +35,18 @@ func (p *taskProc) ready() (bool, error) { return p.readyWithin(0) }
 // read, waiting for it up to d: the thread sleeps in ppoll and wakes the
 // moment the task writes its response.
 func (p *taskProc) readyWithin(d time.Duration) (bool, error) {
-	rc, err := p.resp.SyscallConn()
-	if err != nil {
-		return false, err
-	}
-	var n uintptr
-	var errno syscall.Errno
-	cerr := rc.Control(func(fd uintptr) {
-		pfd := struct {
-			fd      int32
-			events  int16
-			revents int16
-		}{fd: int32(fd), events: 0x1} // POLLIN
-		ts := syscall.NsecToTimespec(d.Nanoseconds())
-		for {
-			n, _, errno = syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-			if errno != syscall.EINTR {
-				break
-			}
+	fds := []unix.PollFd{{Fd: int32(p.resp), Events: unix.POLLIN}}
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	for {
+		n, err := unix.Ppoll(fds, &ts, nil)
+		if err == unix.EINTR {
+			continue
 		}
-	})
-	if cerr != nil {
-		return false, cerr
+		if err != nil {
+			return false, fmt.Errorf("task t%d (pid %d): poll: %w", p.n, p.pid, err)
+		}
+		return n > 0, nil
 	}
-	if errno != 0 {
-		return false, fmt.Errorf("task %d: poll: %w", p.pid, errno)
-	}
-	return n > 0, nil
-}
-
-// collect reads the response to the started request.
-func (p *taskProc) collect(req *taskReq) (taskResp, error) {
-	var resp taskResp
-	if err := binary.Read(p.resp, binary.NativeEndian, &resp); err != nil {
-		return resp, fmt.Errorf("task %d: reading a response: %w", p.pid, err)
-	}
-	if resp.Fatal != 0 {
-		return resp, fmt.Errorf("task %d could not run syscall %d as uid %d", p.pid, req.Nr, req.As)
-	}
-	return resp, nil
 }
 
 // asleep reports whether the task sleeps in a blocking IPC call now. The
@@ -97,22 +68,22 @@ func (p *taskProc) asleep() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return sleepWchan[string(bytes.TrimSpace(wchan))], nil
+	return sleepsInCall(bytes.TrimSpace(wchan)), nil
 }
 
 // procRead reads /proc/<pid>/<name> into b through *fd, opening it on first
-// use (*fd 0 means not open: 0 is stdin, never a /proc file of ours).
+// use (*fd -1 means not open).
 func (p *taskProc) procRead(fd *int, name string, b []byte) ([]byte, error) {
-	if *fd == 0 {
-		f, err := syscall.Open("/proc/"+strconv.Itoa(p.pid)+"/"+name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if *fd < 0 {
+		f, err := unix.Open("/proc/"+strconv.Itoa(p.pid)+"/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("task %d: open %s: %w", p.pid, name, err)
 		}
 		*fd = f
 	}
 	for {
-		n, err := syscall.Pread(*fd, b, 0)
-		if err == syscall.EINTR {
+		n, err := unix.Pread(*fd, b, 0)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -125,9 +96,9 @@ func (p *taskProc) procRead(fd *int, name string, b []byte) ([]byte, error) {
 // closeProcFiles closes the /proc files asleep keeps open.
 func (p *taskProc) closeProcFiles() {
 	for _, fd := range []*int{&p.statFD, &p.wchanFD} {
-		if *fd != 0 {
-			syscall.Close(*fd)
-			*fd = 0
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
 		}
 	}
 }
@@ -166,7 +137,7 @@ func (p *taskProc) settle() (returned bool, err error) {
 			return false, err
 		}
 		if time.Now().After(deadline) {
-			return false, fmt.Errorf("task %d neither returned nor fell asleep within %v", p.pid, settleTimeout)
+			return false, fmt.Errorf("task t%d (pid %d) neither returned nor fell asleep within %v", p.n, p.pid, settleTimeout)
 		}
 		wait = min(max(2*wait, settleWaitMin), settleWaitMax)
 	}

@@ -5,8 +5,9 @@ package kernel
 import (
 	"fmt"
 	"slices"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // creds is what an op run as another user changes on the worker thread and
@@ -24,19 +25,19 @@ const keep = uintptr(0xffffffff)
 
 func currentCreds() (creds, error) {
 	var c creds
-	if _, _, e := syscall.RawSyscall(syscall.SYS_GETRESUID, uintptr(unsafe.Pointer(&c.ruid)), uintptr(unsafe.Pointer(&c.euid)), uintptr(unsafe.Pointer(&c.suid))); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_GETRESUID, uintptr(unsafe.Pointer(&c.ruid)), uintptr(unsafe.Pointer(&c.euid)), uintptr(unsafe.Pointer(&c.suid))); e != 0 {
 		return c, fmt.Errorf("getresuid: %w", e)
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_GETRESGID, uintptr(unsafe.Pointer(&c.rgid)), uintptr(unsafe.Pointer(&c.egid)), uintptr(unsafe.Pointer(&c.sgid))); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_GETRESGID, uintptr(unsafe.Pointer(&c.rgid)), uintptr(unsafe.Pointer(&c.egid)), uintptr(unsafe.Pointer(&c.sgid))); e != 0 {
 		return c, fmt.Errorf("getresgid: %w", e)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_GETGROUPS, 0, 0, 0)
+	n, _, e := unix.RawSyscall(unix.SYS_GETGROUPS, 0, 0, 0)
 	if e != 0 {
 		return c, fmt.Errorf("getgroups: %w", e)
 	}
 	c.groups = make([]uint32, n)
 	if n > 0 {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_GETGROUPS, n, uintptr(unsafe.Pointer(&c.groups[0])), 0); e != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_GETGROUPS, n, uintptr(unsafe.Pointer(&c.groups[0])), 0); e != 0 {
 			return c, fmt.Errorf("getgroups: %w", e)
 		}
 	}
@@ -44,7 +45,7 @@ func currentCreds() (creds, error) {
 	if c.capEff, c.capPrm, err = threadCaps(); err != nil {
 		return c, err
 	}
-	d, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
+	d, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_GET_DUMPABLE, 0, 0)
 	if e != 0 {
 		return c, fmt.Errorf("prctl(PR_GET_DUMPABLE): %w", e)
 	}
@@ -67,16 +68,13 @@ func (c creds) String() string {
 // threadCaps returns the calling thread's effective and permitted capability
 // sets (capget with pid 0 reads the calling thread).
 func threadCaps() (eff, prm uint64, err error) {
-	hdr := struct {
-		version uint32
-		pid     int32
-	}{version: 0x20080522} // _LINUX_CAPABILITY_VERSION_3
-	var data [2]struct{ effective, permitted, inheritable uint32 }
-	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := unix.RawSyscall(unix.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return 0, 0, fmt.Errorf("capget: %w", e)
 	}
-	eff = uint64(data[1].effective)<<32 | uint64(data[0].effective)
-	prm = uint64(data[1].permitted)<<32 | uint64(data[0].permitted)
+	eff = uint64(data[1].Effective)<<32 | uint64(data[0].Effective)
+	prm = uint64(data[1].Permitted)<<32 | uint64(data[0].Permitted)
 	return eff, prm, nil
 }
 
@@ -85,7 +83,7 @@ func threadCaps() (eff, prm uint64, err error) {
 // were (root), which is what lets restoreSelf switch back; the kernel clears
 // the effective capabilities when the euid leaves 0 and keeps the permitted
 // set. Only this thread changes: these are raw syscalls, not the Go
-// runtime's all-threads syscall.Setresuid.
+// runtime's all-threads unix.Setresuid.
 func (t *thread) becomeUser(id uint32) error { return becomeUser(t.self, id) }
 
 // becomeUser switches the calling thread, whose credentials were self, to
@@ -98,14 +96,14 @@ func becomeUser(self creds, id uint32) error {
 		return fmt.Errorf("uid %d is not a valid user", id)
 	}
 	if len(self.groups) > 0 {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return fmt.Errorf("setgroups([]): %w", e)
 		}
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(id), keep); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(id), keep); e != 0 {
 		return fmt.Errorf("setresgid(-1, %d, -1): %w", id, e)
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(id), keep); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(id), keep); e != 0 {
 		return fmt.Errorf("setresuid(-1, %d, -1): %w", id, e)
 	}
 	return nil
@@ -120,20 +118,20 @@ func (t *thread) restoreSelf() error { return restoreCreds(t.self) }
 func restoreCreds(s creds) error {
 	// The euid first: it brings back the effective capabilities (from the
 	// permitted set), which setgroups and setresgid need.
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(s.euid), keep); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(s.euid), keep); e != 0 {
 		return fmt.Errorf("setresuid(-1, %d, -1): %w", s.euid, e)
 	}
 	if len(s.groups) > 0 { // becomeUser cleared them
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, uintptr(len(s.groups)), uintptr(unsafe.Pointer(&s.groups[0])), 0); e != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(s.groups)), uintptr(unsafe.Pointer(&s.groups[0])), 0); e != 0 {
 			return fmt.Errorf("setgroups(%v): %w", s.groups, e)
 		}
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(s.egid), keep); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(s.egid), keep); e != 0 {
 		return fmt.Errorf("setresgid(-1, %d, -1): %w", s.egid, e)
 	}
 	// Changing the euid made the whole process non-dumpable
 	// (fs.suid_dumpable); put the flag back as it was.
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, s.dumpable, 0); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, s.dumpable, 0); e != 0 {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE, %d): %w", s.dumpable, e)
 	}
 	now, err := currentCreds()

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -21,73 +22,88 @@ import (
 // of one receive and one refill on the worker. The kernel counts nothing
 // for us; the wall time shows what each receive costs with n sleepers (since
 // 4.9 it wakes none of them, but ss_wakeup still walks them all).
-func (t *thread) fullQueue(n int) (func() error, func(), error) {
+//
+// Every error path removes the queue, which wakes every sender already
+// asleep (EIDRM) and so ends its thread: nothing is left behind.
+func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error) {
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
 	id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
 	if e != 0 {
 		return nil, nil, fmt.Errorf("msgget: %v", e)
 	}
+	remove := func() { _ = ipcCtl(ops.Msg, id, unix.IPC_RMID, nil) }
+	defer func() {
+		if err != nil {
+			remove()
+		}
+	}()
 	var ds statBuf
-	if e := ipcCtl(ops.Msg, id, ipcStat, &ds); e != 0 {
+	if e := ipcCtl(ops.Msg, id, unix.IPC_STAT, &ds); e != 0 {
 		return nil, nil, fmt.Errorf("IPC_STAT: %v", e)
 	}
 	(*msqid64DS)(unsafe.Pointer(&ds.ds)).qbytes = 64
-	if e := ipcCtl(ops.Msg, id, ipcSet, &ds); e != 0 {
+	if e := ipcCtl(ops.Msg, id, unix.IPC_SET, &ds); e != 0 {
 		return nil, nil, fmt.Errorf("IPC_SET qbytes 64: %v", e)
 	}
 	var msg [4]uint64
 	msg[0] = 1
-	send := func(size uintptr, flags uintptr) syscall.Errno {
-		_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg[0])), size, flags, 0, 0)
+	send := func(size uintptr, flags uintptr) unix.Errno {
+		_, _, e := unix.Syscall6(unix.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&msg[0])), size, flags, 0, 0)
 		return e
 	}
 	for range 8 {
-		if e := send(8, ipcNowait); e != 0 {
+		if e := send(8, unix.IPC_NOWAIT); e != 0 {
 			return nil, nil, fmt.Errorf("filling the queue: %v", e)
 		}
 	}
-	nsFD, err := syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
 	}
-	defer syscall.Close(nsFD)
+	defer unix.Close(nsFD)
 	tids := make(chan int, n)
 	for range n {
 		goLocked(func() {
-			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
 				tids <- -int(e)
 				return
 			}
-			tids <- syscall.Gettid()
+			tids <- unix.Gettid()
 			var m [4]uint64
 			m[0] = 2
 			for {
-				_, _, e := syscall.Syscall6(syscall.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&m[0])), 16, 0, 0, 0)
-				if e != syscall.EINTR { // EIDRM at teardown
+				_, _, e := unix.Syscall6(unix.SYS_MSGSND, uintptr(id), uintptr(unsafe.Pointer(&m[0])), 16, 0, 0, 0)
+				if e != unix.EINTR { // EIDRM at teardown
 					return
 				}
 			}
 		})
 	}
 	var senders []int
-	for range n {
+	var joinErr error
+	for range n { // every thread answers, so none is left unaccounted for
 		tid := <-tids
 		if tid < 0 {
-			return nil, nil, fmt.Errorf("a sender thread could not join the namespace: %v", syscall.Errno(-tid))
+			joinErr = fmt.Errorf("a sender thread could not join the namespace: %v", unix.Errno(-tid))
+			continue
 		}
 		senders = append(senders, tid)
 	}
-	remove := func() { _ = ipcCtl(ops.Msg, id, ipcRmid, nil) }
-	if err := waitAsleep(senders); err != nil {
-		remove()
+	if joinErr != nil {
+		return nil, nil, joinErr
+	}
+	if err := waitAsleep(senders, "do_msgsnd"); err != nil {
 		return nil, nil, err
 	}
 	var buf [4]uint64
-	part := func() error {
+	part = func() error {
 		for range ops.MsgRounds {
-			if _, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, ipcNowait, 0); e != 0 {
+			if _, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(id), uintptr(unsafe.Pointer(&buf[0])), 8, 1, unix.IPC_NOWAIT, 0); e != 0 {
 				return fmt.Errorf("msgrcv: %v", e)
 			}
-			if e := send(8, ipcNowait); e != 0 {
+			if e := send(8, unix.IPC_NOWAIT); e != 0 {
 				return fmt.Errorf("refill: %v", e)
 			}
 		}
@@ -96,29 +112,27 @@ func (t *thread) fullQueue(n int) (func() error, func(), error) {
 	return part, remove, nil
 }
 
-// sysSetns is setns(2) on x86-64 (the syscall package lacks its number).
-const sysSetns = 308
-
-// waitAsleep waits until every thread sleeps in msgsnd (state S, wchan
-// do_msgsnd): evidence, not a delay.
-func waitAsleep(tids []int) error {
+// waitAsleep waits until every thread sleeps in the call (state S, wchan
+// the function named): evidence, not a delay. Between two looks it waits
+// from 10 µs, doubling up to 1 ms.
+func waitAsleep(tids []int, wchanWant string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, tid := range tids {
 		base := "/proc/self/task/" + strconv.Itoa(tid) + "/"
-		for {
+		for wait := 10 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
 			stat, err1 := os.ReadFile(base + "stat")
 			wchan, err2 := os.ReadFile(base + "wchan")
 			if err1 != nil || err2 != nil {
 				return fmt.Errorf("sender thread %d: %v %v", tid, err1, err2)
 			}
 			i := bytes.LastIndexByte(stat, ')')
-			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == "do_msgsnd" {
+			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == wchanWant {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("sender thread %d did not fall asleep in msgsnd", tid)
+				return fmt.Errorf("thread %d did not fall asleep in %s", tid, wchanWant)
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(wait)
 		}
 	}
 	return nil

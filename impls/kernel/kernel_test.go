@@ -452,10 +452,15 @@ func TestWorkerIsolation(t *testing.T) {
 }
 
 func TestNoNamespaceMessage(t *testing.T) {
-	// A thread without CAP_SYS_ADMIN gets the one-line refusal. The thread
-	// stays locked, so it exits with this goroutine.
+	// A thread without CAP_SYS_ADMIN gets the one-line refusal: root's
+	// drops it first (the thread stays locked, so it exits with this
+	// goroutine); any other user has none to drop.
 	errc := make(chan error)
 	goLocked(func() {
+		if os.Geteuid() != 0 {
+			errc <- enterNewNamespace()
+			return
+		}
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, 1000, keep); e != 0 {
 			errc <- fmt.Errorf("setresuid: %w", e)
 			return
@@ -519,7 +524,7 @@ func TestRunMatchesApply(t *testing.T) {
 func TestInfo(t *testing.T) {
 	i := Info()
 	require.Equal(t, "kernel", i.Name)
-	require.Equal(t, []string{"ids", "shm", "msg"}, i.Subsystems)
+	require.Equal(t, []string{"ids", "shm", "msg", "sem"}, i.Subsystems)
 	require.True(t, i.Blocking)
 	require.False(t, i.Follows)
 	require.True(t, i.ExactIDs)

@@ -4,9 +4,10 @@ package kernel
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -97,7 +98,7 @@ func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
 		return id, nil
 	}
 	rmid := func(id int64) error {
-		if e := ipcCtl(typ, id, ipcRmid, nil); e != 0 {
+		if e := ipcCtl(typ, id, unix.IPC_RMID, nil); e != 0 {
 			return fmt.Errorf("rmid %s %d: %v", typ, id, e)
 		}
 		return nil
@@ -117,7 +118,7 @@ func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
 		return func() error {
 			var buf statBuf
 			for i := range ops.LookupRounds {
-				if e := ipcCtl(typ, ids[i&1], ipcStat, &buf); e != 0 {
+				if e := ipcCtl(typ, ids[i&1], unix.IPC_STAT, &buf); e != 0 {
 					return fmt.Errorf("stat: %v", e)
 				}
 			}
@@ -164,9 +165,6 @@ func (t *thread) setupWorkload(w ops.Workload, n int) (func() error, error) {
 	}, nil
 }
 
-// ipcNowait is IPC_NOWAIT.
-const ipcNowait = 0o4000
-
 // pingPong is pmsg-shared-like: n pairs of queues, each with a server
 // thread of this process (moved into the worker's namespace) asleep in
 // msgrcv on its request queue and answering on its response queue. The
@@ -174,11 +172,14 @@ const ipcNowait = 0o4000
 // answer, blocking, MsgRounds times: the wake-ups the 2016 series moved out
 // of the queue lock are on this path.
 func (t *thread) pingPong(n int) (func() error, func(), error) {
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
 	qs := make([]int64, 2*n)
 	remove := func() {
 		for _, q := range qs {
 			if q != 0 {
-				_ = ipcCtl(ops.Msg, q, ipcRmid, nil)
+				_ = ipcCtl(ops.Msg, q, unix.IPC_RMID, nil)
 			}
 		}
 	}
@@ -190,49 +191,53 @@ func (t *thread) pingPong(n int) (func() error, func(), error) {
 		}
 		qs[i] = id
 	}
-	nsFD, err := syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		remove()
 		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
 	}
-	defer syscall.Close(nsFD)
+	defer unix.Close(nsFD)
 	joined := make(chan error, n)
 	for i := range n {
 		req, resp := qs[2*i], qs[2*i+1]
 		goLocked(func() {
-			if _, _, e := syscall.RawSyscall(sysSetns, uintptr(nsFD), syscall.CLONE_NEWIPC, 0); e != 0 {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
 				joined <- fmt.Errorf("a server thread could not join the namespace: %v", e)
 				return
 			}
 			joined <- nil
 			var m [2]uint64
 			for {
-				if e := msgCall(syscall.SYS_MSGRCV, req, &m, 8); e != 0 {
+				if e := msgCall(unix.SYS_MSGRCV, req, &m, 8); e != 0 {
 					return // EIDRM at teardown
 				}
-				if e := msgCall(syscall.SYS_MSGSND, resp, &m, 4); e != 0 {
+				if e := msgCall(unix.SYS_MSGSND, resp, &m, 4); e != 0 {
 					return
 				}
 			}
 		})
 	}
-	for range n {
+	var joinErr error
+	for range n { // every thread answers; removing the queues ends those that joined
 		if err := <-joined; err != nil {
-			remove()
-			return nil, nil, err
+			joinErr = err
 		}
+	}
+	if joinErr != nil {
+		remove()
+		return nil, nil, joinErr
 	}
 	var m [2]uint64
 	m[0], m[1] = 1, 0x676e6970 // mtype 1, "ping"
 	part := func() error {
 		for range ops.MsgRounds {
 			for i := range n {
-				if e := msgCall(syscall.SYS_MSGSND, qs[2*i], &m, 4); e != 0 {
+				if e := msgCall(unix.SYS_MSGSND, qs[2*i], &m, 4); e != 0 {
 					return fmt.Errorf("msgsnd: %v", e)
 				}
 			}
 			for i := range n {
-				if e := msgCall(syscall.SYS_MSGRCV, qs[2*i+1], &m, 8); e != 0 {
+				if e := msgCall(unix.SYS_MSGRCV, qs[2*i+1], &m, 8); e != 0 {
 					return fmt.Errorf("msgrcv: %v", e)
 				}
 			}
@@ -244,10 +249,10 @@ func (t *thread) pingPong(n int) (func() error, func(), error) {
 
 // msgCall is msgsnd(q, m, size, 0) or msgrcv(q, m, size, 0, 0) (the same
 // arguments), again after EINTR (the Go runtime signals its threads).
-func msgCall(nr uintptr, q int64, m *[2]uint64, size uintptr) syscall.Errno {
+func msgCall(nr uintptr, q int64, m *[2]uint64, size uintptr) unix.Errno {
 	for {
-		_, _, e := syscall.Syscall6(nr, uintptr(q), uintptr(unsafe.Pointer(&m[0])), size, 0, 0, 0)
-		if e != syscall.EINTR {
+		_, _, e := unix.Syscall6(nr, uintptr(q), uintptr(unsafe.Pointer(&m[0])), size, 0, 0, 0)
+		if e != unix.EINTR {
 			return e
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -124,7 +125,7 @@ func hasCapSysResource() (bool, error) {
 			if err != nil {
 				return false, fmt.Errorf("kernel: CapEff %q: %w", v, err)
 			}
-			return eff&(1<<24) != 0, nil // CAP_SYS_RESOURCE is 24
+			return eff&(1<<unix.CAP_SYS_RESOURCE) != 0, nil
 		}
 	}
 	return false, fmt.Errorf("kernel: no CapEff in /proc/self/status")
@@ -136,12 +137,13 @@ func (t *thread) reset() error {
 	if !t.dirty {
 		return nil
 	}
-	if err := t.shmReset(); err != nil {
+	if err := t.endScript(); err != nil {
 		return err
 	}
 	if err := enterNewNamespace(); err != nil {
 		return err
 	}
+	t.nsGen++
 	t.dirty = false
 	t.nextIDWritten = [len(ops.IPCTypes)]bool{}
 	return nil
@@ -159,7 +161,7 @@ func (o onThread) Apply(op ops.Op) (ops.Result, error) {
 	if err := checkOp(op); err != nil {
 		return ops.Result{}, err
 	}
-	return o.t.apply(op)
+	return o.t.applyChecked(op)
 }
 
 func (o onThread) Snapshot() (ops.Snapshot, error) { return o.t.snapshot() }
@@ -182,7 +184,7 @@ func (m *Model) Apply(op ops.Op) (ops.Result, error) {
 	}
 	var r ops.Result
 	var err error
-	m.t.run(func(t *thread) { r, err = t.apply(op) })
+	m.t.run(func(t *thread) { r, err = t.applyChecked(op) })
 	if d := m.t.discarded; d != nil {
 		m.t = nil
 		return r, d
@@ -243,13 +245,25 @@ func checkOp(op ops.Op) error {
 	return nil
 }
 
+// applyChecked is apply; after an adapter error, which may leave a task
+// half-way through a call, every task process is killed (new ones take
+// their places at their next use).
+func (t *thread) applyChecked(op ops.Op) (ops.Result, error) {
+	r, err := t.apply(op)
+	if err != nil {
+		t.killTasks()
+	}
+	return r, err
+}
+
 // apply runs op on the thread, as op.As when it is not 0, unless op's task
-// sleeps in an earlier call (EBUSY, and no syscall). Then it settles every
-// pending call: those that returned are the result's completions.
+// sleeps in an earlier call (EBUSY, and no syscall; an interrupt is sent
+// to the task, not issued by it). Then it settles every pending call:
+// those that returned are the result's completions.
 func (t *thread) apply(op ops.Op) (ops.Result, error) {
 	t.dirty = true
 	var r ops.Result
-	if t.busy(op.Task) {
+	if op.Kind != ops.KindInterrupt && t.busy(op.Task) {
 		r.Err = ops.EBUSY
 	} else {
 		var err error
@@ -288,19 +302,25 @@ func (t *thread) applyAs(op ops.Op) (ops.Result, error) {
 // do runs op with the thread's current credentials.
 func (t *thread) do(op ops.Op) (ops.Result, error) {
 	var r ops.Result
-	var e syscall.Errno
+	var e unix.Errno
 	var err error
 	switch op.Kind {
 	case ops.KindGet:
 		r.ID, e, err = t.get(op)
 	case ops.KindRmid:
-		e, err = t.ctl(op, ipcRmid, nil)
+		e, err = t.ctl(op, unix.IPC_RMID, nil)
 	case ops.KindStat:
 		r.Obj, e, err = t.statObject(op)
 	case ops.KindChurn:
 		r.ID, e, err = t.churn(op)
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindExit, ops.KindRmidForced:
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced:
 		r, e, err = t.doShm(op)
+	case ops.KindExit:
+		err = t.exitTask(int(op.Task))
+	case ops.KindInterrupt:
+		err = t.interrupt(int(op.Task))
+	case ops.KindSemop, ops.KindSemctl, ops.KindSemLimits:
+		r, e, err = t.doSem(op)
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
 		r, e, err = t.doMsg(op)
 	case ops.KindNextID:
@@ -371,6 +391,12 @@ func (t *thread) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, er
 		return s, fmt.Errorf("kernel: snapshot: %w", err)
 	}
 	if s.Shm, err = t.shmSnapshot(); err != nil {
+		return s, fmt.Errorf("kernel: snapshot: %w", err)
+	}
+	if s.Sems, err = t.semArrays(s.Rows[ops.Sem]); err != nil {
+		return s, fmt.Errorf("kernel: snapshot: %w", err)
+	}
+	if s.SemLimits, err = semLimitsNow(); err != nil {
 		return s, fmt.Errorf("kernel: snapshot: %w", err)
 	}
 	return s, nil

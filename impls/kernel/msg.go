@@ -3,10 +3,13 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -20,7 +23,8 @@ import (
 // operation every pending call is settled again, and those that returned are
 // the operation's completions (Result.Done).
 
-// Flags of msgsnd and msgrcv and commands of msgctl (<linux/msg.h>).
+// Flags of msgsnd and msgrcv and commands of msgctl (<linux/msg.h>);
+// x/sys/unix has none of them.
 const (
 	msgNoerror = 0o10000
 	msgExcept  = 0o20000
@@ -30,28 +34,25 @@ const (
 	msgStatAny = 13
 )
 
-// msgTextCap is the room for text in a 256-byte task buffer after the
-// 8-byte mtype.
-const msgTextCap = int64(unsafe.Sizeof(statBuf{})) - 8
-
 var msgCmds = map[ops.MsgCmd]int{
-	ops.MsgIPCStat: ipcStat, ops.MsgIPCSet: ipcSet, ops.MsgIPCInfo: ipcInfo,
+	ops.MsgIPCStat: unix.IPC_STAT, ops.MsgIPCSet: unix.IPC_SET, ops.MsgIPCInfo: ipcInfo,
 	ops.MsgInfoCmd: msgInfoCmd, ops.MsgStat: msgStatCmd, ops.MsgStatAny: msgStatAny,
 }
 
-// pendingCall is a task's msgsnd or msgrcv that has not returned: the task
-// sleeps in it, or was woken and has not been settled since.
+// pendingCall is a task's call that has not returned (msgsnd, msgrcv or
+// semop): the task sleeps in it, or was woken and has not been settled
+// since.
 type pendingCall struct {
 	kind ops.Kind
-	id   int64 // the queue id as the kernel read it (an int)
-	req  taskReq
+	id   int64  // the object id as the kernel read it (an int)
+	buf  []byte // the payload the call was started with; its answer comes back into it
 }
 
 // msgFlags turns the vocabulary's flags into the kernel's.
 func msgFlags(f uint8) uintptr {
 	var k uintptr
 	if f&ops.MsgNowait != 0 {
-		k |= ipcNowait
+		k |= unix.IPC_NOWAIT
 	}
 	if f&ops.MsgNoerror != 0 {
 		k |= msgNoerror
@@ -71,7 +72,7 @@ func (t *thread) busy(n uint8) bool {
 }
 
 // doMsg runs a msg operation.
-func (t *thread) doMsg(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) doMsg(op ops.Op) (ops.Result, unix.Errno, error) {
 	switch op.Kind {
 	case ops.KindMsgsnd:
 		return t.msgsnd(op)
@@ -83,95 +84,119 @@ func (t *thread) doMsg(op ops.Op) (ops.Result, syscall.Errno, error) {
 	return ops.Result{}, 0, fmt.Errorf("not a msg operation")
 }
 
-func (t *thread) msgsnd(op ops.Op) (ops.Result, syscall.Errno, error) {
-	// A size above msgmax is passed as it is: the kernel refuses it
-	// (EINVAL) before it reads the text. Between the buffer and msgmax
-	// the kernel would read past the buffer.
-	if op.Size > msgTextCap && op.Size <= ops.DefaultMsgmax {
-		return ops.Result{}, 0, fmt.Errorf("msgsnd size %d: the buffer holds %d bytes of text", op.Size, msgTextCap)
+// msgBuf is a struct msgbuf with room for size bytes of text: an mtype,
+// then the text. A size outside 0..msgmax gets no room: the kernel refuses
+// it before it reads any text.
+func msgBuf(size int64) []byte {
+	if size < 0 || size > ops.DefaultMsgmax {
+		size = 0
 	}
-	var buf statBuf
-	b := (*[256]byte)(unsafe.Pointer(&buf))
-	*(*int64)(unsafe.Pointer(&b[0])) = op.Mtype
-	if op.Size > 0 && op.Size <= msgTextCap {
-		copy(b[8:], ops.MsgText(op.Fill, op.Size))
-	}
+	return make([]byte, 8+size)
+}
+
+func (t *thread) msgsnd(op ops.Op) (ops.Result, unix.Errno, error) {
+	buf := msgBuf(op.Size)
+	binary.NativeEndian.PutUint64(buf, uint64(op.Mtype))
+	copy(buf[8:], ops.MsgText(op.Fill, int64(len(buf)-8)))
 	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), msgFlags(op.MsgFlags)}
-	_, e, blocked, err := t.msgCall(op, syscall.SYS_MSGSND, args, &buf)
+	_, e, blocked, err := t.blockingCall(op, unix.SYS_MSGSND, args, buf, 1<<1, args[3]&unix.IPC_NOWAIT != 0, false)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	return ops.Result{Blocked: blocked}, 0, nil
 }
 
-func (t *thread) msgrcv(op ops.Op) (ops.Result, syscall.Errno, error) {
-	if op.Size > msgTextCap {
-		return ops.Result{}, 0, fmt.Errorf("msgrcv size %d: the buffer holds %d bytes of text", op.Size, msgTextCap)
-	}
-	var buf statBuf
+func (t *thread) msgrcv(op ops.Op) (ops.Result, unix.Errno, error) {
+	buf := msgBuf(op.Size)
 	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), uintptr(op.Mtype), msgFlags(op.MsgFlags)}
-	r, e, blocked, err := t.msgCall(op, syscall.SYS_MSGRCV, args, &buf)
+	r, e, blocked, err := t.blockingCall(op, unix.SYS_MSGRCV, args, buf, 1<<1, args[4]&unix.IPC_NOWAIT != 0, false)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	if blocked {
 		return ops.Result{Blocked: true}, 0, nil
 	}
-	m, err := receivedMessage(r, &buf)
+	m, err := receivedMessage(r, buf)
 	return ops.Result{Msg: m}, 0, err
 }
 
 // receivedMessage reads what msgrcv returning n put in buf.
-func receivedMessage(n uintptr, buf *statBuf) (ops.Message, error) {
-	if int64(n) > msgTextCap {
+func receivedMessage(n uintptr, buf []byte) (ops.Message, error) {
+	if int64(n) > int64(len(buf)-8) {
 		return ops.Message{}, fmt.Errorf("msgrcv returned %d bytes, more than the buffer holds", n)
 	}
-	b := (*[256]byte)(unsafe.Pointer(buf))
-	return ops.Message{Type: *(*int64)(unsafe.Pointer(&b[0])), Text: string(b[8 : 8+n])}, nil
+	return ops.Message{Type: int64(binary.NativeEndian.Uint64(buf)), Text: string(buf[8 : 8+n])}, nil
 }
 
-// msgCall runs msgsnd or msgrcv (nr) as op's task with buf as the message
-// buffer (argument 1). By t0 it is a plain syscall. By another task it is
-// started in the task process and settled: blocked is true when the task
-// fell asleep in it, which leaves the call pending.
-func (t *thread) msgCall(op ops.Op, nr uintptr, args [6]uintptr, buf *statBuf) (r uintptr, e syscall.Errno, blocked bool, err error) {
+// blockingCall runs a call that may sleep (msgsnd, msgrcv, semop) as op's
+// task; each argument i whose bit is set in ptrs is an offset into buf.
+// nowait says the call cannot sleep; timed that it has a timeout, so that
+// it returns on its own (the vocabulary's only timeout that does not fail
+// at once is zero, and a semtimedop with a zero timeout does sleep, up to
+// the task's timer slack, 50 µs: its sleep is no evidence of blocking).
+// By t0 it is a plain syscall, run with every signal blocked, which must
+// not sleep for long (nowait or timed: the vocabulary makes sure). By
+// another task it is started in the task process and settled: blocked is
+// true when the task fell asleep in it, which leaves the call pending.
+func (t *thread) blockingCall(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, ptrs uint32, nowait, timed bool) (r uintptr, e unix.Errno, blocked bool, err error) {
 	if op.Task == 0 {
-		flags := args[3] // msgsnd(id, buf, size, flags)
-		if nr == syscall.SYS_MSGRCV {
-			flags = args[4] // msgrcv(id, buf, size, type, flags)
-		}
-		if flags&ipcNowait == 0 {
+		if !nowait && !timed {
 			return 0, 0, false, fmt.Errorf("%s by t0 without nowait would block the worker thread", op.Kind)
 		}
-		args[1] = uintptr(unsafe.Pointer(buf))
-		r, _, e = syscall.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+		r, e = callBlockingSignals(nr, args, buf, ptrs)
 		return r, e, false, nil
 	}
 	p, err := t.task(int(op.Task))
 	if err != nil {
 		return 0, 0, false, err
 	}
-	req := taskReq{Nr: uint64(nr), BufArg: 1, As: op.As, Buf: *(*[32]uint64)(unsafe.Pointer(buf))}
+	req := taskReq{Kind: taskCall, Flags: taskInterruptible, Nr: uint64(nr), As: op.As, PtrArgs: ptrs}
 	for i, a := range args {
 		req.Args[i] = uint64(a)
 	}
-	if err := p.start(&req); err != nil {
+	if err := p.start(&req, buf); err != nil {
 		return 0, 0, false, err
 	}
-	returned, err := p.settle()
+	var returned bool
+	if timed {
+		returned, err = p.readyWithin(settleTimeout)
+		if err == nil && !returned {
+			err = fmt.Errorf("task t%d (pid %d): a call with a timeout did not return within %v", p.n, p.pid, settleTimeout)
+		}
+	} else {
+		returned, err = p.settle()
+	}
 	if err != nil {
 		return 0, 0, false, err
 	}
 	if !returned {
-		p.pending = &pendingCall{kind: op.Kind, id: int64(int32(op.Obj.ID)), req: req}
+		p.pending = &pendingCall{kind: op.Kind, id: int64(int32(op.Obj.ID)), buf: buf}
 		return 0, 0, true, nil
 	}
-	resp, err := p.collect(&req)
+	resp, err := p.collect(buf)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	*(*[32]uint64)(unsafe.Pointer(buf)) = resp.Buf
-	return uintptr(resp.R), syscall.Errno(resp.Errno), false, nil
+	return uintptr(resp.R), unix.Errno(resp.Errno), false, nil
+}
+
+// callBlockingSignals runs a syscall on the worker thread, each argument
+// whose bit is set in ptrs being an offset into buf, with every signal
+// blocked, so that the runtime's signals cannot interrupt it.
+func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (uintptr, unix.Errno) {
+	for i := range args {
+		if ptrs&(1<<i) != 0 {
+			args[i] = uintptr(unsafe.Pointer(&buf[args[i]]))
+		}
+	}
+	all, old := ^uint64(0), uint64(0)
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+		return 0, e
+	}
+	r, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+	runtime.KeepAlive(buf)
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	return r, e
 }
 
 // settlePending settles every pending call until none returns any more: a
@@ -213,13 +238,13 @@ func (t *thread) settlePending() ([]ops.Completion, error) {
 func (p *taskProc) complete(n int) (ops.Completion, error) {
 	call := p.pending
 	p.pending = nil
-	resp, err := p.collect(&call.req)
+	resp, err := p.collect(call.buf)
 	if err != nil {
-		return ops.Completion{}, fmt.Errorf("task t%d: %w", n, err)
+		return ops.Completion{}, err
 	}
 	c := ops.Completion{Task: uint8(n), Err: ops.Errno(resp.Errno)}
 	if call.kind == ops.KindMsgrcv && resp.Errno == 0 {
-		if c.Msg, err = receivedMessage(uintptr(resp.R), (*statBuf)(unsafe.Pointer(&resp.Buf))); err != nil {
+		if c.Msg, err = receivedMessage(uintptr(resp.R), call.buf); err != nil {
 			return ops.Completion{}, fmt.Errorf("task t%d: %w", n, err)
 		}
 		c.Recv = true
@@ -229,7 +254,7 @@ func (p *taskProc) complete(n int) (ops.Completion, error) {
 
 // msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
 type msqid64DS struct {
-	perm                ipc64Perm
+	perm                unix.SysvIpcPerm
 	stime, rtime, ctime int64
 	cbytes, qnum        uint64
 	qbytes              uint64
@@ -240,14 +265,14 @@ type msqid64DS struct {
 // msgRow reads a msg row out of an IPC_STAT or MSG_STAT buffer.
 func (t *thread) msgRow(ds *msqid64DS) ops.Row {
 	return ops.Row{
-		Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.cbytes), Qnum: int64(ds.qnum),
+		Key: ds.perm.Key, Mode: uint16(ds.perm.Mode), Size: int64(ds.cbytes), Qnum: int64(ds.qnum),
 		Cpid: t.pid(int64(ds.lspid)), Lpid: t.pid(int64(ds.lrpid)),
-		UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
+		UID: ds.perm.Uid, GID: ds.perm.Gid, CUID: ds.perm.Cuid, CGID: ds.perm.Cgid,
 		Atime: ds.stime != 0, Dtime: ds.rtime != 0, Ctime: ds.ctime != 0,
 	}
 }
 
-func (t *thread) msgctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := msgCmds[op.MCmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown msgctl command %d", op.MCmd)
@@ -261,14 +286,14 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 		// the id names no queue, the kernel refuses the IPC_SET on its
 		// own and the owner does not matter.
 		var cur statBuf
-		if r, _, e := syscall.Syscall(syscall.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
+		if r, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
 			c := (*msqid64DS)(unsafe.Pointer(&cur.ds))
-			ds.perm.uid, ds.perm.gid = c.perm.uid, c.perm.gid
+			ds.perm.Uid, ds.perm.Gid = c.perm.Uid, c.perm.Gid
 		}
-		ds.perm.mode = uint32(op.Mode & 0o777)
+		ds.perm.Mode = uint32(op.Mode & 0o777)
 		ds.qbytes = uint64(op.Value) // the kernel takes it as an int
 	}
-	r, e, err := t.sys(op, syscall.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, &buf, 2)
+	r, e, err := t.sys(op, unix.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -313,8 +338,8 @@ func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
 	for _, row := range rows {
 		q := ops.QueueState{ID: row.ID}
 		for i := 0; ; i++ {
-			n, _, e := syscall.Syscall6(syscall.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|ipcNowait, 0)
-			if e == syscall.ENOMSG {
+			n, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|unix.IPC_NOWAIT, 0)
+			if e == unix.ENOMSG {
 				break
 			}
 			if e != 0 {
@@ -323,12 +348,12 @@ func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
 			q.Msgs = append(q.Msgs, ops.Message{Type: cp.mtype, Text: string(cp.text[:n])})
 		}
 		var buf statBuf
-		if e := ipcCtl(ops.Msg, row.ID, ipcStat, &buf); e != 0 {
+		if e := ipcCtl(ops.Msg, row.ID, unix.IPC_STAT, &buf); e != 0 {
 			return nil, fmt.Errorf("msgctl(%d, IPC_STAT): %w", row.ID, e)
 		}
 		q.Qbytes = int64((*msqid64DS)(unsafe.Pointer(&buf.ds)).qbytes)
 		for n, p := range t.tasks {
-			if p == nil || p.pending == nil || p.pending.id != row.ID {
+			if p == nil || p.pending == nil || p.pending.id != row.ID || p.pending.kind == ops.KindSemop {
 				continue
 			}
 			if p.pending.kind == ops.KindMsgsnd {

@@ -6,7 +6,8 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -22,12 +23,12 @@ var limitSysctl = [...]string{ops.Msg: "msgmni", ops.Sem: "sem", ops.Shm: "shmmn
 
 // readProc reads a whole /proc file into the thread's buffer. The result is
 // valid until the next readProc.
-func (t *thread) readProc(path string) ([]byte, syscall.Errno, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+func (t *thread) readProc(path string) ([]byte, unix.Errno, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, errnoOf(err), nil
 	}
-	defer syscall.Close(fd)
+	defer unix.Close(fd)
 	if cap(t.buf) < 64<<10 {
 		t.buf = make([]byte, 0, 64<<10)
 	}
@@ -36,8 +37,8 @@ func (t *thread) readProc(path string) ([]byte, syscall.Errno, error) {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := syscall.Read(fd, b[len(b):cap(b)])
-		if err == syscall.EINTR {
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -54,13 +55,13 @@ func (t *thread) readProc(path string) ([]byte, syscall.Errno, error) {
 
 // writeProc writes text to a /proc file in one write and returns the errno of
 // the open or the write.
-func writeProc(path, text string) (syscall.Errno, error) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+func writeProc(path, text string) (unix.Errno, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return errnoOf(err), nil
 	}
-	defer syscall.Close(fd)
-	n, err := syscall.Write(fd, []byte(text))
+	defer unix.Close(fd)
+	n, err := unix.Write(fd, []byte(text))
 	if err != nil {
 		return errnoOf(err), nil
 	}
@@ -70,11 +71,11 @@ func writeProc(path, text string) (syscall.Errno, error) {
 	return 0, nil
 }
 
-func errnoOf(err error) syscall.Errno {
-	if e, ok := err.(syscall.Errno); ok {
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
 		return e
 	}
-	return syscall.EIO // syscall.Open/Read/Write only return Errno
+	return unix.EIO // unix.Open/Read/Write only return Errno
 }
 
 // readInt reads a one-number /proc file.
@@ -94,13 +95,13 @@ func (t *thread) readInt(path string) (int64, error) {
 }
 
 // setNextID writes <type>_next_id.
-func setNextID(typ ops.IPCType, v int64) (syscall.Errno, error) {
+func setNextID(typ ops.IPCType, v int64) (unix.Errno, error) {
 	return writeProc("/proc/sys/kernel/"+typ.String()+"_next_id", strconv.FormatInt(v, 10)+"\n")
 }
 
 // setLimit writes msgmni or shmmni, or for sem rewrites the four fields of
 // "sem" with the 4th (semmni) set to v and the others kept.
-func (t *thread) setLimit(typ ops.IPCType, v int64) (syscall.Errno, error) {
+func (t *thread) setLimit(typ ops.IPCType, v int64) (unix.Errno, error) {
 	path := "/proc/sys/kernel/" + limitSysctl[typ]
 	text := strconv.FormatInt(v, 10) + "\n"
 	if typ == ops.Sem {
@@ -119,7 +120,7 @@ func (t *thread) setLimit(typ ops.IPCType, v int64) (syscall.Errno, error) {
 
 // listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
 // open or a read (a caller run as another user may be refused).
-func (t *thread) listing(typ ops.IPCType) ([]ops.Row, syscall.Errno, error) {
+func (t *thread) listing(typ ops.IPCType) ([]ops.Row, unix.Errno, error) {
 	b, e, err := t.readProc("/proc/sysvipc/" + typ.String())
 	if err != nil || e != 0 {
 		return nil, e, err

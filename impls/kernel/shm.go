@@ -8,21 +8,20 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// shmctl commands and shmat flags of <linux/shm.h>.
+// shmctl commands and shmat flags of <linux/shm.h> that x/sys/unix lacks.
 const (
-	ipcSet      = 1
 	shmLock     = 11
 	shmUnlock   = 12
 	shmStatCmd  = 13
 	shmInfoCmd  = 14
 	shmStatAny  = 15
-	shmRdonly   = 0o10000
 	shmExec     = 0o100000
 	unalignedAt = 0x1001 // not page-aligned and no SHM_RND: EINVAL
 	// notAttached is where no task ever has anything mapped (below
@@ -31,7 +30,7 @@ const (
 )
 
 var shmCmds = map[ops.ShmCmd]int{
-	ops.ShmIPCStat: ipcStat, ops.ShmIPCSet: ipcSet, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
+	ops.ShmIPCStat: unix.IPC_STAT, ops.ShmIPCSet: unix.IPC_SET, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
 	ops.ShmIPCInfo: ipcInfo, ops.ShmInfoCmd: shmInfoCmd, ops.ShmStat: shmStatCmd, ops.ShmStatAny: shmStatAny,
 }
 
@@ -45,25 +44,29 @@ type kattach struct {
 	id   int64
 }
 
-// shmState is what the adapter remembers of the shm subsystem between two
-// Resets: the task processes, the pid of every task incarnation, the
-// attachments it made, and whether shm_rmid_forced was written.
+// shmState is what the adapter remembers of the tasks and the shm subsystem
+// between two Resets: the task processes (which outlive a Reset, pool.go),
+// the pid of every task incarnation of the script, the attachments it
+// made, and whether shm_rmid_forced was written.
 type shmState struct {
-	tasks         [ops.NumTasks]*taskProc
-	gen           [ops.NumTasks]int
-	pids          map[int]ops.PID
-	attached      []*kattach
-	atts          map[int]*kattach
-	attachedEver  bool
+	tasks    [ops.NumTasks]*taskProc
+	gen      [ops.NumTasks]int
+	pids     map[int]ops.PID
+	attached []*kattach
+	atts     map[int]*kattach
+	// attachedBy records, per task, a shmat by that task in this script
+	// (by this incarnation or an earlier one): only those tasks can hold
+	// an attachment, so only their maps are read.
+	attachedBy    [ops.NumTasks]bool
 	forcedWritten bool
 }
 
+// init starts the state of a script; the task processes stay.
 func (s *shmState) init() {
-	s.tasks = [ops.NumTasks]*taskProc{}
 	s.gen = [ops.NumTasks]int{}
 	s.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
 	s.attached, s.atts = nil, map[int]*kattach{}
-	s.attachedEver, s.forcedWritten = false, false
+	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
 }
 
 // pid translates a pid the kernel reports into a task identity.
@@ -77,24 +80,32 @@ func (s *shmState) pid(p int64) ops.PID {
 	return ops.PIDUnknown
 }
 
-// shmReset ends every task and detaches the worker's own attachments, so
-// that nothing is left of the namespace about to be dropped.
-func (t *thread) shmReset() error {
-	t.killTasks()
-	var err error
-	for _, a := range t.attached {
-		if a.task == 0 {
-			if _, _, e := syscall.Syscall(syscall.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
-				err = fmt.Errorf("kernel: detaching %#x at reset: %w", a.addr, e)
-			}
-		}
-	}
+// endScript releases the tasks and detaches the worker's own attachments,
+// so that nothing is left of the namespace about to be dropped, and starts
+// the state of the next script.
+func (t *thread) endScript() error {
+	t.releaseTasks()
+	err := t.detachWorker()
 	t.shmState.init()
 	return err
 }
 
+// detachWorker detaches every segment the worker (t0) attached.
+func (t *thread) detachWorker() error {
+	var err error
+	for _, a := range t.attached {
+		if a.task == 0 {
+			if _, _, e := unix.Syscall(unix.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
+				err = fmt.Errorf("kernel: detaching %#x: %w", a.addr, e)
+			}
+		}
+	}
+	t.attached = slices.DeleteFunc(t.attached, func(a *kattach) bool { return a.task == 0 })
+	return err
+}
+
 // doShm runs a shm operation; ok is false for kinds it does not handle.
-func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
+func (t *thread) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 	switch op.Kind {
 	case ops.KindShmat:
 		return t.shmat(op)
@@ -102,8 +113,6 @@ func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
 		return t.shmdt(op)
 	case ops.KindShmctl:
 		return t.shmctl(op)
-	case ops.KindExit:
-		return ops.Result{}, 0, t.exitTask(int(op.Task))
 	case ops.KindRmidForced:
 		t.forcedWritten = true
 		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
@@ -112,10 +121,10 @@ func (t *thread) doShm(op ops.Op) (r ops.Result, e syscall.Errno, err error) {
 	return ops.Result{}, 0, fmt.Errorf("not a shm operation")
 }
 
-func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	var flags uintptr
 	if op.Flags&ops.ShmatRdonly != 0 {
-		flags |= shmRdonly
+		flags |= unix.SHM_RDONLY
 	}
 	if op.Flags&ops.ShmatExec != 0 {
 		flags |= shmExec
@@ -124,26 +133,26 @@ func (t *thread) shmat(op ops.Op) (ops.Result, syscall.Errno, error) {
 	if op.Flags&ops.ShmatBadAddr != 0 {
 		addr = unalignedAt
 	}
-	r, e, err := t.sys(op, syscall.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
+	r, e, err := t.sys(op, unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
 	t.attached = append(t.attached, a)
-	t.attachedEver = true
+	t.attachedBy[op.Task] = true
 	if op.Bind > 0 {
 		t.atts[op.Bind] = a
 	}
 	return ops.Result{}, 0, nil
 }
 
-func (t *thread) shmdt(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
 	a := t.atts[op.Att]
 	addr := uintptr(notAttached)
 	if a != nil && a.task == int(op.Task) {
 		addr = a.addr
 	}
-	_, e, err := t.sys(op, syscall.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
+	_, e, err := t.sys(op, unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -161,47 +170,17 @@ func (t *thread) forget(a *kattach) {
 	}
 }
 
-// exitTask ends task n's process (if it has one) and makes its next
-// operation start a new incarnation.
-func (t *thread) exitTask(n int) error {
-	if n <= 0 || n > ops.MaxTask {
-		return fmt.Errorf("task t%d cannot exit", n)
-	}
-	var err error
-	if p := t.tasks[n]; p != nil {
-		t.tasks[n] = nil
-		err = p.exit()
-	}
-	for _, a := range slices.Clone(t.attached) {
-		if a.task == n {
-			t.forget(a)
-		}
-	}
-	t.gen[n]++
-	return err
-}
-
-// shmid64DS is struct shmid64_ds on x86-64 (112 bytes).
-type shmid64DS struct {
-	perm                ipc64Perm
-	segsz               uint64
-	atime, dtime, ctime int64
-	cpid, lpid          int32
-	nattch              uint64
-	_                   [2]uint64
-}
-
-func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
+func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := shmCmds[op.Cmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown shmctl command %d", op.Cmd)
 	}
 	var buf statBuf
-	ds := (*shmid64DS)(unsafe.Pointer(&buf.ds))
+	ds := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds))
 	if op.Cmd == ops.ShmIPCSet {
-		ds.perm.uid, ds.perm.gid, ds.perm.mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
 	}
-	r, e, err := t.sys(op, syscall.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, &buf, 2)
+	r, e, err := t.sys(op, unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -210,10 +189,10 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 	switch op.Cmd {
 	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
 		res.Row = ops.Row{
-			Key: ds.perm.key, Mode: uint16(ds.perm.mode), Size: int64(ds.segsz),
-			Cpid: t.pid(int64(ds.cpid)), Lpid: t.pid(int64(ds.lpid)), Nattch: int64(ds.nattch),
-			UID: ds.perm.uid, GID: ds.perm.gid, CUID: ds.perm.cuid, CGID: ds.perm.cgid,
-			Atime: ds.atime != 0, Dtime: ds.dtime != 0, Ctime: ds.ctime != 0,
+			Key: ds.Perm.Key, Mode: uint16(ds.Perm.Mode), Size: int64(ds.Segsz),
+			Cpid: t.pid(int64(ds.Cpid)), Lpid: t.pid(int64(ds.Lpid)), Nattch: int64(ds.Nattch),
+			UID: ds.Perm.Uid, GID: ds.Perm.Gid, CUID: ds.Perm.Cuid, CGID: ds.Perm.Cgid,
+			Atime: ds.Atime != 0, Dtime: ds.Dtime != 0, Ctime: ds.Ctime != 0,
 		}
 		if op.Cmd != ops.ShmIPCStat {
 			res.ID, res.Row.ID = int64(r), int64(r)
@@ -235,15 +214,15 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, syscall.Errno, error) {
 // the handle the one whose shmat got that address in that task (0 if none
 // did).
 func (t *thread) shmAttachments() ([]ops.Attachment, error) {
-	if !t.attachedEver {
-		return nil, nil
-	}
 	var out []ops.Attachment
 	for n := range ops.NumTasks {
+		if !t.attachedBy[n] {
+			continue
+		}
 		pid := os.Getpid()
 		if n > 0 {
-			if t.tasks[n] == nil {
-				continue
+			if t.tasks[n] == nil || t.tasks[n].ns != t.nsGen {
+				continue // a task not in this namespace holds no attachment
 			}
 			pid = t.tasks[n].pid
 		}

@@ -3,35 +3,34 @@
 package kernel
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Tasks 1..ops.MaxTask are real processes: attachments, nattch and the exit
-// of a task are per mm, so a thread would not do. A task process is this
-// very binary re-executed with taskEnv set; the init below notices, serves
-// syscalls over two pipes and exits, before main (or a test) ever runs. So
-// every binary that links this package can host tasks.
+// Tasks 1..ops.MaxTask are real processes: attachments, nattch, semaphore
+// undo lists and the exit of a task are per process, so a thread would not
+// do. A task process is this very binary re-executed with taskEnv set; the
+// init below notices, serves requests over two pipes and exits, before main
+// (or a test) ever runs. So every binary that links this package can host
+// tasks.
 //
-// A task is started from the worker thread, at its first operation. It is
-// forked from that thread, so it is born in the worker's private IPC
-// namespace (no setns is needed; the task checks that its namespace is the
-// one the worker named in taskEnv before it serves anything), and its
-// parent-death signal (SIGKILL) fires when the worker thread ends: at Close,
-// or when the process hosting the model dies, even by SIGKILL. Reset and
-// Close also kill and reap every task.
-
-// sigSetmask is SIG_SETMASK of rt_sigprocmask.
-const sigSetmask = 2
+// A task is started from the worker thread, at the first operation that
+// needs it. It is forked from that thread, so it is born in the worker's
+// private IPC namespace; it checks that its namespace is the one the worker
+// named in taskEnv before it serves anything. Its parent-death signal
+// (SIGKILL) fires when the worker thread ends: at Close, or when the process
+// hosting the model dies, even by SIGKILL. A task outlives a Reset (pool.go):
+// it drops what it holds and joins the next namespace when a later script
+// first uses it.
 
 // taskEnv carries the worker's IPC namespace ("ipc:[N]") to a task process.
 const taskEnv = "IPCFUZZ_KERNEL_TASK_IPCNS"
@@ -42,32 +41,65 @@ const (
 	taskRespFD = 4
 )
 
-// taskReq is one syscall a task runs: nr with args, the buffer (copied in and
-// back out) passed as argument bufArg if that is 0..5, as user as if not 0.
+// What a request asks of a task.
+const (
+	taskCall uint32 = iota + 1 // run syscall Nr
+	taskJoin                   // setns into the IPC namespace whose path is the payload
+)
+
+// Flags of a taskCall.
+const (
+	// taskInterruptible leaves interruptSignal unblocked during the call,
+	// so that an interrupt makes a sleeping call return EINTR.
+	taskInterruptible uint32 = 1 << iota
+)
+
+// interruptSignal is the signal an interrupt sends; the task has a handler
+// for it, so a semop, msgsnd or msgrcv asleep when it arrives returns EINTR.
+const interruptSignal = unix.SIGUSR1
+
+// maxTaskPayload bounds the buffer of one request (a GETALL of a huge array
+// would need more: the adapter reports an error instead).
+const maxTaskPayload = 1 << 20
+
+// taskReq is the fixed part of a request. Payload bytes follow it; every
+// argument i whose bit is set in PtrArgs is an offset into the payload,
+// which the task turns into an address. The payload comes back, as the
+// call left it, after the response. When JoinLen is not 0, the last JoinLen
+// bytes of the payload are the path of an IPC namespace the task joins
+// (as for taskJoin) before the call: the first call of a reused task in a
+// script carries its join, which saves a round trip.
 type taskReq struct {
-	Nr     uint64
-	Args   [6]uint64
-	BufArg int64
-	As     uint32
-	_      uint32
-	Buf    [32]uint64
+	Kind    uint32
+	Flags   uint32
+	As      uint32
+	PtrArgs uint32
+	Nr      uint64
+	Args    [6]uint64
+	Len     uint64 // payload bytes
+	JoinLen uint32
+	_       uint32
 }
 
-// taskResp is the syscall's return value, errno and the buffer afterwards.
-// Fatal is set when the task could not run the call as asked (it then
+// taskResp is the syscall's return value and errno, then Len payload
+// bytes. Fatal is set when the task could not do what was asked (it then
 // exits).
 type taskResp struct {
 	R     uint64
 	Errno uint64
 	Fatal uint64
-	Buf   [32]uint64
+	Len   uint64
 }
 
 // taskSyscalls are the only syscalls a task runs.
-var taskSyscalls = map[uint64]bool{
-	syscall.SYS_SHMGET: true, syscall.SYS_SHMAT: true, syscall.SYS_SHMDT: true, syscall.SYS_SHMCTL: true,
-	syscall.SYS_MSGGET: true, syscall.SYS_MSGCTL: true, syscall.SYS_SEMGET: true, syscall.SYS_SEMCTL: true,
-	syscall.SYS_MSGSND: true, syscall.SYS_MSGRCV: true,
+func taskSyscall(nr uint64) bool {
+	switch nr {
+	case unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMDT, unix.SYS_SHMCTL,
+		unix.SYS_MSGGET, unix.SYS_MSGCTL, unix.SYS_MSGSND, unix.SYS_MSGRCV,
+		unix.SYS_SEMGET, unix.SYS_SEMCTL, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP:
+		return true
+	}
+	return false
 }
 
 func init() {
@@ -86,28 +118,53 @@ func init() {
 // serveTask is a task process's life: check the namespace, then run
 // requests until the worker closes the request pipe.
 func serveTask(wantNS string) error {
-	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
-	if err != nil {
-		return fmt.Errorf("reading my IPC namespace: %w", err)
+	// init runs on the main thread, where this goroutine stays locked:
+	// the worker signals the thread whose id is the process id.
+	if unix.Gettid() != unix.Getpid() {
+		return errors.New("not serving on the main thread")
 	}
-	if ns != wantNS {
-		return fmt.Errorf("in IPC namespace %s, not the worker's %s: refusing to run", ns, wantNS)
+	if err := checkNamespace(wantNS); err != nil {
+		return err
 	}
 	self, err := currentCreds()
 	if err != nil {
 		return err
 	}
-	in, out := os.NewFile(taskReqFD, "requests"), os.NewFile(taskRespFD, "responses")
+	// The runtime installs its handler for interruptSignal at start and
+	// drops the signal when nothing asked to be notified of it: a handler
+	// runs, so a call it interrupts returns EINTR (msgsnd and msgrcv give
+	// ERESTARTNOHAND, which a handler turns into EINTR; semop never
+	// restarts). No Notify: it would start a goroutine, and a thread.
+	var buf []byte
 	for {
 		var req taskReq
-		if err := binary.Read(in, binary.NativeEndian, &req); err != nil {
-			if errors.Is(err, io.EOF) {
+		if err := readFull(taskReqFD, structBytes(&req)); err != nil {
+			if errors.Is(err, errEOF) {
 				return nil // the task's exit
 			}
 			return fmt.Errorf("reading a request: %w", err)
 		}
-		resp := runTaskReq(self, &req)
-		if err := binary.Write(out, binary.NativeEndian, &resp); err != nil {
+		if req.Len > maxTaskPayload {
+			return fmt.Errorf("a request of %d payload bytes", req.Len)
+		}
+		if uint64(cap(buf)) < req.Len {
+			buf = make([]byte, req.Len)
+		}
+		payload := buf[:req.Len]
+		if err := readFull(taskReqFD, payload); err != nil {
+			return fmt.Errorf("reading a request's payload: %w", err)
+		}
+		if req.JoinLen > 0 && req.Kind == taskCall {
+			at := len(payload) - int(req.JoinLen)
+			if at < 0 {
+				return errors.New("a join path longer than its payload")
+			}
+			if err := joinNamespace(payload[at:]); err != nil {
+				return fmt.Errorf("joining the namespace before a call: %w", err)
+			}
+		}
+		resp := runTaskReq(self, &req, payload)
+		if err := writeResp(taskRespFD, &resp, payload); err != nil {
 			return fmt.Errorf("writing a response: %w", err)
 		}
 		if resp.Fatal != 0 {
@@ -116,16 +173,48 @@ func serveTask(wantNS string) error {
 	}
 }
 
-func runTaskReq(self creds, req *taskReq) taskResp {
-	var resp taskResp
-	if !taskSyscalls[req.Nr] {
+// checkNamespace fails unless the calling thread is in the IPC namespace
+// want ("ipc:[N]").
+func checkNamespace(want string) error {
+	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
+	if err != nil {
+		return fmt.Errorf("reading my IPC namespace: %w", err)
+	}
+	if ns != want {
+		return fmt.Errorf("in IPC namespace %s, not the worker's %s: refusing to run", ns, want)
+	}
+	return nil
+}
+
+func runTaskReq(self creds, req *taskReq, payload []byte) taskResp {
+	resp := taskResp{Len: uint64(len(payload))}
+	switch req.Kind {
+	case taskJoin:
+		if err := joinNamespace(payload); err != nil {
+			resp.Errno = uint64(errnoOf(err))
+			if resp.Errno == 0 {
+				resp.Fatal = 1
+			}
+		}
+		return resp
+	case taskCall:
+	default:
 		resp.Fatal = 1
 		return resp
 	}
-	buf := req.Buf
+	if !taskSyscall(req.Nr) {
+		resp.Fatal = 1
+		return resp
+	}
 	args := req.Args
-	if req.BufArg >= 0 && req.BufArg < 6 {
-		args[req.BufArg] = uint64(uintptr(unsafe.Pointer(&buf[0])))
+	for i := range args {
+		if req.PtrArgs&(1<<i) != 0 {
+			if args[i] >= uint64(len(payload)) {
+				resp.Fatal = 1
+				return resp
+			}
+			args[i] = uint64(uintptr(unsafe.Pointer(&payload[args[i]])))
+		}
 	}
 	if req.As != 0 {
 		if err := becomeUser(self, req.As); err != nil {
@@ -134,20 +223,25 @@ func runTaskReq(self creds, req *taskReq) taskResp {
 		}
 	}
 	// A task is a Go process, whose runtime signals its threads (SIGURG
-	// for preemption, among others) and handles every signal: a msgsnd or
-	// msgrcv asleep when one arrives returns EINTR, a result the script
-	// never asked for. So every signal but SIGKILL and SIGSTOP (which
-	// cannot be blocked: Reset, Close and the parent-death signal still
-	// end the task) is blocked on this thread during the call; the runtime
-	// gets whatever arrived once the call is over.
-	all, old := ^uint64(0), uint64(0)
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+	// for preemption, among others) and handles every signal: a call
+	// asleep when one arrives returns EINTR, a result the script never
+	// asked for. So every signal but SIGKILL and SIGSTOP (which cannot be
+	// blocked: the parent-death signal still ends the task) is blocked on
+	// this thread during the call, except interruptSignal for a call that
+	// an interrupt may end; the runtime gets whatever arrived once the
+	// call is over.
+	mask := ^uint64(0)
+	if req.Flags&taskInterruptible != 0 {
+		mask &^= 1 << (interruptSignal - 1)
+	}
+	var old uint64
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 		resp.Fatal = 1
 		return resp
 	}
-	r, _, e := syscall.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
-	runtime.KeepAlive(&buf)
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0); e != 0 {
+	r, _, e := unix.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
+	runtime.KeepAlive(payload)
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0); e != 0 {
 		resp.Fatal = 1
 	}
 	if req.As != 0 {
@@ -155,82 +249,259 @@ func runTaskReq(self creds, req *taskReq) taskResp {
 			resp.Fatal = 1
 		}
 	}
-	resp.R, resp.Errno, resp.Buf = uint64(r), uint64(e), buf
+	resp.R, resp.Errno = uint64(r), uint64(e)
 	return resp
+}
+
+// joinNamespace moves the calling thread into the IPC namespace at path
+// (the worker's, /proc/<pid>/task/<tid>/ns/ipc) and checks that it got
+// there. Leaving a namespace applies the task's semaphore adjustments
+// there and drops its undo list (exit_sem, as at exit).
+func joinNamespace(path []byte) error {
+	fd, err := unix.Open(string(path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWIPC); err != nil {
+		return err
+	}
+	want, err := os.Readlink(string(path))
+	if err != nil {
+		return err
+	}
+	return checkNamespace(want)
+}
+
+// errEOF is the end of a pipe before any byte of a message.
+var errEOF = errors.New("end of file")
+
+// readFull reads len(b) bytes from fd (a blocking pipe).
+func readFull(fd int, b []byte) error {
+	for got := 0; got < len(b); {
+		n, err := unix.Read(fd, b[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if got == 0 {
+				return errEOF
+			}
+			return fmt.Errorf("short read (%d of %d bytes)", got, len(b))
+		}
+		got += n
+	}
+	return nil
+}
+
+// writeFull writes all of b to fd (a blocking pipe).
+func writeFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// writeResp writes a response and its payload in one write (two when the
+// payload is large).
+func writeResp(fd int, resp *taskResp, payload []byte) error {
+	h := structBytes(resp)
+	if len(payload) > 4096 {
+		if err := writeFull(fd, h); err != nil {
+			return err
+		}
+		return writeFull(fd, payload)
+	}
+	var b [int(unsafe.Sizeof(taskResp{})) + 4096]byte
+	n := copy(b[:], h)
+	n += copy(b[n:], payload)
+	return writeFull(fd, b[:n])
+}
+
+// structBytes is the memory of *p as bytes (for the fixed-size, pointer-free
+// message headers).
+func structBytes[T taskReq | taskResp](p *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
 
 // taskProc is a running task process, seen from the worker thread.
 type taskProc struct {
+	n    int // the task number
 	cmd  *exec.Cmd
-	req  *os.File // write end of the request pipe
-	resp *os.File // read end of the response pipe
+	req  int // write end of the request pipe (blocking)
+	resp int // read end of the response pipe (blocking)
 	pid  int
-	// pending is the msgsnd or msgrcv the task sleeps in (or returned
-	// from since it was last settled); nil when the task is idle.
+	// ns is the namespace generation of the worker the task is in.
+	ns uint64
+	// pending is the call the task sleeps in (or returned from since it
+	// was last settled); nil when the task is idle.
 	pending *pendingCall
 	// statFD and wchanFD are /proc/<pid>/stat and wchan, kept open by
-	// asleep (0 when not open).
+	// asleep (-1 when not open).
 	statFD, wchanFD int
+	// out is the reused buffer a request is written from.
+	out []byte
+	// joinPath, when not empty, is the namespace the task is to join
+	// before its next call (which carries it); joinLen is the length of
+	// the path the started request carries, read back with its answer.
+	joinPath string
+	joinLen  int
 }
 
-// startTask starts the process of task n; it must run on the worker thread.
+// startTask starts the process of task n; it must run on the worker thread,
+// whose namespace the task is born in.
 func (t *thread) startTask(n int) (*taskProc, error) {
+	p, err := startTaskProcess(n, t.taskBin())
+	if err != nil {
+		return nil, err
+	}
+	p.ns = t.nsGen
+	return p, nil
+}
+
+// taskBin returns the C task server to run as task processes, or "" for
+// the Go task; it looks for (or builds) the server once.
+func (t *thread) taskBin() string {
+	if !t.taskBinKnown {
+		t.taskBinKnown = true
+		t.taskBinPath, _ = taskServer()
+	}
+	return t.taskBinPath
+}
+
+// startTaskProcess starts a task process from the calling thread, which
+// must be locked: the process is born in the thread's IPC namespace and
+// gets SIGKILL when the thread ends. n names it (0 for a spare). bin is the
+// C task server, or "" for this binary re-executed as a Go task.
+func startTaskProcess(n int, bin string) (*taskProc, error) {
 	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
 	if err != nil {
-		return nil, fmt.Errorf("reading the worker's IPC namespace: %w", err)
+		return nil, fmt.Errorf("reading the IPC namespace: %w", err)
 	}
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
+	var reqP, respP [2]int
+	if err := unix.Pipe2(reqP[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
+	if err := unix.Pipe2(respP[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(reqP[0])
+		unix.Close(reqP[1])
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
+	childReq, childResp := os.NewFile(uintptr(reqP[0]), "requests"), os.NewFile(uintptr(respP[1]), "responses")
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{fmt.Sprintf("ipcfuzz-task-t%d", n)}
-	cmd.Env = []string{taskEnv + "=" + ns}
-	cmd.ExtraFiles = []*os.File{reqR, respW}
+	// One P: a task runs one call at a time, and fewer threads start and
+	// exit faster.
+	cmd.Env = []string{taskEnv + "=" + ns, "GOMAXPROCS=1"}
+	if bin != "" {
+		cmd = exec.Command(bin)
+		cmd.Env = []string{taskEnv + "=" + ns}
+	}
+	cmd.Args = []string{"ipcfuzz-task"}
+	cmd.ExtraFiles = []*os.File{childReq, childResp}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
-	reqR.Close()
-	respW.Close()
+	childReq.Close()
+	childResp.Close()
 	if err != nil {
-		reqW.Close()
-		respR.Close()
+		unix.Close(reqP[1])
+		unix.Close(respP[0])
 		return nil, fmt.Errorf("starting task t%d: %w", n, err)
 	}
-	return &taskProc{cmd: cmd, req: reqW, resp: respR, pid: cmd.Process.Pid}, nil
+	return &taskProc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: cmd.Process.Pid, statFD: -1, wchanFD: -1}, nil
 }
 
-// call runs one syscall in the task process.
-func (p *taskProc) call(req *taskReq) (taskResp, error) {
-	var resp taskResp
-	if err := binary.Write(p.req, binary.NativeEndian, req); err != nil {
-		return resp, fmt.Errorf("task %d: sending a request: %w", p.pid, err)
+// start sends a request without waiting for the response. A call carries
+// the join the task owes, if any.
+func (p *taskProc) start(req *taskReq, payload []byte) error {
+	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
+	var join string
+	if p.joinPath != "" && req.Kind == taskCall {
+		join, p.joinPath = p.joinPath, ""
+		p.joinLen = len(join)
+		req.JoinLen = uint32(len(join))
+		req.Len += uint64(len(join))
 	}
-	if err := binary.Read(p.resp, binary.NativeEndian, &resp); err != nil {
-		return resp, fmt.Errorf("task %d: reading a response: %w", p.pid, err)
+	if req.Len > maxTaskPayload {
+		return fmt.Errorf("task t%d: a request of %d payload bytes (at most %d)", p.n, req.Len, maxTaskPayload)
+	}
+	p.out = append(append(append(p.out[:0], structBytes(req)...), payload...), join...)
+	if err := writeFull(p.req, p.out); err != nil {
+		return fmt.Errorf("task t%d (pid %d): sending a request: %w", p.n, p.pid, err)
+	}
+	return nil
+}
+
+// collect reads the response to the started request; its payload goes back
+// into payload, which must be the one the request was started with.
+func (p *taskProc) collect(payload []byte) (taskResp, error) {
+	var resp taskResp
+	if err := readFull(p.resp, structBytes(&resp)); err != nil {
+		return resp, fmt.Errorf("task t%d (pid %d): reading a response: %w", p.n, p.pid, err)
+	}
+	if resp.Len != uint64(len(payload)+p.joinLen) {
+		return resp, fmt.Errorf("task t%d (pid %d): a response of %d payload bytes, %d were sent", p.n, p.pid, resp.Len, len(payload)+p.joinLen)
+	}
+	if err := readFull(p.resp, payload); err != nil {
+		return resp, fmt.Errorf("task t%d (pid %d): reading a response's payload: %w", p.n, p.pid, err)
+	}
+	if p.joinLen > 0 {
+		if err := readFull(p.resp, make([]byte, p.joinLen)); err != nil {
+			return resp, fmt.Errorf("task t%d (pid %d): reading a response's payload: %w", p.n, p.pid, err)
+		}
+		p.joinLen = 0
 	}
 	if resp.Fatal != 0 {
-		return resp, fmt.Errorf("task %d could not run syscall %d as uid %d", p.pid, req.Nr, req.As)
+		return resp, fmt.Errorf("task t%d (pid %d) could not run its request", p.n, p.pid)
 	}
 	return resp, nil
 }
 
+// call runs one request in the task process and waits for it: for a
+// while by polling, yielding the CPU in between (a task answers most calls
+// within microseconds, and a worker that never sleeps need not be woken),
+// then asleep in the read.
+func (p *taskProc) call(req *taskReq, payload []byte) (taskResp, error) {
+	if err := p.start(req, payload); err != nil {
+		return taskResp{}, err
+	}
+	p.spinReady()
+	return p.collect(payload)
+}
+
+// callSpin is how many times call polls for an answer before it sleeps.
+const callSpin = 64
+
+// spinReady polls for the answer to the started request up to callSpin
+// times, yielding the CPU between polls.
+func (p *taskProc) spinReady() {
+	for range callSpin {
+		if ok, err := p.ready(); ok || err != nil {
+			return
+		}
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
 // exit ends the task the way a process exits on its own: it sees the end of
 // its requests and calls exit. exit returns once the process is reaped, so
-// that everything its exit does to shared memory is done.
+// that everything its exit does (exit_shm, exit_sem) is done.
 func (p *taskProc) exit() error {
-	p.req.Close()
+	unix.Close(p.req)
 	err := p.cmd.Wait()
-	p.resp.Close()
-	p.closeProcFiles()
+	p.closeFiles()
 	if err != nil {
-		return fmt.Errorf("task %d: %w", p.pid, err)
+		return fmt.Errorf("task t%d (pid %d): %w", p.n, p.pid, err)
 	}
 	return nil
 }
@@ -238,21 +509,26 @@ func (p *taskProc) exit() error {
 // kill ends the task at once and reaps it.
 func (p *taskProc) kill() {
 	_ = p.cmd.Process.Kill()
-	p.req.Close()
+	unix.Close(p.req)
 	_ = p.cmd.Wait()
-	p.resp.Close()
+	p.closeFiles()
+}
+
+func (p *taskProc) closeFiles() {
+	unix.Close(p.resp)
 	p.closeProcFiles()
 }
 
 // sys runs syscall nr as op's task and caller. buf, if not nil, is passed as
-// argument bufArg. Task 0 is the worker thread itself (whose credentials
-// apply has already switched); other tasks are started on first use.
-func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf *statBuf, bufArg int) (uintptr, syscall.Errno, error) {
+// argument bufArg (and comes back as the call left it). Task 0 is the
+// worker thread itself (whose credentials apply has already switched);
+// other tasks are started on first use.
+func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, bufArg int) (uintptr, unix.Errno, error) {
 	if op.Task == 0 {
 		if buf != nil {
-			args[bufArg] = uintptr(unsafe.Pointer(buf))
+			args[bufArg] = uintptr(unsafe.Pointer(&buf[0]))
 		}
-		r, _, e := syscall.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+		r, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
 		runtime.KeepAlive(buf)
 		return r, e, nil
 	}
@@ -260,50 +536,28 @@ func (t *thread) sys(op ops.Op, nr uintptr, args [6]uintptr, buf *statBuf, bufAr
 	if err != nil {
 		return 0, 0, err
 	}
-	req := taskReq{Nr: uint64(nr), BufArg: -1, As: op.As}
+	req := taskReq{Kind: taskCall, Nr: uint64(nr), As: op.As}
 	for i, a := range args {
 		req.Args[i] = uint64(a)
 	}
 	if buf != nil {
-		req.BufArg = int64(bufArg)
-		req.Buf = *(*[32]uint64)(unsafe.Pointer(buf))
+		req.PtrArgs = 1 << bufArg
+		req.Args[bufArg] = 0
 	}
-	resp, err := p.call(&req)
+	resp, err := p.call(&req, buf)
 	if err != nil {
 		return 0, 0, err
 	}
-	if buf != nil {
-		*(*[32]uint64)(unsafe.Pointer(buf)) = resp.Buf
-	}
-	return uintptr(resp.R), syscall.Errno(resp.Errno), nil
+	return uintptr(resp.R), unix.Errno(resp.Errno), nil
 }
 
-// task returns the process of task n, starting it if needed.
-func (t *thread) task(n int) (*taskProc, error) {
-	if p := t.tasks[n]; p != nil {
-		return p, nil
-	}
-	p, err := t.startTask(n)
-	if err != nil {
-		return nil, err
-	}
-	t.tasks[n] = p
-	t.pids[p.pid] = ops.TaskPID(n, t.gen[n])
-	return p, nil
-}
-
-// killTasks kills and reaps every task process.
-func (t *thread) killTasks() {
-	for n, p := range t.tasks {
-		if p != nil {
-			p.kill()
-			t.tasks[n] = nil
-		}
-	}
+// bytesOf is the memory of a stat buffer as bytes.
+func (b *statBuf) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
 }
 
 func init() {
-	if unsafe.Sizeof(statBuf{}) != unsafe.Sizeof([32]uint64{}) {
-		panic("kernel: statBuf is not 256 bytes")
+	if unsafe.Sizeof(statBuf{}) != 256 || unsafe.Sizeof(taskReq{}) != 88 || unsafe.Sizeof(taskResp{}) != 32 {
+		panic("kernel: a buffer or message layout is not what the task protocol expects")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,7 +21,8 @@ import (
 )
 
 // taskProcesses lists the live (not zombie) task processes whose parent is
-// ppid (any parent if ppid is 0).
+// ppid (any parent if ppid is 0): the tasks of every model, and their
+// spares.
 func taskProcesses(t testing.TB, ppid int) []int {
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -44,7 +46,7 @@ func procInfo(pid int) (alive bool, ppid int, isTask bool) {
 	if err != nil {
 		return false, 0, false
 	}
-	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task-t")
+	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task")
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return false, 0, isTask
@@ -73,22 +75,51 @@ func startTasks(t testing.TB, m *Model) {
 	}
 }
 
-// Task processes end with Reset and with Close, and an exit op reaps its
-// task.
-func TestTasksEndWithResetAndClose(t *testing.T) {
+// modelTasks lists the pids of m's task processes (spares not included).
+func modelTasks(m *Model) []int {
+	var out []int
+	onWorker(m, func() {
+		for _, p := range m.t.tasks {
+			if p != nil {
+				out = append(out, p.pid)
+			}
+		}
+	})
+	return out
+}
+
+// Task processes outlive a Reset and are reused by the next script (the
+// same processes), an exit op reaps its task, and Close ends them all,
+// spares included.
+func TestTasksReusedAndEndWithClose(t *testing.T) {
 	m := newModel(t)
 	me := os.Getpid()
 	require.Empty(t, taskProcesses(t, me))
 	startTasks(t, m)
-	require.Len(t, taskProcesses(t, me), ops.MaxTask)
-	apply(t, m, ops.Op{Kind: ops.KindExit, Type: ops.Shm, Task: 2})
-	require.Len(t, taskProcesses(t, me), ops.MaxTask-1)
+	first := modelTasks(m)
+	require.Len(t, first, ops.MaxTask)
+	require.Subset(t, taskProcesses(t, me), first)
+	apply(t, m, ops.Op{Kind: ops.KindExit, Task: 2})
+	require.Len(t, modelTasks(m), ops.MaxTask-1)
+	require.NotContains(t, taskProcesses(t, me), first[1], "t2's process is gone")
 	require.NoError(t, m.Reset(ops.Config{}))
-	require.Empty(t, taskProcesses(t, me))
+	require.Len(t, modelTasks(m), ops.MaxTask-1, "Reset keeps the task processes")
 	startTasks(t, m)
-	require.Len(t, taskProcesses(t, me), ops.MaxTask)
+	second := modelTasks(m)
+	require.Len(t, second, ops.MaxTask)
+	require.Len(t, intersect(first, second), ops.MaxTask-1, "the same processes serve t1, t3 and t4 again")
 	require.NoError(t, m.Close())
 	require.Empty(t, taskProcesses(t, me))
+}
+
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // hostEnv makes the test binary a model host for TestTasksDieWithKilledHost.
@@ -168,6 +199,11 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
+	// Whatever fails below, the host goes (its tasks with it).
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
 	if strings.HasPrefix(line, "skip:") {
@@ -177,9 +213,15 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	require.Equal(t, "ready\n", line)
 	host := cmd.Process.Pid
 	tasks := taskProcesses(t, host)
-	require.Len(t, tasks, ops.MaxTask)
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/ipc", tasks[0]))
-	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(tasks), ops.MaxTask, "the tasks, and any spare started so far")
+	var nss []string
+	for _, p := range tasks {
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/ipc", p))
+		require.NoError(t, err)
+		if !slices.Contains(nss, ns) {
+			nss = append(nss, ns)
+		}
+	}
 	if mode == "msg" {
 		var asleep []string
 		for _, p := range tasks {
@@ -190,7 +232,6 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 		require.Subset(t, asleep, []string{"do_msgrcv", "do_msgsnd"})
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
 	// The kernel delivers the signal as the host's threads exit; wait for
 	// it, with a generous bound that only a task that never dies reaches.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -202,12 +243,15 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 		}
 		// A dead process's other threads may still be on their way out:
 		// wait for the namespace to empty too, within the same bound.
-		threads := threadsIn(t, ns)
+		var threads []string
+		for _, ns := range nss {
+			threads = append(threads, threadsIn(t, ns)...)
+		}
 		if len(left) == 0 && len(threads) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("task processes %v (threads %v in the model's namespace %s) outlived their killed host", left, threads, ns)
+			t.Fatalf("task processes %v (threads %v in the namespaces %v) outlived their killed host", left, threads, nss)
 		}
 	}
 }

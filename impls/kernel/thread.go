@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -43,6 +44,9 @@ type thread struct {
 	self  creds  // credentials, capabilities and dumpable flag at start
 	buf   []byte // reused buffer for /proc reads
 	dirty bool   // an op ran since the last unshare: the namespace is no longer fresh
+	// nsGen counts the namespaces the thread has been in; a task process
+	// records the one it is in.
+	nsGen uint64
 
 	// nextIDWritten records, per type, a write to <type>_next_id since the
 	// last unshare. Only such a write can make the value differ from the
@@ -55,6 +59,12 @@ type thread struct {
 	// shmState holds the task processes and attachments of the shm
 	// subsystem; only the thread's goroutine touches it.
 	shmState
+	// spawner keeps spare task processes; nil until a task is first needed.
+	spawner *spawner
+	// taskBinPath is the C task server ("" for the Go task), known once
+	// taskBinKnown is set.
+	taskBinPath  string
+	taskBinKnown bool
 
 	// discarded is set when the thread could not restore its credentials
 	// after an op run as another user; the goroutine then ends and the
@@ -99,7 +109,7 @@ func startThread() (*thread, error) {
 func goLocked(f func()) {
 	go func() {
 		runtime.LockOSThread()
-		if syscall.Gettid() != syscall.Getpid() {
+		if unix.Gettid() != unix.Getpid() {
 			f()
 			return
 		}
@@ -118,9 +128,9 @@ func goLocked(f func()) {
 // loop serves calls; it runs under goLocked.
 func (t *thread) loop(ready chan<- error) {
 	defer close(t.exited)
-	t.tid = syscall.Gettid()
+	t.tid = unix.Gettid()
 	t.shmState.init()
-	defer func() { _ = t.shmReset() }()
+	defer t.closeTasks()
 
 	self, err := currentCreds()
 	if err != nil {
@@ -216,20 +226,20 @@ func spinUntil(d time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
 
 // enterNewNamespace moves the calling thread into a new, empty IPC namespace.
 // The previous one is freed by the kernel once no task refers to it.
 func enterNewNamespace() error {
-	err := syscall.Unshare(syscall.CLONE_NEWIPC)
+	err := unix.Unshare(unix.CLONE_NEWIPC)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, syscall.EPERM):
+	case errors.Is(err, unix.EPERM):
 		return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w); run as root: it needs CAP_SYS_ADMIN", err)
-	case errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, unix.ENOSPC):
 		return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w); /proc/sys/user/max_ipc_namespaces is reached", err)
 	}
 	return fmt.Errorf("kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: %w)", err)

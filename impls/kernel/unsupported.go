@@ -14,3 +14,6 @@ import (
 func New() (ops.Model, error) {
 	return nil, fmt.Errorf("kernel: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }
+
+// machineLimits reports nothing where the kernel implementation cannot run.
+func machineLimits() map[string]int64 { return nil }

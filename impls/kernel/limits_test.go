@@ -1,0 +1,151 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// A sleeper workload larger than the host allows is refused in one line
+// before anything starts, and leaves no thread behind.
+func TestSleeperWorkloadRefusedBeyondHost(t *testing.T) {
+	m := newModel(t)
+	room, why := threadRoom()
+	require.NotEmpty(t, why)
+	for _, w := range []ops.Workload{ops.MsgFullQueue, ops.MsgPingPong} {
+		_, err := m.Measure(ops.Config{}, w, int(room)+1, 1)
+		require.Error(t, err, "%s at n=%d", w, room+1)
+		require.NotContains(t, err.Error(), "\n")
+		require.Contains(t, err.Error(), "this host allows")
+		require.Less(t, len(err.Error()), 300)
+	}
+	require.Empty(t, threadsAsleepIn("do_msgsnd"))
+	require.Empty(t, threadsAsleepIn("do_msgrcv"))
+}
+
+// A sleeper workload leaves no thread behind: removing the queue wakes the
+// sleepers, and their threads end.
+func TestFullQueueLeavesNoThread(t *testing.T) {
+	m := newModel(t)
+	res, err := m.Measure(ops.Config{}, ops.MsgFullQueue, 64, 1)
+	require.NoError(t, err)
+	require.Len(t, res.WallNs, 1)
+	require.Empty(t, threadsAsleepIn("do_msgsnd"), "IPC_RMID woke every sender")
+}
+
+// threadsAsleepIn lists the threads of this process asleep in the kernel
+// function wchan.
+func threadsAsleepIn(wchan string) []string {
+	ents, _ := os.ReadDir("/proc/self/task")
+	var out []string
+	for _, e := range ents {
+		w, err := os.ReadFile("/proc/self/task/" + e.Name() + "/wchan")
+		if err == nil && string(w) == wchan {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Info reports the largest shm segment shmget grants with the heuristic
+// overcommit, and shmget agrees: that many pages are granted, one more is
+// ENOMEM.
+func TestShmMaxPages(t *testing.T) {
+	mode, err := readProcInt("/proc/sys/vm/overcommit_memory")
+	require.NoError(t, err)
+	limits := Info().Limits
+	if mode != 0 {
+		require.NotContains(t, limits, LimitShmMaxPages)
+		t.Skipf("vm.overcommit_memory is %d: no fixed limit to check", mode)
+	}
+	pages, ok := limits[LimitShmMaxPages]
+	require.True(t, ok)
+	m := newModel(t)
+	page := int64(unix.Getpagesize())
+	for _, c := range []struct {
+		pages int64
+		want  ops.Errno
+	}{{pages, ops.OK}, {pages + 1, ops.ENOMEM}} {
+		op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Key: ops.IPCPrivate, Creat: true, Mode: 0o600, Size: c.pages * page}
+		r := apply(t, m, op)
+		require.Equal(t, c.want, r.Err, "%d pages", c.pages)
+		if r.Err == ops.OK {
+			require.Equal(t, ops.OK, apply(t, m, rmid(ops.Shm, r.ID)).Err)
+		}
+	}
+}
+
+// sem-sleepers: every round completes exactly the one sleeper on its
+// semaphore, which is asleep again before the next round; at teardown every
+// sleeper returns and its thread ends.
+func TestSemSleepers(t *testing.T) {
+	m := newModel(t)
+	const n = 16
+	var part func() error
+	var teardown func()
+	var err error
+	m.t.run(func(t *thread) {
+		t.dirty = true
+		part, teardown, err = t.semSleepers(n, 3*n)
+	})
+	require.NoError(t, err)
+	require.Len(t, threadsAsleepIn("__do_semtimedop"), n, "n sleeper threads")
+	m.t.run(func(*thread) { err = part() })
+	require.NoError(t, err)
+	var ncnt, vals []int64
+	var errno unix.Errno
+	m.t.run(func(*thread) {
+		for i := range n {
+			for cmd, out := range map[int]*[]int64{semGetNcnt: &ncnt, semGetVal: &vals} {
+				r, _, e := unix.Syscall6(unix.SYS_SEMCTL, 0, uintptr(i), uintptr(cmd), 0, 0, 0)
+				errno = max(errno, e)
+				*out = append(*out, int64(r))
+			}
+		}
+		teardown()
+	})
+	require.Zero(t, errno)
+	require.Equal(t, slicesRepeat(1, n), ncnt, "every sleeper asleep again")
+	require.Equal(t, slicesRepeat(0, n), vals, "every +1 taken by its sleeper")
+	require.Empty(t, threadsAsleepIn("__do_semtimedop"), "IPC_RMID woke every sleeper")
+	require.NoError(t, m.Reset(ops.Config{}))
+}
+
+func slicesRepeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// semop-depth: the two arrays sit at idx 1 and idx k, and the no-op semops
+// succeed; an idx out of range is refused.
+func TestSemopDepth(t *testing.T) {
+	m := newModel(t)
+	for _, k := range []int{2, 40, 3348, 27348} {
+		require.NoError(t, m.Reset(ops.Config{}))
+		var part func() error
+		var err error
+		m.t.run(func(t *thread) {
+			t.dirty = true
+			if part, err = t.semopDepth(k, 1000); err == nil {
+				err = part()
+			}
+		})
+		require.NoError(t, err, "k=%d", k)
+		rows := snapshot(t, m).Rows[ops.Sem]
+		require.Len(t, rows, 2)
+		require.Equal(t, []int{1, k}, []int{ops.IDIdx(rows[0].ID), ops.IDIdx(rows[1].ID)})
+		require.True(t, rows[0].Atime && rows[1].Atime, "each array saw a semop")
+	}
+	var err error
+	m.t.run(func(t *thread) { _, err = t.semopDepth(ops.IPCMNI, 1) })
+	require.Error(t, err)
+}

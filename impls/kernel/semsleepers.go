@@ -1,0 +1,163 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// semSleepers builds the sem-sleepers workload on the real kernel: one
+// array of n semaphores, all 0, and n sleeper threads of this process, each
+// moved into the worker's namespace and asleep in semop(-1) on its own
+// semaphore. The measured part is rounds rounds; round r gives semaphore
+// r mod n a +1 (a semop by the worker), which completes exactly that
+// semaphore's sleeper, and waits until the sleeper is asleep again on it
+// (GETNCNT 1, value 0: exact evidence, ipc-spec §3.7), so that every round
+// finds all n asleep. Since 3.x the kernel keeps a pending list per
+// semaphore, so a round's cost should not grow with n; the naive model
+// scans every pending operation.
+//
+// teardown removes the array: every sleeper returns EIDRM and its thread
+// ends. Every error path does the same, so no thread is left behind.
+func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(), err error) {
+	if n < 1 {
+		return nil, nil, fmt.Errorf("sem-sleepers needs at least one sleeper, not %d", n)
+	}
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
+	// Room for n semaphores in this private namespace only.
+	if e, err := writeProc("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", max(n, ops.DefaultSemmsl), max(int64(n), ops.DefaultSemmns), ops.DefaultSemopm, ops.DefaultSemmni)); err != nil || e != 0 {
+		return nil, nil, fmt.Errorf("raising kernel.sem for %d semaphores: %v %v", n, e, err)
+	}
+	id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: ops.IPCPrivate, Mode: 0o600, Size: int64(n)})
+	if e != 0 {
+		return nil, nil, fmt.Errorf("semget of %d semaphores: %v", n, e)
+	}
+	remove := func() { _ = ipcCtl(ops.Sem, id, unix.IPC_RMID, nil) }
+	defer func() {
+		if err != nil {
+			remove()
+		}
+	}()
+	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
+	}
+	defer unix.Close(nsFD)
+	joined := make(chan error, n)
+	for i := range n {
+		goLocked(func() {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
+				joined <- fmt.Errorf("a sleeper thread could not join the namespace: %w", e)
+				return
+			}
+			joined <- nil
+			sop := [3]int16{int16(uint16(i)), -1, 0} // sem_num, sem_op, sem_flg
+			for {
+				_, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1)
+				if e != 0 && e != unix.EINTR { // EIDRM at teardown
+					return
+				}
+			}
+		})
+	}
+	var joinErr error
+	for range n { // every thread answers; removing the array ends those that joined
+		if err := <-joined; err != nil {
+			joinErr = err
+		}
+	}
+	if joinErr != nil {
+		return nil, nil, joinErr
+	}
+	count := func(num, cmd int) (int64, error) {
+		r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), uintptr(num), uintptr(cmd), 0, 0, 0)
+		if e != 0 {
+			return 0, fmt.Errorf("semctl(%d, %d, %d): %w", id, num, cmd, e)
+		}
+		return int64(r), nil
+	}
+	// asleep waits until semaphore num is 0 with one sleeper queued on it.
+	asleep := func(num int) error {
+		deadline := time.Now().Add(settleTimeout)
+		for i := 0; ; i++ {
+			ncnt, err := count(num, semGetNcnt)
+			if err != nil {
+				return err
+			}
+			if ncnt == 1 {
+				v, err := count(num, semGetVal)
+				if err != nil || v == 0 {
+					return err
+				}
+			}
+			if i%1024 == 1023 && time.Now().After(deadline) {
+				return fmt.Errorf("the sleeper on semaphore %d is not asleep again within %v", num, settleTimeout)
+			}
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+	}
+	for i := range n {
+		if err := asleep(i); err != nil {
+			return nil, nil, err
+		}
+	}
+	next := 0
+	part = func() error {
+		for range rounds {
+			sop := [3]int16{int16(uint16(next)), 1, unix.IPC_NOWAIT}
+			if _, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1); e != 0 {
+				return fmt.Errorf("semop +1 on %d: %w", next, e)
+			}
+			if err := asleep(next); err != nil {
+				return err
+			}
+			next = (next + 1) % n
+		}
+		return nil
+	}
+	return part, remove, nil
+}
+
+// semopDepth builds the semop-depth workload on the real kernel (seed 004
+// of the cyclic-allocation patch): two arrays of one semaphore placed at
+// idx 1 and idx k through sem_next_id, so that the ids' radix tree is as
+// high as idx k needs. The measured part is rounds no-op semops (sem_op 0
+// on a semaphore that is 0, IPC_NOWAIT) alternating between the two
+// arrays; the wall time per semop is the lookup's cost at that depth plus
+// a constant.
+func (t *thread) semopDepth(k, rounds int) (func() error, error) {
+	if k < 2 || k >= ops.IPCMNI {
+		return nil, fmt.Errorf("semop-depth needs an idx in 2..%d, not %d", ops.IPCMNI-1, k)
+	}
+	var ids [2]int64
+	for i, idx := range []int64{1, int64(k)} {
+		if e, err := setNextID(ops.Sem, idx); err != nil || e != 0 {
+			return nil, fmt.Errorf("sem_next_id %d: %v %v", idx, e, err)
+		}
+		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: ops.IPCPrivate, Mode: 0o600, Size: 1})
+		if e != 0 {
+			return nil, fmt.Errorf("semget at idx %d: %v", idx, e)
+		}
+		if int64(ops.IDIdx(id)) != idx {
+			return nil, fmt.Errorf("semget at idx %d gave id %d", idx, id)
+		}
+		ids[i] = id
+	}
+	sop := [3]int16{0, 0, unix.IPC_NOWAIT}
+	return func() error {
+		for i := range rounds {
+			if _, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(ids[i&1]), uintptr(unsafe.Pointer(&sop[0])), 1); e != 0 {
+				return fmt.Errorf("semop on %d: %w", ids[i&1], e)
+			}
+		}
+		return nil
+	}, nil
+}
