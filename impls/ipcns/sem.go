@@ -231,11 +231,13 @@ func (ns *Namespace) setSemLimits(op ops.Op) ops.Errno {
 	if op.As != 0 {
 		return ops.EACCES // the sysctl file is root's
 	}
+	// proc_ipc_sem_dointvec stores all four values, then puts only semmni
+	// back when it is out of range: semmsl, semmns and semopm stay written.
 	l := op.Sem.Limits
+	ns.semLimits = semLimits{msl: l[0], mns: l[1], opm: l[2]}
 	if l[3] < 0 || l[3] > ops.IPCMNI {
 		return ops.ERANGE
 	}
-	ns.semLimits = semLimits{msl: l[0], mns: l[1], opm: l[2]}
 	ns.types[ops.Sem].limit = l[3]
 	return ops.OK
 }
