@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,11 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		sub, err := props.Lookup(sc.Subsystem)
 		if err != nil {
 			return inputError{fmt.Errorf("%s: %w", f, err)}
+		}
+		for j, info := range infos {
+			if !slices.Contains(info.Subsystems, sc.Subsystem) {
+				return inputError{fmt.Errorf("%s: %s does not run subsystem %s (it runs %s)", f, sides[j].Name, sc.Subsystem, strings.Join(info.Subsystems, ", "))}
+			}
 		}
 		a, b := sides[0], sides[1]
 		a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()

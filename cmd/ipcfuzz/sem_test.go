@@ -3,6 +3,7 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,5 +32,22 @@ func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(sc.Steps), 6, "not shrunk")
 		})
+	}
+}
+
+// replay and state refuse a script whose subsystem a plugin does not say
+// it runs, rather than trusting whatever it answers.
+func TestReplayRefusesAnUndeclaredSubsystem(t *testing.T) {
+	plugin := filepath.Join(t.TempDir(), "noseqbump")
+	out, err := exec.Command("go", "build", "-o", plugin, "../../plugins/example/noseqbump").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, args := range [][]string{
+		{"replay", "../../corpus/sem/ltp-semop05.ops", "--impls", "optimized," + plugin},
+		{"state", "../../corpus/sem/ltp-semop05.ops", "--impl", plugin},
+	} {
+		r := ipcfuzz(t, args...)
+		require.Equal(t, 2, r.code, r.stdout+r.stderr)
+		require.Contains(t, r.stderr, "does not run subsystem sem (it runs ids)")
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
@@ -30,11 +32,14 @@ func stateCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return inputError{err}
 	}
-	s, _, err := sf.open(context.WithoutCancel(ctx), *impl)
+	s, info, err := sf.open(context.WithoutCancel(ctx), *impl)
 	if err != nil {
 		return err
 	}
 	defer s.Impl.Close()
+	if !slices.Contains(info.Subsystems, sc.Subsystem) {
+		return inputError{fmt.Errorf("%s does not run subsystem %s (it runs %s)", s.Name, sc.Subsystem, strings.Join(info.Subsystems, ", "))}
+	}
 	out, err := s.Impl.Exec(ctx, s.Config, [][]ops.Op{sc.Ops()}, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *impl, err)

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+)
+
+// The README is executable: every block of it is run here, by its fence.
+//
+//   - sh: each line is a command, run from the repository's root; a
+//     trailing "# exit N" is its expected exit status (default 0). "go run
+//     ./cmd/ipcfuzz" is this test's build of ipcfuzz; "go build" and "go
+//     test" run as written, except "go test ./...", which is this suite.
+//   - console: "$ COMMAND" then the output it prints. Each line of the
+//     output shown must appear in the real one, in order, with decimal
+//     numbers (timings, fitted exponents) free to differ and integers (sizes,
+//     counts) exact; lines may be left out ("..." says so).
+//   - ops: a script; it is replayed on naive and optimized and, where the
+//     kernel can run, optimized and kernel, and every result it states must
+//     be what each gives.
+//   - go, text: shown, not run (a plugin's source is built by an sh block;
+//     text holds synopses).
+//
+// Commands that need the kernel side skip, saying so, where it cannot run.
+// After every block has run, git status is what it was.
+func TestReadme(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the README's commands take about a minute")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
+	before := gitStatus(t, root)
+	kernelOK := kernelAvailable()
+	for _, b := range blocks {
+		name := fmt.Sprintf("line%d_%s", b.line, b.lang)
+		t.Run(name, func(t *testing.T) {
+			switch b.lang {
+			case "sh":
+				for i, line := range b.lines {
+					cmd, want := readmeCommand(line)
+					if cmd == "" {
+						continue
+					}
+					where := fmt.Sprintf("README.md:%d: %s", b.line+1+i, cmd)
+					if needsKernel(cmd) && !kernelOK {
+						t.Logf("%s: skipped: the kernel side needs a private IPC namespace (root)", where)
+						continue
+					}
+					code, out := runReadme(t, root, cmd)
+					require.Equal(t, want, code, "%s\n%s", where, clipOutput(out))
+				}
+			case "console":
+				require.True(t, strings.HasPrefix(b.lines[0], "$ "), "README.md:%d: a console block starts with $ COMMAND", b.line+1)
+				cmd := strings.TrimPrefix(b.lines[0], "$ ")
+				if needsKernel(cmd) && !kernelOK {
+					t.Skipf("README.md:%d: the kernel side needs a private IPC namespace (root)", b.line+1)
+				}
+				code, out := runReadme(t, root, cmd)
+				require.Equal(t, 0, code, "README.md:%d: %s\n%s", b.line+1, cmd, clipOutput(out))
+				matchShown(t, b.line+2, b.lines[1:], out)
+			case "ops":
+				file := filepath.Join(t.TempDir(), fmt.Sprintf("readme-%d.ops", b.line))
+				require.NoError(t, os.WriteFile(file, []byte(strings.Join(b.lines, "\n")+"\n"), 0o644))
+				pairs := []string{"naive,optimized"}
+				if kernelOK {
+					pairs = append(pairs, "optimized,kernel")
+				} else {
+					t.Logf("README.md:%d: optimized,kernel skipped: the kernel side needs a private IPC namespace (root)", b.line)
+				}
+				for _, p := range pairs {
+					r := ipcfuzz(t, "replay", file, "--impls", p)
+					require.Equal(t, 0, r.code, "README.md:%d: the script does not hold on %s:\n%s%s", b.line, p, r.stdout, r.stderr)
+				}
+			case "go", "text":
+			default:
+				t.Fatalf("README.md:%d: a block of %q is neither run nor declared shown", b.line, b.lang)
+			}
+		})
+	}
+	require.Equal(t, before, gitStatus(t, root), "the README's commands changed the work tree")
+}
+
+type readmeBlock struct {
+	line  int // the line of the opening fence
+	lang  string
+	lines []string
+}
+
+// readmeBlocks reads the fenced blocks of a markdown file.
+func readmeBlocks(t *testing.T, path string) []readmeBlock {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur = &readmeBlock{line: n, lang: strings.TrimPrefix(line, "```")}
+			require.NotEmpty(t, cur.lang, "README.md:%d: a fence without a language", n)
+		case cur != nil && line == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.lines = append(cur.lines, line)
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Nil(t, cur, "README.md: a fence is never closed")
+	return blocks
+}
+
+var exitComment = regexp.MustCompile(`#\s*exit (\d+)`)
+
+// readmeCommand splits a line of an sh block into its command and the exit
+// status it expects; a comment line gives "".
+func readmeCommand(line string) (string, int) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return "", 0
+	}
+	want := 0
+	if m := exitComment.FindStringSubmatch(line); m != nil {
+		want, _ = strconv.Atoi(m[1])
+	}
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	return line, want
+}
+
+// needsKernel reports whether a command runs the kernel side: it names it,
+// or it fuzzes with the default implementations (the kernel among them).
+func needsKernel(cmd string) bool {
+	if slices.Contains(strings.Fields(cmd), "kernel") || strings.Contains(cmd, ",kernel") || strings.Contains(cmd, "kernel,") {
+		return true
+	}
+	return strings.Contains(cmd, "-fuzz=") && !strings.Contains(cmd, "IPCFUZZ_IMPLS=")
+}
+
+// runReadme runs one command of the README from the repository's root.
+func runReadme(t *testing.T, root, line string) (int, string) {
+	args := shellWords(t, line)
+	var env []string
+	for len(args) > 1 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(args[0]) {
+		env, args = append(env, args[0]), args[1:]
+	}
+	switch {
+	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/ipcfuzz":
+		args = append([]string{bin}, args[3:]...)
+	case len(args) >= 2 && args[0] == "go" && args[1] == "test" && slices.Contains(args, "./..."):
+		t.Logf("%s: this suite itself, not run again", line)
+		return 0, ""
+	case args[0] == "go":
+	default:
+		args[0] = filepath.Join(root, args[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String()
+	}
+	require.NoError(t, err, line)
+	return 0, out.String()
+}
+
+// shellWords splits a command line on blanks, with single and double quotes.
+func shellWords(t *testing.T, s string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	require.Zero(t, quote, "unclosed quote in %q", s)
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+var number = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?`)
+
+// matchShown checks that every line shown appears in out, in order, with
+// decimal numbers free to differ and blanks collapsed.
+func matchShown(t *testing.T, line int, shown []string, out string) {
+	got := strings.Split(out, "\n")
+	j := 0
+	for i, s := range shown {
+		if strings.TrimSpace(s) == "..." || strings.TrimSpace(s) == "" {
+			continue
+		}
+		re := regexp.MustCompile("^" + shownPattern(s) + "$")
+		for j < len(got) && !re.MatchString(strings.Join(strings.Fields(got[j]), " ")) {
+			j++
+		}
+		require.Less(t, j, len(got), "README.md:%d: %q is not in the output (in order):\n%s", line+i, s, clipOutput(out))
+		j++
+	}
+}
+
+// shownPattern turns a shown line into a pattern: decimal numbers match any
+// number, runs of blanks one blank.
+func shownPattern(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	last := 0
+	for _, m := range number.FindAllStringIndex(s, -1) {
+		if !strings.ContainsAny(s[m[0]:m[1]], ".e") {
+			continue // an integer (a size, a count) is shown as it is
+		}
+		b.WriteString(regexp.QuoteMeta(s[last:m[0]]))
+		b.WriteString(`-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?`)
+		last = m[1]
+	}
+	b.WriteString(regexp.QuoteMeta(s[last:]))
+	return b.String()
+}
+
+func gitStatus(t *testing.T, root string) string {
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git status: %v (not a git work tree)", err)
+	}
+	return string(out)
+}
+
+// kernelAvailable reports whether the kernel side can run here (a private
+// IPC namespace: root).
+func kernelAvailable() bool {
+	m, err := kernel.New()
+	if err != nil {
+		return false
+	}
+	m.Close()
+	return true
+}
+
+func clipOutput(s string) string {
+	if len(s) > 4000 {
+		return s[:2000] + "\n...\n" + s[len(s)-2000:]
+	}
+	return s
+}
