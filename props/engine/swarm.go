@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+
 // Swarm is a per-script weighting of a generator's actions (swarm testing,
 // Groce et al., ISSTA 2012): for the whole script each action is left out,
 // kept, or favoured two or three times, so that one script creates
@@ -48,4 +50,17 @@ func (w Swarm) weight(a int) int {
 		return 1
 	}
 	return w[a]
+}
+
+// FreeTasks lists the tasks t1..tN that are not asleep: those whose entry
+// in asleep (one per task, by a shadow) is the zero value.
+func FreeTasks[P comparable](asleep *[ops.NumTasks]P) []uint8 {
+	var out []uint8
+	var zero P
+	for t := 1; t <= ops.MaxTask; t++ {
+		if asleep[t] == zero {
+			out = append(out, uint8(t))
+		}
+	}
+	return out
 }

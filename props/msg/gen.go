@@ -87,15 +87,7 @@ func (s *Shadow) live() []*queue {
 	return out
 }
 
-func (s *Shadow) freeTasks() []uint8 {
-	var out []uint8
-	for t := 1; t <= ops.MaxTask; t++ {
-		if s.asleep[t] == nil {
-			out = append(out, uint8(t))
-		}
-	}
-	return out
-}
+func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep) }
 
 func (s *Shadow) sleepers(h int, send bool) []uint8 {
 	var out []uint8

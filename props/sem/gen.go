@@ -207,15 +207,7 @@ func (s *Shadow) live() []*array {
 	return out
 }
 
-func (s *Shadow) freeTasks() []uint8 {
-	var out []uint8
-	for t := 1; t <= ops.MaxTask; t++ {
-		if s.asleep[t] == nil {
-			out = append(out, uint8(t))
-		}
-	}
-	return out
-}
+func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep) }
 
 func (s *Shadow) sleepers() int {
 	n := 0
