@@ -61,8 +61,11 @@ func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() 
 		defer close(done)
 		defer close(ch)
 		more := r.Next()
-		for start := 0; more; {
-			c := &chunk{start: start, steps: make([]ops.Step, 0, size), ops: make([]ops.Op, 0, size)}
+		// The first chunk grows to its size (a script may be much
+		// shorter); the chunks after a full one are made full.
+		room := min(size, 1024)
+		for start := 0; more; room = size {
+			c := &chunk{start: start, steps: make([]ops.Step, 0, room), ops: make([]ops.Op, 0, room)}
 			for more && len(c.steps) < size {
 				st := r.Step()
 				c.steps = append(c.steps, st)

@@ -134,7 +134,10 @@ func (t *tableKeeper) table(a, b string, finalProblem bool) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s%4s  %-*s  %s\n", prefix, "step", width, "A: "+a, "B: "+b)
 	gap := func(from, to int) { // 0-based, inclusive
-		if from <= to {
+		switch {
+		case from == to:
+			fmt.Fprintf(&sb, "%s%4s  (step %d not shown)\n", prefix, "...", from+1)
+		case from < to:
 			fmt.Fprintf(&sb, "%s%4s  (steps %d-%d not shown)\n", prefix, "...", from+1, to+1)
 		}
 	}
