@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -15,7 +16,10 @@ import (
 // problem, one line each.
 type ReplayError struct {
 	Problems []string
-	Table    string // both sides' results side by side
+	// Table shows both sides' results side by side: every step of a
+	// script of at most ReplayOptions.FullTable steps, else the steps
+	// with problems and their context.
+	Table string
 }
 
 func (e *ReplayError) Error() string { return strings.Join(e.Problems, "; ") }
@@ -154,14 +158,35 @@ func ReplaySteps(ctx context.Context, steps StepReader, a, b Side, rel equiv.Rel
 	if err := resetBoth(ctx, a, b); err != nil {
 		return 0, err
 	}
+	// A chunk's results are compared while the sides run the next one.
+	type results struct {
+		c      *chunk
+		ra, rb []ops.Result
+	}
+	taken := make(chan results, 1)
+	var takeErr error
+	var comparing sync.WaitGroup
+	comparing.Add(1)
+	go func() {
+		defer comparing.Done()
+		for x := range taken {
+			if takeErr == nil {
+				takeErr = r.take(x.c, x.ra, x.rb)
+			}
+		}
+	}()
+	var err error
 	for c := first; c != nil; c = <-in {
-		ra, rb, err := applyChunk(ctx, a, b, c)
-		if err != nil {
-			return r.n, err
+		var ra, rb []ops.Result
+		if ra, rb, err = applyChunk(ctx, a, b, c); err != nil {
+			break
 		}
-		if err := r.take(c, ra, rb); err != nil {
-			return r.n, err
-		}
+		taken <- results{c, ra, rb}
+	}
+	close(taken)
+	comparing.Wait()
+	if err := errors.Join(err, takeErr); err != nil {
+		return r.n, err
 	}
 	if err := readErr(); err != nil {
 		return r.n, err
@@ -192,7 +217,8 @@ func (r *replayed) take(c *chunk, ra, rb []ops.Result) error {
 		return fmt.Errorf("steps %d-%d: %d results from %s and %d from %s for %d operations", c.start+1, c.start+len(c.ops), len(ra), r.a, len(rb), r.b, len(c.ops))
 	}
 	marked := make([]bool, len(c.ops))
-	for i, st := range c.steps {
+	for i, op := range c.ops {
+		st := ops.Step{Op: op, Want: c.want[i]}
 		if r.div == nil {
 			if r.div = r.cmp.Step(st.Op, ra[i], rb[i]); r.div != nil {
 				marked[i] = true

@@ -40,12 +40,12 @@ func (s *sliceSteps) Next() bool {
 func (s *sliceSteps) Step() ops.Step { return s.steps[s.i] }
 func (s *sliceSteps) Err() error     { return nil }
 
-// chunk is a run of consecutive steps of a script: the steps, their
-// operations, and where they start in the script.
+// chunk is a run of consecutive steps of a script: their operations, the
+// results they state (nil where none), and where they start in the script.
 type chunk struct {
 	start int
-	steps []ops.Step
 	ops   []ops.Op
+	want  []*ops.Result
 	last  bool // no step follows
 }
 
@@ -65,15 +65,15 @@ func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() 
 		// shorter); the chunks after a full one are made full.
 		room := min(size, 1024)
 		for start := 0; more; room = size {
-			c := &chunk{start: start, steps: make([]ops.Step, 0, room), ops: make([]ops.Op, 0, room)}
-			for more && len(c.steps) < size {
+			c := &chunk{start: start, ops: make([]ops.Op, 0, room), want: make([]*ops.Result, 0, room)}
+			for more && len(c.ops) < size {
 				st := r.Step()
-				c.steps = append(c.steps, st)
 				c.ops = append(c.ops, st.Op)
+				c.want = append(c.want, st.Want)
 				more = r.Next()
 			}
 			c.last = !more
-			start += len(c.steps)
+			start += len(c.ops)
 			select {
 			case ch <- c:
 			case <-ctx.Done():
@@ -176,8 +176,8 @@ func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func
 		if len(rs) != len(c.ops) {
 			return fmt.Errorf("%s returned %d results for %d operations", s.Name, len(rs), len(c.ops))
 		}
-		for i, st := range c.steps {
-			if err := each(st, rs[i]); err != nil {
+		for i, op := range c.ops {
+			if err := each(ops.Step{Op: op, Want: c.want[i]}, rs[i]); err != nil {
 				return err
 			}
 		}
