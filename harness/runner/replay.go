@@ -145,7 +145,11 @@ func ReplaySteps(ctx context.Context, steps StepReader, a, b Side, rel equiv.Rel
 		first = &chunk{last: true} // no steps: the initial states compare
 	}
 	if first.last {
-		// The whole script in one call per side, as the fuzzing loop runs it.
+		// The whole script in one call per side, as the fuzzing loop
+		// runs it, unless reading it failed after the steps read.
+		if err := readErr(); err != nil {
+			return 0, err
+		}
 		outA, outB, errA, errB := ExecBoth(ctx, a, b, [][]ops.Op{first.ops})
 		if err := errors.Join(errA, errB); err != nil {
 			return 0, err

@@ -211,3 +211,19 @@ func TestLongScriptTableShowsTheEndWhenTheStatesDiffer(t *testing.T) {
    30   ok    ok    rmid msg h15
 `, re.Table)
 }
+
+// A script that turns out not to parse is an error, whether its steps so
+// far fit in one chunk or not: never a verdict on the steps before it.
+func TestReplayOfABadScriptIsItsError(t *testing.T) {
+	a, b := open(t, "naive", false).side, open(t, "optimized", false).side
+	text := "subsystem ids\nh1 = get msg key=0x0 mode=0600\nrmid msg h1\nh2 = get msg key=0x0 mode=0600\nrmid msg h3\n"
+	for _, size := range []int{whole, 1, 2} {
+		_, err := runner.ReplaySteps(context.Background(), ops.NewScriptReader("bad.ops", strings.NewReader(text)), a, b, equiv.Exact, runner.ReplayOptions{Chunk: size})
+		var pe *ops.ParseError
+		require.ErrorAs(t, err, &pe, "chunks of %d", size)
+		require.EqualError(t, err, "bad.ops:5: handle h3 is used before any line binds it")
+		n, err := runner.RunSteps(context.Background(), ops.NewScriptReader("bad.ops", strings.NewReader(text)), a, size, func(ops.Step, ops.Result) error { return nil })
+		require.ErrorAs(t, err, &pe, "chunks of %d", size)
+		require.LessOrEqual(t, n, 3)
+	}
+}

@@ -194,6 +194,9 @@ func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func
 		first = &chunk{last: true}
 	}
 	if first.last {
+		if err := readErr(); err != nil {
+			return 0, err
+		}
 		out, err := execSide(ctx, s, [][]ops.Op{first.ops}, nil)
 		if err != nil {
 			return 0, err
