@@ -65,21 +65,43 @@ func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfu
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "apply: %v", err)
 	}
-	results, err := s.impl.Apply(ctx, batch)
+	var results []ops.Result
+	if req.GetFollowSet() {
+		follow, err := UnpackResults(req.GetFollow())
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "apply: results to follow: %v", err)
+		}
+		if follow == nil {
+			follow = []ops.Result{} // set, even when empty
+		}
+		results, err = s.impl.ApplyFollowing(ctx, batch, follow)
+	} else {
+		results, err = s.impl.Apply(ctx, batch)
+	}
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr
 	}
-	return &ipcfuzzv1.ApplyResponse{Results: PackResults(results), Failure: f}, nil
+	return &ipcfuzzv1.ApplyResponse{Results: PackResults(results), Failure: f, Followed: req.GetFollowSet()}, nil
 }
 
-func (s *server) Snapshot(ctx context.Context, _ *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
-	snap, err := s.impl.Snapshot(ctx)
+func (s *server) Snapshot(ctx context.Context, req *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
+	var snap ops.Snapshot
+	var err error
+	if req.GetFollowSet() {
+		other, uerr := UnpackSnapshot(req.GetFollow())
+		if uerr != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "snapshot: snapshot to follow: %v", uerr)
+		}
+		snap, err = s.impl.SnapshotFollowing(ctx, &other)
+	} else {
+		snap, err = s.impl.Snapshot(ctx)
+	}
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr
 	}
-	return &ipcfuzzv1.SnapshotResponse{Snapshot: PackSnapshot(snap), Failure: f}, nil
+	return &ipcfuzzv1.SnapshotResponse{Snapshot: PackSnapshot(snap), Failure: f, Followed: req.GetFollowSet()}, nil
 }
 
 func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzzv1.ExecResponse, error) {

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
@@ -38,11 +38,12 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	// Every file is read (and refused, one line, if it is not a strict
-	// script) before any plugin starts.
-	scripts := make([]*ops.Script, len(files))
+	// Every file is read through (and refused, one line, if it is not a
+	// strict script) before any plugin starts; none is held: each is read
+	// again, step by step, as it is replayed.
+	subsystems := make([]string, len(files))
 	for i, f := range files {
-		if scripts[i], err = corpus.Read(f); err != nil {
+		if subsystems[i], err = checkScript(f); err != nil {
 			return inputError{err}
 		}
 	}
@@ -64,23 +65,23 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		if ctx.Err() != nil {
 			return interruptedError{fmt.Sprintf("interrupted after %d of %d scripts (%d failed)", i, len(files), failed)}
 		}
-		sc := scripts[i]
-		sub, err := props.Lookup(sc.Subsystem)
+		sub, err := props.Lookup(subsystems[i])
 		if err != nil {
 			return inputError{fmt.Errorf("%s: %w", f, err)}
 		}
 		for j, info := range infos {
-			if !slices.Contains(info.Subsystems, sc.Subsystem) {
-				return inputError{fmt.Errorf("%s: %s does not run subsystem %s (it runs %s)", f, sides[j].Name, sc.Subsystem, strings.Join(info.Subsystems, ", "))}
+			if !slices.Contains(info.Subsystems, subsystems[i]) {
+				return inputError{fmt.Errorf("%s: %s does not run subsystem %s (it runs %s)", f, sides[j].Name, subsystems[i], strings.Join(info.Subsystems, ", "))}
 			}
 		}
 		a, b := sides[0], sides[1]
 		a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()
-		err = runner.Replay(ctx, sc, a, b, rel)
+		n, err := replayFile(ctx, f, a, b, rel)
 		var re *runner.ReplayError
+		var pe *ops.ParseError
 		switch {
 		case err == nil:
-			fmt.Fprintf(stdout, "ok    %s (%d ops)\n", f, len(sc.Steps))
+			fmt.Fprintf(stdout, "ok    %s (%d ops)\n", f, n)
 		case errors.As(err, &re):
 			failed++
 			fmt.Fprintf(stdout, "FAIL  %s:\n", f)
@@ -88,6 +89,8 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 				fmt.Fprintf(stdout, "  %s\n", p)
 			}
 			fmt.Fprint(stdout, re.Table)
+		case errors.As(err, &pe):
+			return inputError{err} // the file changed since it was checked
 		default:
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -97,4 +100,29 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d scripts agree on %s vs %s\n", len(files), sides[0].Name, sides[1].Name)
 	return nil
+}
+
+// checkScript reads a script file through, as strictly as corpus.Read and
+// with its errors, holding none of it, and returns its subsystem.
+func checkScript(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r := ops.NewScriptReader(path, f)
+	for r.Next() {
+	}
+	return r.Subsystem(), r.Err()
+}
+
+// replayFile replays a script file read step by step (runner.ReplaySteps)
+// and returns how many steps it replayed.
+func replayFile(ctx context.Context, path string, a, b runner.Side, rel equiv.Relation) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return runner.ReplaySteps(ctx, ops.NewScriptReader(path, f), a, b, rel, runner.ReplayOptions{})
 }

@@ -61,26 +61,89 @@ func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
 	if len(a.Results) != len(b.Results) {
 		return &Divergence{Step: min(len(a.Results), len(b.Results)), Reason: fmt.Sprintf("A returned %d results, B %d", len(a.Results), len(b.Results))}
 	}
-	var ren *renaming
-	if rel == IDsRenamed {
-		ren = newRenaming()
+	c := NewComparer(rel)
+	for _, op := range script {
+		c.meet(op) // the whole script's subsystems, results or not
 	}
 	for i, op := range script {
 		if i >= len(a.Results) {
 			break
 		}
-		ra, rb := a.Results[i], b.Results[i]
-		if reason := compareResult(ren, op, ra, rb); reason != "" {
-			return &Divergence{Step: i, Reason: reason}
-		}
-		if ren != nil {
-			ren.follow(op, ra, rb)
+		if d := c.Step(op, a.Results[i], b.Results[i]); d != nil {
+			return d
 		}
 	}
-	if reason := compareSnapshots(ren, ops.SubsystemsOf(script), a.Snapshot, b.Snapshot); reason != "" {
-		return &Divergence{Step: -1, Reason: reason}
+	return c.Final(a.Snapshot, b.Snapshot)
+}
+
+// Comparer is Compare a step at a time, for outcomes that come in pieces (a
+// long script replayed in batches): it keeps only what comparing the steps
+// still to come needs (the renaming of ids, the subsystems met), never the
+// steps themselves. Feeding it every step and then the snapshots gives
+// what Compare gives.
+type Comparer struct {
+	ren  *renaming
+	step int
+	div  *Divergence
+	subs map[string]bool
+	seen [256]bool // the kinds whose subsystems are in subs
+}
+
+// NewComparer starts comparing two outcomes of one script under rel.
+func NewComparer(rel Relation) *Comparer {
+	c := &Comparer{subs: map[string]bool{}}
+	if rel == IDsRenamed {
+		c.ren = newRenaming()
 	}
+	return c
+}
+
+// Step compares the results of the script's next operation, and returns
+// the first divergence once there is one (the steps after it are not
+// compared).
+func (c *Comparer) Step(op ops.Op, ra, rb ops.Result) *Divergence {
+	if c.div != nil {
+		return c.div
+	}
+	c.meet(op)
+	if reason := compareResult(c.ren, op, ra, rb); reason != "" {
+		c.div = &Divergence{Step: c.step, Reason: reason}
+		return c.div
+	}
+	if c.ren != nil {
+		c.ren.follow(op, ra, rb)
+	}
+	c.step++
 	return nil
+}
+
+// meet adds the subsystems of op's kind to those the snapshots compare.
+func (c *Comparer) meet(op ops.Op) {
+	if c.seen[op.Kind] {
+		return
+	}
+	c.seen[op.Kind] = true
+	if ops.Spec(op.Kind) != nil {
+		for s := range ops.SubsystemsOf([]ops.Op{op}) {
+			c.subs[s] = true
+		}
+	}
+}
+
+// Final compares the final snapshots, the groups of the subsystems of the
+// steps compared, unless a step diverged: it returns the first divergence.
+func (c *Comparer) Final(sa, sb ops.Snapshot) *Divergence {
+	if c.div != nil {
+		return c.div
+	}
+	subs := c.subs
+	if len(subs) == 0 {
+		subs = ops.SubsystemsOf(nil)
+	}
+	if reason := compareSnapshots(c.ren, subs, sa, sb); reason != "" {
+		c.div = &Divergence{Step: -1, Reason: reason}
+	}
+	return c.div
 }
 
 // SameResult reports whether two results of op are equal: the same

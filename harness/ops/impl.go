@@ -10,12 +10,21 @@ import (
 // process (Local) or in a plugin process. Handles bound by Apply persist until
 // the next Reset. Exec is the batched form the runner uses: for each script it
 // resets with cfg, applies every operation and takes a snapshot, all in one
-// call.
+// call. A script too long to hold at once is run as Reset, Apply of one batch
+// of its operations after the other, and Snapshot.
 type Impl interface {
 	Info(ctx context.Context) (Info, error)
 	Reset(ctx context.Context, cfg Config) error
 	Apply(ctx context.Context, ops []Op) ([]Result, error)
 	Snapshot(ctx context.Context) (Snapshot, error)
+	// ApplyFollowing is Apply for an implementation that follows
+	// (Info.Follows): other holds the other implementation's results of
+	// the same operations. It is what Exec's follow is for a script run in
+	// batches; with other nil it is Apply.
+	ApplyFollowing(ctx context.Context, ops []Op, other []Result) ([]Result, error)
+	// SnapshotFollowing is Snapshot following the other implementation's
+	// final snapshot; with other nil it is Snapshot.
+	SnapshotFollowing(ctx context.Context, other *Snapshot) (Snapshot, error)
 	// follow, when not nil, holds the other implementation's outcome of each
 	// script, for an implementation that follows (Info.Follows).
 	Exec(ctx context.Context, cfg Config, scripts [][]Op, follow []Outcome) ([]Outcome, error)
@@ -58,14 +67,33 @@ func (l *Local) Reset(_ context.Context, cfg Config) error {
 
 // Apply implements Impl.
 func (l *Local) Apply(ctx context.Context, batch []Op) ([]Result, error) {
+	return l.ApplyFollowing(ctx, batch, nil)
+}
+
+// ApplyFollowing implements Impl: a model that is a Follower follows other
+// (operation i follows other[i]) as RunFollowing does; any other model
+// applies the operations as Apply does.
+func (l *Local) ApplyFollowing(ctx context.Context, batch []Op, other []Result) ([]Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	f, follows := l.model.(Follower)
+	follows = follows && other != nil
 	out := make([]Result, 0, len(batch))
 	for i, op := range batch {
 		if i%256 == 0 && ctx.Err() != nil {
 			return out, ctx.Err()
 		}
-		r, err := l.model.Apply(l.handles.Resolve(op))
+		var r Result
+		var err error
+		if follows {
+			var want *Result
+			if i < len(other) {
+				want = &other[i]
+			}
+			r, err = f.ApplyFollowing(l.handles.Resolve(op), want)
+		} else {
+			r, err = l.model.Apply(l.handles.Resolve(op))
+		}
 		if err != nil {
 			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
 		}
@@ -76,9 +104,18 @@ func (l *Local) Apply(ctx context.Context, batch []Op) ([]Result, error) {
 }
 
 // Snapshot implements Impl.
-func (l *Local) Snapshot(context.Context) (Snapshot, error) {
+func (l *Local) Snapshot(ctx context.Context) (Snapshot, error) {
+	return l.SnapshotFollowing(ctx, nil)
+}
+
+// SnapshotFollowing implements Impl: a model that is a Follower follows
+// other, as RunFollowing does.
+func (l *Local) SnapshotFollowing(_ context.Context, other *Snapshot) (Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if f, ok := l.model.(Follower); ok && other != nil {
+		return f.SnapshotFollowing(other)
+	}
 	return l.model.Snapshot()
 }
 

@@ -371,12 +371,25 @@ func (p *Plugin) Reset(ctx context.Context, cfg ops.Config) error {
 // Apply implements ops.Impl. With a Failed error it also returns the results
 // of the operations before the failing one.
 func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+	return p.ApplyFollowing(ctx, batch, nil)
+}
+
+// ApplyFollowing implements ops.Impl: other travels with the operations. A
+// plugin that does not say it followed them (one that predates following
+// in Apply) answers garbage.
+func (p *Plugin) ApplyFollowing(ctx context.Context, batch []ops.Op, other []ops.Result) ([]ops.Result, error) {
 	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.PackOps(batch)}
+	if other != nil {
+		req.Follow, req.FollowSet = plugins.PackResults(other), true
+	}
 	resp, err := call(ctx, p, "apply", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ApplyResponse, error) {
 		return c.Apply(ctx, req)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if req.FollowSet && !resp.Followed && resp.Failure == nil {
+		return nil, p.garbage("apply", errors.New("the plugin did not follow the results it was given (it predates following in apply)"))
 	}
 	results, err := plugins.UnpackResults(resp.Results)
 	if err != nil {
@@ -395,11 +408,23 @@ func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error
 
 // Snapshot implements ops.Impl.
 func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
+	return p.SnapshotFollowing(ctx, nil)
+}
+
+// SnapshotFollowing implements ops.Impl: other travels with the request.
+func (p *Plugin) SnapshotFollowing(ctx context.Context, other *ops.Snapshot) (ops.Snapshot, error) {
+	req := &ipcfuzzv1.SnapshotRequest{}
+	if other != nil {
+		req.Follow, req.FollowSet = plugins.PackSnapshot(*other), true
+	}
 	resp, err := call(ctx, p, "snapshot", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.SnapshotResponse, error) {
-		return c.Snapshot(ctx, &ipcfuzzv1.SnapshotRequest{})
+		return c.Snapshot(ctx, req)
 	})
 	if err != nil {
 		return ops.Snapshot{}, err
+	}
+	if req.FollowSet && !resp.Followed && resp.Failure == nil {
+		return ops.Snapshot{}, p.garbage("snapshot", errors.New("the plugin did not follow the snapshot it was given (it predates following in snapshot)"))
 	}
 	if resp.Failure != nil {
 		return ops.Snapshot{}, p.failed("snapshot", resp.Failure)

@@ -561,3 +561,53 @@ func TestErrorIsOneLine(t *testing.T) {
 	e := &PluginError{Plugin: "./foo", Kind: Handshake, Err: errors.New("line one\n  line two\n\n")}
 	require.Equal(t, `plugin "./foo": handshake failed: line one; line two`, e.Error())
 }
+
+// A script applied in batches follows over the wire: the other side's
+// results travel with each batch and its snapshot with Snapshot, and a
+// plugin that follows takes them; without them it answers on its own.
+func TestApplyFollowingCarriesTheOtherSide(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, launch(t, "follower"))
+	batch := toyScripts(3, 1, 6)[0]
+	other := make([]ops.Result, len(batch))
+	for i := range other {
+		other[i] = ops.Result{ID: int64(100 + i), List: []ops.Entry{{ID: int64(i), Key: 7}}}
+	}
+	require.NoError(t, p.Reset(ctx, ops.Config{}))
+	got, err := p.ApplyFollowing(ctx, batch, other)
+	require.NoError(t, err)
+	require.Equal(t, other, got)
+	var snap ops.Snapshot
+	snap.IDs[ops.Sem].NextID = 42
+	gotSnap, err := p.SnapshotFollowing(ctx, &snap)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), gotSnap.IDs[ops.Sem].NextID)
+
+	// The same operations, not following, are the toy's own.
+	local := ops.NewLocal(toyInfo, &follower{})
+	require.NoError(t, local.Reset(ctx, ops.Config{}))
+	require.NoError(t, p.Reset(ctx, ops.Config{}))
+	want, err := local.Apply(ctx, batch)
+	require.NoError(t, err)
+	got, err = p.ApplyFollowing(ctx, batch, nil)
+	require.NoError(t, err)
+	requireSameOutcomes(t, []ops.Outcome{{Results: want}}, []ops.Outcome{{Results: got}})
+}
+
+// A plugin that does not say it followed is refused, not believed.
+func TestUnfollowingPluginIsRefused(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, launch(t, "unfollowing"))
+	batch := toyScripts(3, 1, 4)[0]
+	require.NoError(t, p.Reset(ctx, ops.Config{}))
+	_, err := p.ApplyFollowing(ctx, batch, make([]ops.Result, len(batch)))
+	require.Equal(t, Garbage, kindOf(err), "%v", err)
+	require.ErrorContains(t, err, "did not follow")
+	_, err = p.SnapshotFollowing(ctx, &ops.Snapshot{})
+	require.Equal(t, Garbage, kindOf(err), "%v", err)
+	// Plain calls are fine.
+	_, err = p.Apply(ctx, batch)
+	require.NoError(t, err)
+	_, err = p.Snapshot(ctx)
+	require.NoError(t, err)
+}

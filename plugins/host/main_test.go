@@ -44,6 +44,10 @@ func servePlugin(mode string) {
 	switch mode {
 	case "toy":
 		plugins.Serve(newToy())
+	case "follower": // the toy model, following the other side's results and snapshot
+		plugins.Serve(ops.NewLocal(toyInfo, &follower{}))
+	case "unfollowing": // a plugin that predates following in Apply and Snapshot
+		plugins.ServeServer(&unfollowing{ImplServer: plugins.NewServer(ops.NewLocal(toyInfo, &follower{}))}, nil)
 	case "crash", "panic":
 		at, _ := strconv.Atoi(os.Getenv(crashAtEnv))
 		plugins.Serve(&crashing{Local: newToy(), at: max(at, 1), panic: mode == "panic"})
@@ -242,4 +246,41 @@ type badSnapshot struct{ ipcfuzzv1.ImplServer }
 
 func (*badSnapshot) Snapshot(context.Context, *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
 	return &ipcfuzzv1.SnapshotResponse{Snapshot: []byte{0xff, 0xff, 0xff}}, nil
+}
+
+// follower is the toy model that follows: given the other side's result of
+// an operation (or its final snapshot), it answers that instead.
+type follower struct{ toyModel }
+
+func (f *follower) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, error) {
+	if other != nil {
+		return *other, nil
+	}
+	return f.Apply(op)
+}
+
+func (f *follower) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error) {
+	if other != nil {
+		return *other, nil
+	}
+	return f.Snapshot()
+}
+
+// unfollowing answers as a server that does not know the follow fields.
+type unfollowing struct{ ipcfuzzv1.ImplServer }
+
+func (u *unfollowing) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfuzzv1.ApplyResponse, error) {
+	resp, err := u.ImplServer.Apply(ctx, &ipcfuzzv1.ApplyRequest{Ops: req.GetOps()})
+	if resp != nil {
+		resp.Followed = false
+	}
+	return resp, err
+}
+
+func (u *unfollowing) Snapshot(ctx context.Context, req *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
+	resp, err := u.ImplServer.Snapshot(ctx, &ipcfuzzv1.SnapshotRequest{})
+	if resp != nil {
+		resp.Followed = false
+	}
+	return resp, err
 }

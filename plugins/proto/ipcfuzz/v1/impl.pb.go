@@ -481,8 +481,13 @@ func (x *ResetResponse) GetFailure() *Failure {
 
 // ApplyRequest carries packed operations.
 type ApplyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ops           []byte                 `protobuf:"bytes,1,opt,name=ops,proto3" json:"ops,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ops   []byte                 `protobuf:"bytes,1,opt,name=ops,proto3" json:"ops,omitempty"`
+	// follow, when follow_set, holds the other implementation's packed
+	// results of the same operations, for an implementation that follows
+	// (as ExecRequest.follow does for whole scripts).
+	Follow        []byte `protobuf:"bytes,2,opt,name=follow,proto3" json:"follow,omitempty"`
+	FollowSet     bool   `protobuf:"varint,3,opt,name=follow_set,json=followSet,proto3" json:"follow_set,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -524,11 +529,28 @@ func (x *ApplyRequest) GetOps() []byte {
 	return nil
 }
 
+func (x *ApplyRequest) GetFollow() []byte {
+	if x != nil {
+		return x.Follow
+	}
+	return nil
+}
+
+func (x *ApplyRequest) GetFollowSet() bool {
+	if x != nil {
+		return x.FollowSet
+	}
+	return false
+}
+
 // ApplyResponse carries packed results.
 type ApplyResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []byte                 `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
-	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []byte                 `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
+	Failure *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	// followed says the plugin took follow into account (a plugin that
+	// predates it leaves it false, and the host refuses its answer).
+	Followed      bool `protobuf:"varint,3,opt,name=followed,proto3" json:"followed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -577,8 +599,19 @@ func (x *ApplyResponse) GetFailure() *Failure {
 	return nil
 }
 
+func (x *ApplyResponse) GetFollowed() bool {
+	if x != nil {
+		return x.Followed
+	}
+	return false
+}
+
 type SnapshotRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// follow, when follow_set, holds the other implementation's packed final
+	// snapshot, for an implementation that follows.
+	Follow        []byte `protobuf:"bytes,1,opt,name=follow,proto3" json:"follow,omitempty"`
+	FollowSet     bool   `protobuf:"varint,2,opt,name=follow_set,json=followSet,proto3" json:"follow_set,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -613,11 +646,27 @@ func (*SnapshotRequest) Descriptor() ([]byte, []int) {
 	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
 }
 
+func (x *SnapshotRequest) GetFollow() []byte {
+	if x != nil {
+		return x.Follow
+	}
+	return nil
+}
+
+func (x *SnapshotRequest) GetFollowSet() bool {
+	if x != nil {
+		return x.FollowSet
+	}
+	return false
+}
+
 // SnapshotResponse carries a packed snapshot.
 type SnapshotResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Snapshot      []byte                 `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
-	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Snapshot []byte                 `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Failure  *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	// followed: as in ApplyResponse.
+	Followed      bool `protobuf:"varint,3,opt,name=followed,proto3" json:"followed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -664,6 +713,13 @@ func (x *SnapshotResponse) GetFailure() *Failure {
 		return x.Failure
 	}
 	return nil
+}
+
+func (x *SnapshotResponse) GetFollowed() bool {
+	if x != nil {
+		return x.Followed
+	}
+	return false
 }
 
 // ExecRequest carries scripts, each one packed operations.
@@ -964,16 +1020,24 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\fResetRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\">\n" +
 	"\rResetResponse\x12-\n" +
-	"\afailure\x18\x01 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\" \n" +
+	"\afailure\x18\x01 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"W\n" +
 	"\fApplyRequest\x12\x10\n" +
-	"\x03ops\x18\x01 \x01(\fR\x03ops\"X\n" +
+	"\x03ops\x18\x01 \x01(\fR\x03ops\x12\x16\n" +
+	"\x06follow\x18\x02 \x01(\fR\x06follow\x12\x1d\n" +
+	"\n" +
+	"follow_set\x18\x03 \x01(\bR\tfollowSet\"t\n" +
 	"\rApplyResponse\x12\x18\n" +
 	"\aresults\x18\x01 \x01(\fR\aresults\x12-\n" +
-	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\x11\n" +
-	"\x0fSnapshotRequest\"]\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\x12\x1a\n" +
+	"\bfollowed\x18\x03 \x01(\bR\bfollowed\"H\n" +
+	"\x0fSnapshotRequest\x12\x16\n" +
+	"\x06follow\x18\x01 \x01(\fR\x06follow\x12\x1d\n" +
+	"\n" +
+	"follow_set\x18\x02 \x01(\bR\tfollowSet\"y\n" +
 	"\x10SnapshotResponse\x12\x1a\n" +
 	"\bsnapshot\x18\x01 \x01(\fR\bsnapshot\x12-\n" +
-	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"\x9f\x01\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\x12\x1a\n" +
+	"\bfollowed\x18\x03 \x01(\bR\bfollowed\"\x9f\x01\n" +
 	"\vExecRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12\x18\n" +
 	"\ascripts\x18\x02 \x03(\fR\ascripts\x12+\n" +

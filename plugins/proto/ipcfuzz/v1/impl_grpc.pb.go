@@ -66,7 +66,8 @@ type ImplClient interface {
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoResponse, error)
 	// Reset gives the implementation a fresh state configured by config.
 	Reset(ctx context.Context, in *ResetRequest, opts ...grpc.CallOption) (*ResetResponse, error)
-	// Apply applies a batch of operations in order; handles persist until the next Reset.
+	// Apply applies a batch of operations in order; handles persist until the
+	// next Reset. A long script is applied in batches (Reset, Apply..., Snapshot).
 	Apply(ctx context.Context, in *ApplyRequest, opts ...grpc.CallOption) (*ApplyResponse, error)
 	// Snapshot returns the whole observable state.
 	Snapshot(ctx context.Context, in *SnapshotRequest, opts ...grpc.CallOption) (*SnapshotResponse, error)
@@ -155,7 +156,8 @@ type ImplServer interface {
 	Info(context.Context, *InfoRequest) (*InfoResponse, error)
 	// Reset gives the implementation a fresh state configured by config.
 	Reset(context.Context, *ResetRequest) (*ResetResponse, error)
-	// Apply applies a batch of operations in order; handles persist until the next Reset.
+	// Apply applies a batch of operations in order; handles persist until the
+	// next Reset. A long script is applied in batches (Reset, Apply..., Snapshot).
 	Apply(context.Context, *ApplyRequest) (*ApplyResponse, error)
 	// Snapshot returns the whole observable state.
 	Snapshot(context.Context, *SnapshotRequest) (*SnapshotResponse, error)

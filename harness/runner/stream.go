@@ -1,0 +1,230 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// StepReader yields a script's steps in order: an ops.ScriptReader reading
+// a file, or a script held in memory (StepsOf).
+type StepReader interface {
+	// Next reads the next step: false at the end or at an error.
+	Next() bool
+	// Step is the step Next read.
+	Step() ops.Step
+	// Err is what stopped Next early, nil at the end of the script.
+	Err() error
+}
+
+// StepsOf reads the steps of a script held in memory.
+func StepsOf(sc *ops.Script) StepReader { return &sliceSteps{steps: sc.Steps, i: -1} }
+
+type sliceSteps struct {
+	steps []ops.Step
+	i     int
+}
+
+func (s *sliceSteps) Next() bool {
+	if s.i+1 >= len(s.steps) {
+		s.i = len(s.steps)
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *sliceSteps) Step() ops.Step { return s.steps[s.i] }
+func (s *sliceSteps) Err() error     { return nil }
+
+// chunk is a run of consecutive steps of a script: their operations, the
+// results they state (nil where none), and where they start in the script.
+type chunk struct {
+	start int
+	ops   []ops.Op
+	want  []*ops.Result
+	last  bool // no step follows
+}
+
+// chunks reads steps into chunks of size steps, one chunk ahead of the
+// caller (a goroutine parses while the sides run). The channel closes after
+// the last chunk, or early when ctx ends or reading fails; wait then tells
+// why reading stopped (nil at the end of the script, or when ctx ended).
+func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() error) {
+	ch := make(chan *chunk, 1)
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		more := r.Next()
+		// The first chunk grows to its size (a script may be much
+		// shorter); the chunks after a full one are made full.
+		room := min(size, 1024)
+		for start := 0; more; room = size {
+			c := &chunk{start: start, ops: make([]ops.Op, 0, room), want: make([]*ops.Result, 0, room)}
+			for more && len(c.ops) < size {
+				st := r.Step()
+				c.ops = append(c.ops, st.Op)
+				c.want = append(c.want, st.Want)
+				more = r.Next()
+			}
+			c.last = !more
+			start += len(c.ops)
+			select {
+			case ch <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+		err = r.Err()
+	}()
+	return ch, func() error { <-done; return err }
+}
+
+// bothSides runs f on each side: at once, or, when one side follows, the
+// other first and then the follower with the leader's answer. f gets the
+// leader's answer (nil for a side that does not follow). Each side's error
+// names the side only through the error the side returned.
+func bothSides[T any](a, b Side, f func(s Side, leader *T) (T, error)) (outA, outB T, err error) {
+	var errA, errB error
+	switch {
+	case b.Follows:
+		if outA, errA = f(a, nil); errA != nil {
+			return outA, outB, errA
+		}
+		outB, errB = f(b, &outA)
+		return outA, outB, errB
+	case a.Follows:
+		if outB, errB = f(b, nil); errB != nil {
+			return outA, outB, errB
+		}
+		outA, errA = f(a, &outB)
+		return outA, outB, errA
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		outB, errB = f(b, nil)
+	}()
+	outA, errA = f(a, nil)
+	wg.Wait()
+	return outA, outB, errors.Join(errA, errB)
+}
+
+// applyChunk applies one chunk's operations on both sides, a follower
+// following the other side's results.
+func applyChunk(ctx context.Context, a, b Side, c *chunk) (ra, rb []ops.Result, err error) {
+	ra, rb, err = bothSides(a, b, func(s Side, leader *[]ops.Result) ([]ops.Result, error) {
+		var rs []ops.Result
+		var err error
+		if leader != nil {
+			rs, err = s.Impl.ApplyFollowing(ctx, c.ops, *leader)
+		} else {
+			rs, err = s.Impl.Apply(ctx, c.ops)
+		}
+		if err == nil && len(rs) != len(c.ops) {
+			err = fmt.Errorf("%s returned %d results for %d operations", s.Name, len(rs), len(c.ops))
+		}
+		return rs, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("steps %d-%d: %w", c.start+1, c.start+len(c.ops), err)
+	}
+	return ra, rb, nil
+}
+
+// resetBoth resets both sides, each with its Config.
+func resetBoth(ctx context.Context, a, b Side) error {
+	_, _, err := bothSides(a, b, func(s Side, _ *struct{}) (struct{}, error) {
+		return struct{}{}, s.Impl.Reset(ctx, s.Config)
+	})
+	return err
+}
+
+// snapshotBoth takes both sides' final snapshots, a follower following the
+// other side's.
+func snapshotBoth(ctx context.Context, a, b Side) (sa, sb ops.Snapshot, err error) {
+	return bothSides(a, b, func(s Side, leader *ops.Snapshot) (ops.Snapshot, error) {
+		if leader != nil {
+			return s.Impl.SnapshotFollowing(ctx, leader)
+		}
+		return s.Impl.Snapshot(ctx)
+	})
+}
+
+// RunSteps runs a script read step by step on one side, as ReplaySteps
+// does (one Exec when the script fits in one chunk;
+// else Reset, Apply of each chunk, Snapshot), and hands each step with its
+// result to each, in order, as the results come. It returns how many steps
+// ran. size is the chunk's, in operations; 0 means DefaultChunk.
+func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func(ops.Step, ops.Result) error) (int, error) {
+	if size <= 0 {
+		size = DefaultChunk
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	in, readErr := chunks(ctx, steps, size)
+	defer func() {
+		cancel()
+		_ = readErr()
+	}()
+	give := func(c *chunk, rs []ops.Result) error {
+		if len(rs) != len(c.ops) {
+			return fmt.Errorf("%s returned %d results for %d operations", s.Name, len(rs), len(c.ops))
+		}
+		for i, op := range c.ops {
+			if err := each(ops.Step{Op: op, Want: c.want[i]}, rs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	first, ok := <-in
+	if !ok {
+		if err := readErr(); err != nil {
+			return 0, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		first = &chunk{last: true}
+	}
+	if first.last {
+		if err := readErr(); err != nil {
+			return 0, err
+		}
+		out, err := execSide(ctx, s, [][]ops.Op{first.ops}, nil)
+		if err != nil {
+			return 0, err
+		}
+		return len(first.ops), give(first, out[0].Results)
+	}
+	if err := s.Impl.Reset(ctx, s.Config); err != nil {
+		return 0, err
+	}
+	n := 0
+	for c := first; c != nil; c = <-in {
+		rs, err := s.Impl.Apply(ctx, c.ops)
+		if err != nil {
+			return n, fmt.Errorf("steps %d-%d: %w", c.start+1, c.start+len(c.ops), err)
+		}
+		if err := give(c, rs); err != nil {
+			return n, err
+		}
+		n += len(c.ops)
+	}
+	if err := readErr(); err != nil {
+		return n, err
+	}
+	if err := ctx.Err(); err != nil {
+		return n, err
+	}
+	if _, err := s.Impl.Snapshot(ctx); err != nil {
+		return n, err
+	}
+	return n, nil
+}
