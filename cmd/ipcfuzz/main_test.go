@@ -382,4 +382,3 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 		})
 	}
 }
-
