@@ -266,6 +266,7 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ErrNotRunning)
 	}
 	code := status.Code(err)
+	timedOut := code == codes.DeadlineExceeded || errors.Is(callCtx.Err(), context.DeadlineExceeded)
 	switch {
 	case ctx.Err() != nil:
 		// The caller gave up or its own deadline passed (a run's --time):
@@ -273,7 +274,13 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 		// per-call deadline makes a plugin hung.
 		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ctx.Err())
 
-	case code == codes.DeadlineExceeded || errors.Is(callCtx.Err(), context.DeadlineExceeded):
+	case timedOut && callerDeadlineBinds(ctx, callCtx):
+		// gRPC's own timer (or the server's, from the grpc-timeout header)
+		// can fire a moment before ctx's: the deadline that ran out is
+		// still the caller's, not the host's per-call one.
+		return fmt.Errorf("plugin %q: %s: %w", p.name, method, context.DeadlineExceeded)
+
+	case timedOut:
 		within := fmt.Sprintf(" within %v", took.Round(time.Millisecond))
 		if p.timeout > 0 {
 			within += fmt.Sprintf(" (call timeout %v)", p.timeout)
@@ -296,6 +303,17 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 			Err: fmt.Errorf("%s: the plugin does not implement it (protocol mismatch): %w", method, err)}
 	}
 	return &PluginError{Plugin: p.name, Kind: Garbage, Err: fmt.Errorf("%s: %w", method, err)}
+}
+
+// callerDeadlineBinds reports whether the caller's deadline is the one that
+// bounds callCtx, i.e. is no later than the host's per-call deadline.
+func callerDeadlineBinds(ctx, callCtx context.Context) bool {
+	mine, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	call, ok := callCtx.Deadline()
+	return !ok || !mine.After(call)
 }
 
 // bury records pe as the death of pr and kills the process; it returns pe.
