@@ -277,8 +277,10 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 	case timedOut && callerDeadlineBinds(ctx, callCtx):
 		// gRPC's own timer (or the server's, from the grpc-timeout header)
 		// can fire a moment before ctx's: the deadline that ran out is
-		// still the caller's, not the host's per-call one.
-		return fmt.Errorf("plugin %q: %s: %w", p.name, method, context.DeadlineExceeded)
+		// still the caller's, not the host's per-call one. Wait the moment
+		// out so that the caller sees its own context ended too.
+		<-ctx.Done()
+		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ctx.Err())
 
 	case timedOut:
 		within := fmt.Sprintf(" within %v", took.Round(time.Millisecond))
@@ -306,15 +308,23 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 }
 
 // callerDeadlineBinds reports whether the caller's deadline is the one that
-// bounds callCtx, i.e. is no later than the host's per-call deadline.
+// bounds callCtx (no later than the host's per-call deadline) and is at most
+// deadlineSlack away.
 func callerDeadlineBinds(ctx, callCtx context.Context) bool {
 	mine, ok := ctx.Deadline()
 	if !ok {
 		return false
 	}
+	if time.Until(mine) > deadlineSlack {
+		return false
+	}
 	call, ok := callCtx.Deadline()
 	return !ok || !mine.After(call)
 }
+
+// deadlineSlack is how early gRPC may report a deadline before the caller's
+// context notices it (timers, the server's copy of the deadline).
+const deadlineSlack = 100 * time.Millisecond
 
 // bury records pe as the death of pr and kills the process; it returns pe.
 func (p *Plugin) bury(pr *proc, pe *PluginError) error {
