@@ -15,7 +15,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
@@ -126,7 +125,7 @@ func (c *compareArgs) openPair(ctx context.Context) (runner.Pair, func(), error)
 		sides[i], infos[i] = s, info
 	}
 	for i := range sides {
-		giveLimits(&sides[i], infos[1-i])
+		sides[i].Config = runner.WithLimits(sides[i].Config, infos[1-i])
 		if err := sides[i].Impl.Reset(ctx, sides[i].Config); err != nil {
 			closeAll()
 			return p, nil, fmt.Errorf("%s refuses its configuration: %w", sides[i].Name, err)
@@ -200,17 +199,4 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		}
 	}
 	return nil
-}
-
-// giveLimits hands a side the machine facts the other side reported
-// (Info.Limits), as limit.* options it did not set itself.
-func giveLimits(s *runner.Side, other ops.Info) {
-	for k, v := range impls.LimitOptions(other.Limits) {
-		if _, set := s.Config.Options[k]; !set {
-			if s.Config.Options == nil {
-				s.Config.Options = map[string]string{}
-			}
-			s.Config.Options[k] = v
-		}
-	}
 }

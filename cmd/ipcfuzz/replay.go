@@ -58,8 +58,8 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		defer s.Impl.Close()
 		sides[i], infos[i] = s, info
 	}
-	giveLimits(&sides[0], infos[1])
-	giveLimits(&sides[1], infos[0])
+	sides[0].Config = runner.WithLimits(sides[0].Config, infos[1])
+	sides[1].Config = runner.WithLimits(sides[1].Config, infos[0])
 	failed := 0
 	for i, f := range files {
 		if ctx.Err() != nil {

@@ -93,18 +93,7 @@ func open(t testing.TB, spec string, asPlugin bool) opened {
 // and the subsystem races. ok is false when a side does not run sub.
 func pair(a, b opened, sub string, races bool) (runner.Side, runner.Side, bool) {
 	sa, sb := a.side, b.side
-	sa.Config, sb.Config = withLimits(sa.Config, b.info), withLimits(sb.Config, a.info)
+	sa.Config, sb.Config = runner.WithLimits(sa.Config, b.info), runner.WithLimits(sb.Config, a.info)
 	sa.Follows, sb.Follows = a.info.Follows && races, b.info.Follows && races
 	return sa, sb, slices.Contains(a.info.Subsystems, sub) && slices.Contains(b.info.Subsystems, sub)
-}
-
-func withLimits(cfg ops.Config, other ops.Info) ops.Config {
-	out := ops.Config{Options: map[string]string{}}
-	for k, v := range impls.LimitOptions(other.Limits) {
-		out.Options[k] = v
-	}
-	for k, v := range cfg.Options {
-		out.Options[k] = v
-	}
-	return out
 }

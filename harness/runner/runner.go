@@ -127,6 +127,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer cancel()
 	}
 	pairs := append([]Pair{{o.A, o.B}}, o.More...)
+	for i := range pairs {
+		if err := ShareLimits(ctx, []*Side{&pairs[i].A, &pairs[i].B}); err != nil {
+			return res, err
+		}
+	}
+	o.A, o.B, o.More = pairs[0].A, pairs[0].B, pairs[1:]
 	c := &collector{o: o, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}}
 	results := make(chan *batchResult, len(pairs))
 	batches := generate(workCtx, o)

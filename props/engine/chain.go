@@ -71,6 +71,13 @@ func (s Subsystem) CompareChain(ctx context.Context, script []ops.Op, sides []ru
 // generator's choices (one byte a choice, see ByteSource), the script they
 // draw runs on every side, and a divergence fails with the minimal script.
 func (s Subsystem) Fuzz(f *testing.F, sides []runner.Side) {
+	ptrs := make([]*runner.Side, len(sides))
+	for i := range sides {
+		ptrs[i] = &sides[i]
+	}
+	if err := runner.ShareLimits(context.Background(), ptrs); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := s.DrawFuzz(&ByteSource{Data: data})
 		if err := s.CompareChain(context.Background(), script, sides); err != nil {

@@ -33,8 +33,12 @@ func opGen(state Shadow) gopter.Gen {
 func (s Subsystem) Commands(p Pair) *commands.ProtoCommands {
 	ctx := context.Background()
 	races := s.Races()
+	shared := p.shareLimits(ctx)
 	return &commands.ProtoCommands{
 		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
+			if shared != nil {
+				panic(shared)
+			}
 			st := &stepper{p: p, races: races}
 			if err := st.reset(ctx); err != nil {
 				panic(err)

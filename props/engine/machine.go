@@ -16,6 +16,12 @@ type Pair struct {
 	Relation equiv.Relation
 }
 
+// shareLimits gives each side of p the machine facts the other reports
+// (runner.ShareLimits), as compare does.
+func (p *Pair) shareLimits(ctx context.Context) error {
+	return runner.ShareLimits(ctx, []*runner.Side{&p.A, &p.B})
+}
+
 // stepper runs a growing script on a pair, one operation at a time.
 type stepper struct {
 	p      Pair
@@ -82,8 +88,12 @@ func (s *stepper) check(invariant func(ops.Snapshot) error) *equiv.Divergence {
 // checks that both states satisfy the invariant and that everything so far,
 // results and states, agrees under the pair's relation.
 func (s Subsystem) Machine(p Pair) func(*rapid.T) {
+	shared := p.shareLimits(context.Background())
 	return func(t *rapid.T) {
 		ctx := context.Background()
+		if shared != nil {
+			t.Fatalf("%v", shared)
+		}
 		st := &stepper{p: p, races: s.Races()}
 		if err := st.reset(ctx); err != nil {
 			t.Fatalf("reset: %v", err)
