@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -13,18 +14,26 @@ import (
 )
 
 // semSleepers builds the sem-sleepers workload on the real kernel: one
-// array of n semaphores, all 0, and n sleeper threads of this process, each
-// moved into the worker's namespace and asleep in semop(-1) on its own
+// array of n semaphores, all 0, and n sleeper processes (task processes,
+// born in the worker's namespace), each asleep in semop(-1) on its own
 // semaphore. The measured part is rounds rounds; round r gives semaphore
 // r mod n a +1 (a semop by the worker), which completes exactly that
-// semaphore's sleeper, and waits until the sleeper is asleep again on it
-// (GETNCNT 1, value 0: exact evidence, ipc-spec §3.7), so that every round
-// finds all n asleep. Since 3.x the kernel keeps a pending list per
-// semaphore, so a round's cost should not grow with n; the naive model
-// scans every pending operation.
+// semaphore's sleeper; the worker reads its answer, sends it the same
+// semop again and waits until it is asleep again on it (GETNCNT 1, value
+// 0: exact evidence, ipc-spec §3.7), so that every round finds all n
+// asleep. Since 3.x the kernel keeps a pending list per semaphore, so a
+// round's cost should not grow with n; the naive model scans every pending
+// operation.
 //
-// teardown removes the array: every sleeper returns EIDRM and its thread
-// ends. Every error path does the same, so no thread is left behind.
+// The sleepers are processes, not threads of this Go process: a thread
+// that wakes from a long syscall must win a P back from the Go scheduler
+// first, and how long that takes grew with the number of sleeping threads
+// (a fit of n^0.6 on a 2-CPU VM), which is the runtime's cost, not the
+// kernel's.
+//
+// teardown removes the array (every sleeper returns EIDRM) and kills and
+// reaps every sleeper. Every error path does the same, so no process is
+// left behind.
 func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(), err error) {
 	if n < 1 {
 		return nil, nil, fmt.Errorf("sem-sleepers needs at least one sleeper, not %d", n)
@@ -40,42 +49,38 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 	if e != 0 {
 		return nil, nil, fmt.Errorf("semget of %d semaphores: %v", n, e)
 	}
-	remove := func() { _ = ipcCtl(ops.Sem, id, unix.IPC_RMID, nil) }
+	sleepers := make([]*taskProc, 0, n)
+	teardown = func() {
+		_ = ipcCtl(ops.Sem, id, unix.IPC_RMID, nil)
+		for _, p := range sleepers {
+			p.kill()
+		}
+		sleepers = nil
+	}
 	defer func() {
 		if err != nil {
-			remove()
+			teardown()
 		}
 	}()
-	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
+	// Each sleeper's request: semop(id, &sembuf, 1) with the sembuf
+	// {sem_num i, sem_op -1, sem_flg 0} as its payload.
+	sops := make([][6]byte, n)
+	sleep := func(i int) error {
+		req := taskReq{Kind: taskCall, Nr: unix.SYS_SEMOP, Args: [6]uint64{uint64(id), 0, 1}, PtrArgs: 1 << 1}
+		return sleepers[i].start(&req, sops[i][:])
 	}
-	defer unix.Close(nsFD)
-	joined := make(chan error, n)
+	bin := t.taskBin()
 	for i := range n {
-		goLocked(func() {
-			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
-				joined <- fmt.Errorf("a sleeper thread could not join the namespace: %w", e)
-				return
-			}
-			joined <- nil
-			sop := [3]int16{int16(uint16(i)), -1, 0} // sem_num, sem_op, sem_flg
-			for {
-				_, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1)
-				if e != 0 && e != unix.EINTR { // EIDRM at teardown
-					return
-				}
-			}
-		})
-	}
-	var joinErr error
-	for range n { // every thread answers; removing the array ends those that joined
-		if err := <-joined; err != nil {
-			joinErr = err
+		p, err := startTaskProcess(0, bin)
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting sleeper %d of %d: %w", i+1, n, err)
 		}
-	}
-	if joinErr != nil {
-		return nil, nil, joinErr
+		sleepers = append(sleepers, p)
+		binary.LittleEndian.PutUint16(sops[i][0:], uint16(i))
+		binary.LittleEndian.PutUint16(sops[i][2:], uint16(0xffff)) // -1
+		if err := sleep(i); err != nil {
+			return nil, nil, err
+		}
 	}
 	count := func(num, cmd int) (int64, error) {
 		r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), uintptr(num), uintptr(cmd), 0, 0, 0)
@@ -116,6 +121,20 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 			if _, _, e := unix.Syscall(unix.SYS_SEMOP, uintptr(id), uintptr(unsafe.Pointer(&sop[0])), 1); e != 0 {
 				return fmt.Errorf("semop +1 on %d: %w", next, e)
 			}
+			p := sleepers[next]
+			if ok, err := p.readyWithin(settleTimeout); err != nil || !ok {
+				return fmt.Errorf("the sleeper on semaphore %d did not return within %v (%v)", next, settleTimeout, err)
+			}
+			resp, err := p.collect(sops[next][:])
+			if err != nil {
+				return err
+			}
+			if resp.Errno != 0 {
+				return fmt.Errorf("the sleeper on semaphore %d: semop: %w", next, unix.Errno(resp.Errno))
+			}
+			if err := sleep(next); err != nil {
+				return err
+			}
 			if err := asleep(next); err != nil {
 				return err
 			}
@@ -123,7 +142,7 @@ func (t *thread) semSleepers(n, rounds int) (part func() error, teardown func(),
 		}
 		return nil
 	}
-	return part, remove, nil
+	return part, teardown, nil
 }
 
 // semopDepth builds the semop-depth workload on the real kernel (seed 004
