@@ -16,7 +16,7 @@ import (
 // calls an allowed behaviour a divergence, and never loses one either.
 
 // maxQueueStates bounds the states kept per queue.
-const maxQueueStates = 256
+const maxQueueStates = 4096
 
 // Message-queue constants of ipc/msg.c and msgctl IPC_INFO.
 const (
