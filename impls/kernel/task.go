@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	ossignal "os/signal"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -108,6 +109,9 @@ func init() {
 		return
 	}
 	runtime.LockOSThread()
+	// Like the C server: a signal to the whole process group (Ctrl-C,
+	// timeout -s INT) must not end a task in the middle of a script.
+	ossignal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM)
 	if err := serveTask(ns); err != nil {
 		fmt.Fprintf(os.Stderr, "ipcfuzz kernel task %d: %v\n", os.Getpid(), err)
 		os.Exit(2)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -267,4 +268,27 @@ func threadsIn(t testing.TB, ns string) []string {
 		}
 	}
 	return out
+}
+
+// A task shares the process group of the process that started it, so a
+// signal to the whole group (Ctrl-C in a terminal, timeout -s INT around a
+// fuzz run) reaches it too: it must not end it in the middle of a script,
+// where the next call would fail with a broken pipe (a nightly fuzz shard
+// reported exactly that as a finding). SIGKILL still ends it.
+func TestTasksOutliveJobControlSignals(t *testing.T) {
+	m := newModel(t)
+	startTasks(t, m)
+	pids := modelTasks(m)
+	require.Len(t, pids, ops.MaxTask)
+	for _, pid := range pids {
+		for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGPIPE, unix.SIGTERM} {
+			require.NoError(t, unix.Kill(pid, sig))
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a default action would have ended them by now
+	for n := 1; n <= ops.MaxTask; n++ {
+		r := apply(t, m, ops.Op{Kind: ops.KindGet, Type: ops.Shm, Mode: 0o600, Size: 4096, Task: uint8(n)})
+		require.Equal(t, ops.OK, r.Err, "t%d after the signals", n)
+	}
+	require.Equal(t, pids, modelTasks(m), "the same processes still serve the tasks")
 }

@@ -49,7 +49,7 @@ func TestGoTasks(t *testing.T) {
 	for name, f := range map[string]func(*testing.T){
 		"Interrupt": TestInterrupt, "SemUndoExitAndRmid": TestSemUndoExitAndRmid, "SemWakeOrder": TestSemWakeOrder,
 		"ReusedTaskStartsClean": TestReusedTaskStartsClean, "MsgSenderWakeup": TestMsgSenderWakeup,
-		"SemctlCommands": TestSemctlCommands, "Permissions": TestPermissions, "SemLargeArrayByTask": TestSemLargeArrayByTask,
+		"SemctlCommands": TestSemctlCommands, "OutliveJobControlSignals": TestTasksOutliveJobControlSignals, "Permissions": TestPermissions, "SemLargeArrayByTask": TestSemLargeArrayByTask,
 	} {
 		t.Run(name, f)
 	}

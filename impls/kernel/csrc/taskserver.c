@@ -344,6 +344,22 @@ __attribute__((used)) void cmain(long *sp)
 	} act = {handler, SA_RESTORER | SA_RESTART, restorer, 0};
 	if (sys6(SYS_rt_sigaction, SIGUSR1, (long)&act, 0, 8, 0, 0) < 0)
 		die("installing the interrupt handler");
+	/* A task shares the process group of the process that started it (a
+	 * test binary, a plugin): Ctrl-C, or timeout -s INT signalling the
+	 * group, must not end it in the middle of a script. It ends with its
+	 * requests, or by SIGKILL (its parent-death signal, or its group being
+	 * killed). SIGPIPE too: a response nobody reads is an error, not a
+	 * silent death. */
+	static const int job_signals[] = {1, 2, 3, 13, 15}; /* HUP INT QUIT PIPE TERM */
+	struct {
+		long h;
+		u64 flags;
+		long r;
+		u64 mask;
+	} ign = {1 /* SIG_IGN */, 0, 0, 0};
+	for (unsigned i = 0; i < sizeof job_signals / sizeof job_signals[0]; i++)
+		if (sys6(SYS_rt_sigaction, job_signals[i], (long)&ign, 0, 8, 0, 0) < 0)
+			die("ignoring the job-control signals");
 	serve();
 	sys3(SYS_exit_group, 0, 0, 0);
 }

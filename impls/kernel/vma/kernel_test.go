@@ -371,3 +371,18 @@ func BenchmarkStart(b *testing.B) {
 		}
 	}
 }
+
+// The helper shares the process group of its driver, so a signal to the
+// whole group (Ctrl-C, timeout -s INT around a fuzz run) reaches it too: it
+// must keep serving, and end only with its driver.
+func TestHelperOutlivesJobControlSignals(t *testing.T) {
+	h := start(t, Options{})
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM} {
+		require.NoError(t, syscall.Kill(h.Pid(), sig))
+	}
+	time.Sleep(50 * time.Millisecond) // a default action would have ended it by now
+	calls := vmatest.Generate(1, 20)
+	_, err := vmatest.Run(h, calls)
+	require.NoError(t, err)
+	require.NoError(t, h.Reset())
+}

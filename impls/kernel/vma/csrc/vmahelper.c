@@ -24,7 +24,7 @@ typedef int i32;
 /* x86-64 syscall numbers */
 enum {
 	SYS_read = 0, SYS_write = 1, SYS_open = 2, SYS_close = 3, SYS_fstat = 5,
-	SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
+	SYS_rt_sigaction = 13, SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
 	SYS_mremap = 25, SYS_madvise = 28, SYS_dup = 32, SYS_exit = 60,
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
@@ -836,6 +836,21 @@ static void start(u64 *sp)
 	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
 	if ((u64)sys0(SYS_getppid) != ppid)
 		die(4);
+	/* The helper shares the process group of the process that started it:
+	 * Ctrl-C, or timeout -s INT signalling the group, must not end it in the
+	 * middle of a script; it ends with its driver (SIGKILL). */
+	{
+		static const int job_signals[] = {1, 2, 3, 13, 15}; /* HUP INT QUIT PIPE TERM */
+		struct {
+			i64 h;
+			u64 flags;
+			i64 r;
+			u64 mask;
+		} ign = {1 /* SIG_IGN */, 0, 0, 0};
+		for (unsigned i = 0; i < sizeof job_signals / sizeof job_signals[0]; i++)
+			if (sys6(SYS_rt_sigaction, job_signals[i], (i64)&ign, 0, 8, 0, 0) < 0)
+				refuse("cannot ignore the job-control signals", job_signals[i], 0);
+	}
 	for (int h = 0; h <= MAX_HANDLES; h++)
 		handle_fd[h] = -1;
 	int fds[2];
