@@ -211,8 +211,12 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 			Msgssz: msgSsz, Msgseg: msgSeg, Msgpool: msgPool, Msgmap: msgMap, Msgtql: msgTql}
 		if op.MCmd == ops.MsgInfoCmd {
 			r.MsgInfo.Msgpool = int64(s.table.Len())
+			objs := s.table.Listing()
+			if other != nil && other.Err == ops.OK {
+				keepTotals(objs, msgTotals{other.MsgInfo.Msgmap, other.MsgInfo.Msgtql})
+			}
 			r.MsgInfo.Msgmap, r.MsgInfo.Msgtql = 0, 0
-			for _, o := range s.table.Listing() {
+			for _, o := range objs {
 				q := o.MsgQ[0]
 				r.MsgInfo.Msgmap += q.Qnum()
 				r.MsgInfo.Msgtql += q.Cbytes
@@ -350,4 +354,72 @@ func (ns *Namespace) msgInterrupt(o *Obj, task int) {
 		o.MsgQ[i], _ = msgq.Interrupt(q, task)
 	}
 	o.MsgQ = dedupQueues(o.MsgQ)
+}
+
+// msgTotals are the messages and bytes of some queues (MSG_INFO's msgmap
+// and msgtql).
+type msgTotals struct{ qnum, cbytes int64 }
+
+// maxTotals bounds the partial sums keepTotals tracks.
+const maxTotals = 1 << 16
+
+// keepTotals keeps, of each queue's states, those that some choice of
+// states of all the queues can complete to the totals want (what the other
+// side's MSG_INFO reported), and puts first in each queue the states of one
+// such choice, so that the first states of all queues add up to want. Where no choice does, nothing
+// changes and the first states speak: a divergence will show.
+func keepTotals(objs []*Obj, want msgTotals) {
+	n := len(objs)
+	// reach[i]: the totals the first i queues can add up to.
+	reach := make([]map[msgTotals]bool, n+1)
+	reach[0] = map[msgTotals]bool{{}: true}
+	for i, o := range objs {
+		reach[i+1] = map[msgTotals]bool{}
+		for t := range reach[i] {
+			for _, q := range o.MsgQ {
+				reach[i+1][msgTotals{t.qnum + q.Qnum(), t.cbytes + q.Cbytes}] = true
+			}
+		}
+		if len(reach[i+1]) > maxTotals {
+			return
+		}
+	}
+	if !reach[n][want] {
+		return
+	}
+	// need[i]: the totals of the first i queues that the rest can
+	// complete to want. A state of queue i is kept if it takes some total
+	// of need[i] to one of need[i+1].
+	need := make([]map[msgTotals]bool, n+1)
+	need[n] = map[msgTotals]bool{want: true}
+	for i := n - 1; i >= 0; i-- {
+		need[i] = map[msgTotals]bool{}
+		var kept []*msgq.Queue
+		for _, q := range objs[i].MsgQ {
+			ok := false
+			for t := range need[i+1] {
+				prev := msgTotals{t.qnum - q.Qnum(), t.cbytes - q.Cbytes}
+				if reach[i][prev] {
+					need[i][prev], ok = true, true
+				}
+			}
+			if ok {
+				kept = append(kept, q)
+			}
+		}
+		objs[i].MsgQ = kept
+	}
+	// Put first, in each queue, a state of one choice that adds up to want.
+	rest := want
+	for i := n - 1; i >= 0; i-- {
+		o := objs[i]
+		for j, q := range o.MsgQ {
+			prev := msgTotals{rest.qnum - q.Qnum(), rest.cbytes - q.Cbytes}
+			if need[i][prev] {
+				o.MsgQ[0], o.MsgQ[j] = o.MsgQ[j], o.MsgQ[0]
+				rest = prev
+				break
+			}
+		}
+	}
 }
