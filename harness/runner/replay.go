@@ -74,8 +74,12 @@ func CheckStated(ctx context.Context, sc *ops.Script, s Side) ([]string, error) 
 // Replay runs one script on a and b (each reset with its Config) and checks
 // that they agree under rel and that each matches every expected result the
 // script states; a ReplayError lists every problem, not only the first. It
-// is ReplaySteps with the default options.
+// is ReplaySteps with the default options, after each side is given the
+// machine facts the other reports (ShareLimits).
 func Replay(ctx context.Context, sc *ops.Script, a, b Side, rel equiv.Relation) error {
+	if err := ShareLimits(ctx, []*Side{&a, &b}); err != nil {
+		return err
+	}
 	_, err := ReplaySteps(ctx, StepsOf(sc), a, b, rel, ReplayOptions{})
 	return err
 }
