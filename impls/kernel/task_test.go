@@ -281,14 +281,31 @@ func TestTasksOutliveJobControlSignals(t *testing.T) {
 	pids := modelTasks(m)
 	require.Len(t, pids, ops.MaxTask)
 	for _, pid := range pids {
+		ign := sigIgn(t, pid)
 		for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGPIPE, unix.SIGTERM} {
+			require.NotZero(t, ign&(1<<(sig-1)), "task %d does not ignore %v", pid, sig)
 			require.NoError(t, unix.Kill(pid, sig))
 		}
 	}
-	time.Sleep(50 * time.Millisecond) // a default action would have ended them by now
 	for n := 1; n <= ops.MaxTask; n++ {
 		r := apply(t, m, ops.Op{Kind: ops.KindGet, Type: ops.Shm, Mode: 0o600, Size: 4096, Task: uint8(n)})
 		require.Equal(t, ops.OK, r.Err, "t%d after the signals", n)
 	}
 	require.Equal(t, pids, modelTasks(m), "the same processes still serve the tasks")
+}
+
+// sigIgn is the set of signals process pid ignores (SigIgn of its status).
+func sigIgn(t *testing.T, pid int) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			require.NoError(t, err)
+			return mask
+		}
+	}
+	t.Fatalf("no SigIgn in /proc/%d/status", pid)
+	return 0
 }

@@ -377,12 +377,29 @@ func BenchmarkStart(b *testing.B) {
 // must keep serving, and end only with its driver.
 func TestHelperOutlivesJobControlSignals(t *testing.T) {
 	h := start(t, Options{})
+	ign := sigIgn(t, h.Pid())
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM} {
+		require.NotZero(t, ign&(1<<(sig-1)), "the helper does not ignore %v", sig)
 		require.NoError(t, syscall.Kill(h.Pid(), sig))
 	}
-	time.Sleep(50 * time.Millisecond) // a default action would have ended it by now
 	calls := vmatest.Generate(1, 20)
 	_, err := vmatest.Run(h, calls)
 	require.NoError(t, err)
 	require.NoError(t, h.Reset())
+}
+
+// sigIgn is the set of signals process pid ignores (SigIgn of its status).
+func sigIgn(t *testing.T, pid int) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			require.NoError(t, err)
+			return mask
+		}
+	}
+	t.Fatalf("no SigIgn in /proc/%d/status", pid)
+	return 0
 }
