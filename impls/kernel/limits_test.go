@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -127,7 +128,15 @@ func TestSemSleepers(t *testing.T) {
 		part, teardown, err = t.semSleepers(n, 3*n)
 	})
 	require.NoError(t, err)
-	require.Len(t, childrenAsleepIn("__do_semtimedop"), n, "n sleeper processes")
+	// GETNCNT counts a sleeper from the moment it is queued, a moment
+	// before it is scheduled out and its wchan names the semop: wait for
+	// the wchan, since the setup's evidence is the count.
+	asleep := childrenAsleepIn("__do_semtimedop")
+	for deadline := time.Now().Add(10 * time.Second); len(asleep) != n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		asleep = childrenAsleepIn("__do_semtimedop")
+	}
+	require.Len(t, asleep, n, "n sleeper processes asleep in semop")
 	m.t.run(func(*thread) { err = part() })
 	require.NoError(t, err)
 	var ncnt, vals []int64
