@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"bytes"
+	"encoding/binary"
 	"reflect"
 	"testing"
 
@@ -81,5 +83,83 @@ func TestUnpackRefusesDamagedData(t *testing.T) {
 		_, _ = UnpackOps(junk)
 		_, _ = UnpackResults(junk)
 		_, _ = UnpackSnapshot(junk)
+	})
+}
+
+// referencePack encodes v by the rules of PROTOCOL.md, written plainly
+// over reflect.Value: the in-place codec must write the same bytes.
+func referencePack(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.String:
+		return append(binary.AppendUvarint(b, uint64(v.Len())), v.String()...)
+	case reflect.Slice:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		fallthrough
+	case reflect.Array:
+		for i := range v.Len() {
+			b = referencePack(b, v.Index(i))
+		}
+		return b
+	}
+	var mask uint64
+	for i := range v.NumField() {
+		if !referenceEmpty(v.Field(i)) {
+			mask |= 1 << i
+		}
+	}
+	b = binary.AppendUvarint(b, mask)
+	for i := range v.NumField() {
+		if mask&(1<<i) != 0 {
+			b = referencePack(b, v.Field(i))
+		}
+	}
+	return b
+}
+
+// referenceEmpty: zero, or only empty lists.
+func referenceEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Slice:
+		return v.Len() == 0
+	case reflect.Array:
+		for i := range v.Len() {
+			if !referenceEmpty(v.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !referenceEmpty(v.Field(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	return v.IsZero()
+}
+
+func TestPackedMatchesTheRules(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		check := func(name string, got []byte, v any) {
+			if want := referencePack(nil, reflect.ValueOf(v)); !bytes.Equal(got, want) {
+				t.Fatalf("%s: packed %x, the rules give %x for %+v", name, got, want, v)
+			}
+		}
+		script := rapid.SliceOfN(rapid.Make[ops.Op](), 0, 4).Draw(t, "script")
+		rs := rapid.SliceOfN(rapid.Make[ops.Result](), 0, 4).Draw(t, "results")
+		snap := rapid.Make[ops.Snapshot]().Draw(t, "snapshot")
+		check("ops", PackOps(script), script)
+		check("results", PackResults(rs), rs)
+		check("snapshot", PackSnapshot(snap), snap)
 	})
 }

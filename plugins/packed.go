@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -29,13 +30,16 @@ import (
 // Layout() describes the types field by field; its hash, LayoutVersion(),
 // travels in Info and the host refuses a plugin whose layout differs.
 
-// codec encodes and decodes one Go type. empty reports whether a value
-// holds nothing (zero, or only empty lists): a struct field that is empty is
-// left out, so that nil and empty lists encode alike.
+// codec encodes and decodes one Go type, reading and writing the value
+// in place through its address: the layout (field offsets, element sizes)
+// is taken from reflection once, when the codec is built, so that no field
+// goes through a reflect.Value on the hot path. enc always writes the value
+// and reports whether it held anything (not zero, not only empty lists): a
+// struct cuts the fields that held nothing back out and leaves them out of
+// its mask, so that nil and empty lists encode alike, in one pass.
 type codec struct {
-	enc   func(p *packer, v reflect.Value)
-	dec   func(u *unpacker, v reflect.Value)
-	empty func(v reflect.Value) bool
+	enc func(p *packer, at unsafe.Pointer) bool
+	dec func(u *unpacker, at unsafe.Pointer)
 }
 
 var (
@@ -59,7 +63,7 @@ func LayoutVersion() string { return layoutVersion }
 // PackOps encodes a script.
 func PackOps(script []ops.Op) []byte {
 	p := &packer{b: make([]byte, 0, 8*len(script)+4)}
-	opsCodec.enc(p, reflect.ValueOf(script))
+	opsCodec.enc(p, unsafe.Pointer(&script))
 	return p.b
 }
 
@@ -76,7 +80,7 @@ func UnpackOps(b []byte) ([]ops.Op, error) {
 // PackResults encodes the results of a script.
 func PackResults(rs []ops.Result) []byte {
 	p := &packer{b: make([]byte, 0, 4*len(rs)+4)}
-	resultsCodec.enc(p, reflect.ValueOf(rs))
+	resultsCodec.enc(p, unsafe.Pointer(&rs))
 	return p.b
 }
 
@@ -89,7 +93,7 @@ func UnpackResults(b []byte) ([]ops.Result, error) {
 // PackSnapshot encodes a snapshot.
 func PackSnapshot(s ops.Snapshot) []byte {
 	p := &packer{}
-	snapshotCodec.enc(p, reflect.ValueOf(s))
+	snapshotCodec.enc(p, unsafe.Pointer(&s))
 	return p.b
 }
 
@@ -101,7 +105,7 @@ func UnpackSnapshot(b []byte) (ops.Snapshot, error) {
 
 func unpack[T any](b []byte, c codec, out *T, what string) error {
 	u := &unpacker{b: b}
-	c.dec(u, reflect.ValueOf(out).Elem())
+	c.dec(u, unsafe.Pointer(out))
 	if u.err == nil && len(u.b) != 0 {
 		u.err = fmt.Errorf("%d bytes left after the %s", len(u.b), what)
 	}
@@ -116,145 +120,237 @@ func unpack[T any](b []byte, c codec, out *T, what string) error {
 // codecFor builds the codec of t. The vocabulary holds only integers,
 // bools, strings, slices, arrays and structs of those.
 func codecFor(t reflect.Type) codec {
-	c := scalarCodec(t)
-	if c.empty == nil {
-		c.empty = func(v reflect.Value) bool { return v.IsZero() }
-	}
-	return c
-}
-
-func scalarCodec(t reflect.Type) codec {
 	switch t.Kind() {
 	case reflect.Bool:
 		return codec{
-			enc: func(p *packer, v reflect.Value) { p.bool(v.Bool()) },
-			dec: func(u *unpacker, v reflect.Value) { v.SetBool(u.small(1) == 1) },
+			enc: func(p *packer, at unsafe.Pointer) bool {
+				x := *(*bool)(at)
+				p.bool(x)
+				return x
+			},
+			dec: func(u *unpacker, at unsafe.Pointer) { *(*bool)(at) = u.small(1) == 1 },
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		bits := t.Bits()
-		return codec{
-			enc: func(p *packer, v reflect.Value) { p.i(v.Int()) },
-			dec: func(u *unpacker, v reflect.Value) {
-				x := u.i()
-				if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
-					u.fail(fmt.Errorf("%d overflows a %d-bit integer", x, bits))
-				}
-				v.SetInt(x)
-			},
-		}
+		return intCodec(t)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		limit := uint64(math.MaxUint64)
-		if t.Bits() < 64 {
-			limit = 1<<t.Bits() - 1
-		}
-		return codec{
-			enc: func(p *packer, v reflect.Value) { p.u(v.Uint()) },
-			dec: func(u *unpacker, v reflect.Value) { v.SetUint(u.small(limit)) },
-		}
+		return uintCodec(t)
 	case reflect.String:
 		return codec{
-			enc: func(p *packer, v reflect.Value) { p.s(v.String()) },
-			dec: func(u *unpacker, v reflect.Value) { v.SetString(u.s()) },
+			enc: func(p *packer, at unsafe.Pointer) bool {
+				x := *(*string)(at)
+				p.s(x)
+				return x != ""
+			},
+			dec: func(u *unpacker, at unsafe.Pointer) { *(*string)(at) = u.s() },
 		}
 	case reflect.Slice:
 		return sliceCodec(t)
 	case reflect.Array:
-		elem := codecFor(t.Elem())
-		return codec{
-			enc: func(p *packer, v reflect.Value) {
-				for i := range v.Len() {
-					elem.enc(p, v.Index(i))
-				}
-			},
-			dec: func(u *unpacker, v reflect.Value) {
-				for i := range v.Len() {
-					elem.dec(u, v.Index(i))
-				}
-			},
-			empty: func(v reflect.Value) bool {
-				for i := range v.Len() {
-					if !elem.empty(v.Index(i)) {
-						return false
-					}
-				}
-				return true
-			},
-		}
+		return arrayCodec(t)
 	case reflect.Struct:
 		return structCodec(t)
 	}
 	panic(fmt.Sprintf("plugins: the packed codec has no encoding for %s (%s)", t, t.Kind()))
 }
 
+// intCodec: a zigzag varint, refused on decoding when it overflows the
+// field's size.
+func intCodec(t reflect.Type) codec {
+	bits := t.Bits()
+	var get func(at unsafe.Pointer) int64
+	var set func(at unsafe.Pointer, x int64)
+	switch bits {
+	case 8:
+		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int8)(at)) }, func(at unsafe.Pointer, x int64) { *(*int8)(at) = int8(x) }
+	case 16:
+		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int16)(at)) }, func(at unsafe.Pointer, x int64) { *(*int16)(at) = int16(x) }
+	case 32:
+		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int32)(at)) }, func(at unsafe.Pointer, x int64) { *(*int32)(at) = int32(x) }
+	default:
+		get, set = func(at unsafe.Pointer) int64 { return *(*int64)(at) }, func(at unsafe.Pointer, x int64) { *(*int64)(at) = x }
+	}
+	return codec{
+		enc: func(p *packer, at unsafe.Pointer) bool {
+			x := get(at)
+			p.i(x)
+			return x != 0
+		},
+		dec: func(u *unpacker, at unsafe.Pointer) {
+			x := u.i()
+			if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
+				u.fail(fmt.Errorf("%d overflows a %d-bit integer", x, bits))
+				return
+			}
+			set(at, x)
+		},
+	}
+}
+
+// uintCodec: a uvarint, refused on decoding when it overflows the field.
+func uintCodec(t reflect.Type) codec {
+	limit := uint64(math.MaxUint64)
+	if t.Bits() < 64 {
+		limit = 1<<t.Bits() - 1
+	}
+	var get func(at unsafe.Pointer) uint64
+	var set func(at unsafe.Pointer, x uint64)
+	switch t.Bits() {
+	case 8:
+		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint8)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint8)(at) = uint8(x) }
+	case 16:
+		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint16)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint16)(at) = uint16(x) }
+	case 32:
+		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint32)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint32)(at) = uint32(x) }
+	default:
+		get, set = func(at unsafe.Pointer) uint64 { return *(*uint64)(at) }, func(at unsafe.Pointer, x uint64) { *(*uint64)(at) = x }
+	}
+	return codec{
+		enc: func(p *packer, at unsafe.Pointer) bool {
+			x := get(at)
+			p.u(x)
+			return x != 0
+		},
+		dec: func(u *unpacker, at unsafe.Pointer) { set(at, u.small(limit)) },
+	}
+}
+
+// sliceCodec: a count, then the elements. The slice itself is read and
+// written through reflect (one Value per slice); its elements in place.
 func sliceCodec(t reflect.Type) codec {
 	elem := codecFor(t.Elem())
+	size := t.Elem().Size()
 	return codec{
-		enc: func(p *packer, v reflect.Value) {
-			p.u(uint64(v.Len()))
-			for i := range v.Len() {
-				elem.enc(p, v.Index(i))
+		enc: func(p *packer, at unsafe.Pointer) bool {
+			v := reflect.NewAt(t, at).Elem()
+			n := v.Len()
+			p.u(uint64(n))
+			if n == 0 {
+				return false
 			}
+			base := v.UnsafePointer()
+			for i := range n {
+				elem.enc(p, unsafe.Add(base, uintptr(i)*size))
+			}
+			return true
 		},
-		dec: func(u *unpacker, v reflect.Value) {
+		dec: func(u *unpacker, at unsafe.Pointer) {
+			v := reflect.NewAt(t, at).Elem()
 			n := u.count()
 			if n == 0 {
 				v.SetZero()
 				return
 			}
 			s := reflect.MakeSlice(t, n, n)
+			base := s.UnsafePointer()
 			for i := 0; i < n && u.err == nil; i++ {
-				elem.dec(u, s.Index(i))
+				elem.dec(u, unsafe.Add(base, uintptr(i)*size))
 			}
 			v.Set(s)
 		},
-		empty: func(v reflect.Value) bool { return v.Len() == 0 },
 	}
 }
+
+// arrayCodec: the elements, as many as the type has.
+func arrayCodec(t reflect.Type) codec {
+	elem := codecFor(t.Elem())
+	size, n := t.Elem().Size(), t.Len()
+	return codec{
+		enc: func(p *packer, at unsafe.Pointer) bool {
+			full := false
+			for i := range n {
+				full = elem.enc(p, unsafe.Add(at, uintptr(i)*size)) || full
+			}
+			return full
+		},
+		dec: func(u *unpacker, at unsafe.Pointer) {
+			for i := range n {
+				elem.dec(u, unsafe.Add(at, uintptr(i)*size))
+			}
+		},
+	}
+}
+
+// field is one struct field's codec and place.
+type field struct {
+	codec
+	offset, size uintptr
+	// plain: the field's memory holds no pointer (no string or slice), so
+	// all-zero memory is exactly a zero value and it can be skipped at once:
+	// most groups of a result are zero.
+	plain bool
+}
+
+// zeros is compared with plain fields' memory; never written.
+var zeros [512]byte
 
 func structCodec(t reflect.Type) codec {
 	if t.NumField() > 64 {
 		panic(fmt.Sprintf("plugins: %s has more than 64 fields", t))
 	}
-	fields := make([]codec, t.NumField())
+	fields := make([]field, t.NumField())
 	for i := range fields {
-		fields[i] = codecFor(t.Field(i).Type)
+		f := t.Field(i)
+		fields[i] = field{codec: codecFor(f.Type), offset: f.Offset, size: f.Type.Size(), plain: plainType(f.Type) && f.Type.Size() <= uintptr(len(zeros))}
 	}
 	return codec{
-		enc: func(p *packer, v reflect.Value) {
+		enc: func(p *packer, at unsafe.Pointer) bool {
+			start := len(p.b)
 			var mask uint64
-			for i, f := range fields {
-				if !f.empty(v.Field(i)) {
+			for i := range fields {
+				f := &fields[i]
+				fat := unsafe.Add(at, f.offset)
+				if f.plain && string(unsafe.Slice((*byte)(fat), f.size)) == string(zeros[:f.size]) {
+					continue
+				}
+				before := len(p.b)
+				if f.enc(p, fat) {
 					mask |= 1 << i
+				} else {
+					p.b = p.b[:before]
 				}
 			}
-			p.u(mask)
-			for i, f := range fields {
-				if mask&(1<<i) != 0 {
-					f.enc(p, v.Field(i))
-				}
-			}
+			// The mask goes before the fields: shift them up by its length.
+			var m [binary.MaxVarintLen64]byte
+			n := binary.PutUvarint(m[:], mask)
+			end := len(p.b)
+			p.b = append(p.b, m[:n]...)
+			copy(p.b[start+n:], p.b[start:end])
+			copy(p.b[start:], m[:n])
+			return mask != 0
 		},
-		dec: func(u *unpacker, v reflect.Value) {
+		dec: func(u *unpacker, at unsafe.Pointer) {
 			mask := u.u()
 			if mask>>len(fields) != 0 {
 				u.fail(fmt.Errorf("%s: field mask %#x names fields it does not have", t.Name(), mask))
 				return
 			}
-			for i, f := range fields {
+			for i := range fields {
 				if mask&(1<<i) != 0 && u.err == nil {
-					f.dec(u, v.Field(i))
+					fields[i].dec(u, unsafe.Add(at, fields[i].offset))
 				}
 			}
-		},
-		empty: func(v reflect.Value) bool {
-			for i, f := range fields {
-				if !f.empty(v.Field(i)) {
-					return false
-				}
-			}
-			return true
 		},
 	}
+}
+
+// plainType reports whether t holds no pointer: integers and bools, and
+// arrays and structs of those.
+func plainType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	case reflect.Array:
+		return plainType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // describe writes the layout of types: each struct's fields in order with

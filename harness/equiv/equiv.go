@@ -13,7 +13,6 @@ package equiv
 import (
 	"cmp"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -149,7 +148,7 @@ func (c *Comparer) Final(sa, sb ops.Snapshot) *Divergence {
 // SameResult reports whether two results of op are equal: the same
 // canonical text.
 func SameResult(op ops.Op, ra, rb ops.Result) bool {
-	return reflect.DeepEqual(ra, rb) || ops.FormatResult(op, ra) == ops.FormatResult(op, rb)
+	return sameResultValue(&ra, &rb) || ops.FormatResult(op, ra) == ops.FormatResult(op, rb)
 }
 
 func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
@@ -188,7 +187,7 @@ func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 // compareSnapshots compares two final states group by group, the groups of
 // the subsystems the script uses.
 func compareSnapshots(ren *renaming, subs map[string]bool, sa, sb ops.Snapshot) string {
-	if ren == nil && reflect.DeepEqual(sa, sb) {
+	if ren == nil && sameSnapshotValue(&sa, &sb) {
 		return ""
 	}
 	if ren != nil {
