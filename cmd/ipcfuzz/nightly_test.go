@@ -158,6 +158,29 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, "junit.xml"))
 }
 
+// A fuzz failure that does not reproduce is not a finding: the failsonce
+// plugin answers one get wrongly (while its marker file exists), so the
+// fuzzer fails, and the replay of that input on a fresh plugin agrees. The
+// shard is clean, says why, and keeps the input.
+func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
+	needNightlyTools(t)
+	plugin := filepath.Join(t.TempDir(), "failsonce")
+	out, err := exec.Command("go", "build", "-o", plugin, "./testdata/failsonce").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	marker := filepath.Join(t.TempDir(), "marker")
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	dir := t.TempDir()
+	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
+	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + plugin + ",optimized", "IPCFUZZ_FAILSONCE=" + marker}, "0", "5s", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoFileExists(t, marker, "the plugin never failed: the test proves nothing")
+	s := shardSummary(t, filepath.Join(dir, "shard-0"))
+	require.Equal(t, "clean", s["status"])
+	require.Contains(t, s["reason"], "did not reproduce")
+	require.NotEmpty(t, s["failing_inputs"], "the input the fuzzer failed on is kept")
+	require.Empty(t, s["findings"])
+}
+
 // Exit 2: what is wrong with the arguments, the table or the setup.
 func TestNightlyInfrastructureExits2(t *testing.T) {
 	needNightlyTools(t)
