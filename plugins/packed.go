@@ -154,24 +154,35 @@ func codecFor(t reflect.Type) codec {
 }
 
 // intCodec: a zigzag varint, refused on decoding when it overflows the
-// field's size.
+// field's size; uintCodec: a uvarint, likewise.
 func intCodec(t reflect.Type) codec {
-	bits := t.Bits()
-	var get func(at unsafe.Pointer) int64
-	var set func(at unsafe.Pointer, x int64)
-	switch bits {
+	switch t.Bits() {
 	case 8:
-		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int8)(at)) }, func(at unsafe.Pointer, x int64) { *(*int8)(at) = int8(x) }
+		return signed[int8](8)
 	case 16:
-		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int16)(at)) }, func(at unsafe.Pointer, x int64) { *(*int16)(at) = int16(x) }
+		return signed[int16](16)
 	case 32:
-		get, set = func(at unsafe.Pointer) int64 { return int64(*(*int32)(at)) }, func(at unsafe.Pointer, x int64) { *(*int32)(at) = int32(x) }
-	default:
-		get, set = func(at unsafe.Pointer) int64 { return *(*int64)(at) }, func(at unsafe.Pointer, x int64) { *(*int64)(at) = x }
+		return signed[int32](32)
 	}
+	return signed[int64](64)
+}
+
+func uintCodec(t reflect.Type) codec {
+	switch t.Bits() {
+	case 8:
+		return unsigned[uint8](math.MaxUint8)
+	case 16:
+		return unsigned[uint16](math.MaxUint16)
+	case 32:
+		return unsigned[uint32](math.MaxUint32)
+	}
+	return unsigned[uint64](math.MaxUint64)
+}
+
+func signed[T int8 | int16 | int32 | int64](bits int) codec {
 	return codec{
 		enc: func(p *packer, at unsafe.Pointer) bool {
-			x := get(at)
+			x := int64(*(*T)(at))
 			p.i(x)
 			return x != 0
 		},
@@ -181,36 +192,19 @@ func intCodec(t reflect.Type) codec {
 				u.fail(fmt.Errorf("%d overflows a %d-bit integer", x, bits))
 				return
 			}
-			set(at, x)
+			*(*T)(at) = T(x)
 		},
 	}
 }
 
-// uintCodec: a uvarint, refused on decoding when it overflows the field.
-func uintCodec(t reflect.Type) codec {
-	limit := uint64(math.MaxUint64)
-	if t.Bits() < 64 {
-		limit = 1<<t.Bits() - 1
-	}
-	var get func(at unsafe.Pointer) uint64
-	var set func(at unsafe.Pointer, x uint64)
-	switch t.Bits() {
-	case 8:
-		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint8)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint8)(at) = uint8(x) }
-	case 16:
-		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint16)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint16)(at) = uint16(x) }
-	case 32:
-		get, set = func(at unsafe.Pointer) uint64 { return uint64(*(*uint32)(at)) }, func(at unsafe.Pointer, x uint64) { *(*uint32)(at) = uint32(x) }
-	default:
-		get, set = func(at unsafe.Pointer) uint64 { return *(*uint64)(at) }, func(at unsafe.Pointer, x uint64) { *(*uint64)(at) = x }
-	}
+func unsigned[T uint8 | uint16 | uint32 | uint64](limit uint64) codec {
 	return codec{
 		enc: func(p *packer, at unsafe.Pointer) bool {
-			x := get(at)
+			x := uint64(*(*T)(at))
 			p.u(x)
 			return x != 0
 		},
-		dec: func(u *unpacker, at unsafe.Pointer) { set(at, u.small(limit)) },
+		dec: func(u *unpacker, at unsafe.Pointer) { *(*T)(at) = T(u.small(limit)) },
 	}
 }
 
