@@ -35,8 +35,10 @@ const DefaultImpls = "naive,optimized,kernel"
 
 // FromEnv returns the sides EnvImpls names (DefaultImpls when unset), each
 // closed when the test ends. Of the defaults, the live kernel is left out,
-// with a log line saying why, where it cannot run; named explicitly, it
-// skips the test instead.
+// with a log line saying why, where it cannot run. What the variable names
+// explicitly must run the subsystem: otherwise the test fails, saying why
+// (a plugin that does not declare it, the kernel without a private IPC
+// namespace), since a skipped fuzz target reads as "ok".
 func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 	t.Helper()
 	list, explicit := os.Getenv(EnvImpls), true
@@ -55,7 +57,17 @@ func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 				continue
 			}
 		}
-		out = append(out, Open(t, spec, sub))
+		if !explicit {
+			out = append(out, Open(t, spec, sub))
+			continue
+		}
+		// What the user named must run: a skip would read as "ok" to go test
+		// -fuzz, though nothing was fuzzed.
+		side, why := Try(t, spec, sub)
+		if why != "" {
+			t.Fatalf("%s=%q: %s", EnvImpls, list, why)
+		}
+		out = append(out, side)
 	}
 	if len(out) < 2 {
 		t.Fatalf("%s=%q: a comparison needs at least two implementations", EnvImpls, list)

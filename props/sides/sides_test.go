@@ -1,0 +1,48 @@
+package sides
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
+)
+
+// recorder is a test that records a fatal failure or a skip instead of
+// ending the real one.
+type recorder struct {
+	testing.TB
+	fatal, skip string
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func (r *recorder) Skip(args ...any) {
+	r.skip = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+
+func fromEnv(t *testing.T, sub engine.Subsystem) *recorder {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		FromEnv(r, sub)
+	}()
+	<-done
+	return r
+}
+
+// An implementation named in IPCFUZZ_IMPLS that does not run the
+// subsystem fails the fuzz target, saying why: a skip would read as "ok".
+func TestNamedImplementationMustRunTheSubsystem(t *testing.T) {
+	t.Setenv(EnvImpls, "naive,optimized")
+	r := fromEnv(t, engine.Subsystem{Name: "nosuch"})
+	require.Empty(t, r.skip)
+	require.Equal(t, `IPCFUZZ_IMPLS="naive,optimized": naive does not run the nosuch subsystem`, r.fatal)
+}
