@@ -4,7 +4,13 @@
 // E2BIG for receivers whose buffer is too small, and the sender wake-up, in
 // two policies: WakeAll (before 4.9: every receive wakes every sleeping
 // sender) and WakeFits (4.9 and later: only senders whose message now fits
-// are woken, the others rotate to the tail).
+// are woken, the others rotate to the tail). The policies differ in the work
+// counted, not in what a program sees: a sender WakeAll wakes while its
+// message does not fit goes back to sleep before it re-checks its
+// permission, as the current kernel leaves it asleep. (Before 4.9 the
+// re-check came first: a sender whose write permission IPC_SET took away
+// got EACCES at the next wake-up; since 4.9 only once its message fits.
+// corpus/msg/sender-permission-revoked-*.ops.)
 //
 // Woken tasks race for the queue lock, so an operation can have several
 // allowed outcomes. Step enumerates every order in which the woken tasks may

@@ -19,8 +19,11 @@ type Call struct {
 // sim is one interleaving being explored: the queue, the woken tasks that
 // have not run yet, and what completed.
 type sim struct {
-	q        *Queue
-	pending  []int // woken tasks, in the order they were woken
+	q       *Queue
+	pending []int // woken tasks, in the order they were woken
+	// spurious are the senders the wake-all policy woke while their
+	// message did not fit: since 4.9 they would not have been woken.
+	spurious []int
 	done     []Completion
 	counters Counters
 }
@@ -28,6 +31,7 @@ type sim struct {
 func (s *sim) clone() *sim {
 	c := &sim{q: s.q.clone(), counters: s.counters}
 	c.pending = append([]int(nil), s.pending...)
+	c.spurious = append([]int(nil), s.spurious...)
 	c.done = append([]Completion(nil), s.done...)
 	return c
 }
@@ -45,6 +49,17 @@ func (s *sim) wake(task int) {
 	if !s.isPending(task) {
 		s.pending = append(s.pending, task)
 	}
+}
+
+// unspurious forgets that task was woken spuriously and says whether it was.
+func (s *sim) unspurious(task int) bool {
+	for i, t := range s.spurious {
+		if t == task {
+			s.spurious = append(s.spurious[:i], s.spurious[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 func (s *sim) unpend(task int) {
@@ -183,6 +198,9 @@ func (s *sim) wakeSenders(env Env) {
 			if !s.isPending(w.Task) {
 				s.counters.Wakeups++
 				s.wake(w.Task)
+				if !q.fits(w.Msg.Size()) {
+					s.spurious = append(s.spurious, w.Task)
+				}
 			}
 		}
 		return
@@ -238,7 +256,17 @@ func (s *sim) run(task int, env Env) {
 			continue
 		}
 		q.Senders = append(q.Senders[:i], q.Senders[i+1:]...)
+		spurious := s.unspurious(task)
 		switch {
+		case spurious && !q.fits(w.Msg.Size()):
+			// Woken only by the wake-all: it goes back to sleep before
+			// it looks at its permission, as the current kernel leaves it
+			// asleep. (Before 4.9 it re-checked permission first, so a
+			// sender whose write permission IPC_SET took away got EACCES
+			// at once; since 4.9 it sleeps until its message fits.)
+			q.Senders = append(q.Senders, w)
+			s.counters.Spurious++
+			s.counters.Requeues++
 		case !env.Perm(w.As, true):
 			s.done = append(s.done, Completion{Task: task, Err: ops.EACCES})
 		case q.fits(w.Msg.Size()):

@@ -30,7 +30,30 @@ type queue struct {
 	qbytes int64
 	msgs   []int64 // sizes of queued messages (types are not tracked)
 	mtypes []int64
+	mode   uint16
 	live   bool
+}
+
+// may reports whether caller as may write (send) or read (receive) the
+// queue: root always; uid 1000, neither its owner nor in its group, by the
+// mode's last three bits.
+func (q *queue) may(as uint32, write bool) bool {
+	if as == 0 {
+		return true
+	}
+	if write {
+		return q.mode&0o2 != 0
+	}
+	return q.mode&0o4 != 0
+}
+
+// caller draws, one time in six, an unprivileged caller (uid and gid 1000,
+// no capability) for an operation whose permission check matters.
+func caller(src Source) uint32 {
+	if src.Intn(6, "unprivileged") == 0 {
+		return 1000
+	}
+	return 0
 }
 
 func (q *queue) cbytes() int64 {
@@ -151,14 +174,14 @@ func (s *Shadow) Step(src Source) ops.Op {
 	case actShrink:
 		v := pick(src, []int64{16, 24, 30, 40, 60, 100}, "qbytes")
 		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: 0o600}
-		q.qbytes = v
+		q.qbytes, q.mode = v, 0o600
 		s.wakeAll(q)
 		return op
 	case actFill:
 		size := pick(src, sizePool, "size")
 		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: pick(src, typePool, "mtype"), Size: size,
-			Fill: uint8(src.Intn(26, "fill")), MsgFlags: ops.MsgNowait}
-		if q.fits(size) {
+			Fill: uint8(src.Intn(26, "fill")), MsgFlags: ops.MsgNowait, As: caller(src)}
+		if q.may(op.As, true) && q.fits(size) {
 			s.deliver(q, size, op.Mtype)
 		}
 		return op
@@ -166,10 +189,12 @@ func (s *Shadow) Step(src Source) ops.Op {
 		t := pick(src, s.freeTasks(), "task")
 		size := pick(src, sizePool, "size")
 		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: pick(src, typePool, "mtype"), Size: size,
-			Fill: uint8(src.Intn(26, "fill")), Task: t}
-		if q.fits(size) {
+			Fill: uint8(src.Intn(26, "fill")), Task: t, As: caller(src)}
+		switch {
+		case !q.may(op.As, true):
+		case q.fits(size):
 			s.deliver(q, size, op.Mtype)
-		} else {
+		default:
 			s.asleep[t] = &sleeper{queue: q.handle, send: true, size: size}
 		}
 		return op
@@ -183,7 +208,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 		if src.Intn(4, "except") == 0 {
 			op.MsgFlags |= ops.MsgExcept // the kernel takes it with any msgtyp
 		}
-		if !s.take(q, op.Mtype) {
+		op.As = caller(src)
+		if q.may(op.As, false) && !s.take(q, op.Mtype) {
 			s.asleep[t] = &sleeper{queue: q.handle, mtype: op.Mtype}
 		}
 		return op
@@ -199,7 +225,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 		if src.Intn(4, "as task") == 0 && len(s.freeTasks()) > 0 {
 			op.Task = pick(src, s.freeTasks(), "task")
 		}
-		s.take(q, op.Mtype)
+		if op.As = caller(src); q.may(op.As, false) {
+			s.take(q, op.Mtype)
+		}
 		return op
 	case actCopy:
 		op := ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: pick(src, bufPool, "bufsize"),
@@ -222,9 +250,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: pick(src, []ops.MsgCmd{ops.MsgIPCInfo, ops.MsgInfoCmd}, "cmd")}
 	case actSet:
 		v := pick(src, qbytesPool, "qbytes")
-		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode")}
-		if v <= ops.DefaultMsgmnb {
-			q.qbytes = v
+		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode"), As: caller(src)}
+		if v <= ops.DefaultMsgmnb && op.As == 0 {
+			q.qbytes, q.mode = v, op.Mode
 			s.wakeAll(q)
 		}
 		return op
@@ -263,9 +291,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 
 func (s *Shadow) create(src Source) ops.Op {
 	s.nextHandle++
-	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, live: true}
+	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:4], "mode"), live: true}
 	s.queues = append(s.queues, q)
-	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: pick(src, modePool[:3], "mode")}
+	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode}
 }
 
 // deliver hands a sent message to a sleeping receiver or queues it.
@@ -316,7 +344,7 @@ func (s *Shadow) raceSetup(src Source) []ops.Op {
 	ref := ops.Ref{Handle: q.handle}
 	unit := pick(src, []int64{10, 20, 25}, "unit")
 	slots := int64(2 + src.Intn(3, "slots"))
-	q.qbytes = unit * slots
+	q.qbytes, q.mode = unit*slots, 0o600
 	out = append(out, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: q.qbytes, Mode: 0o600})
 	for i := range slots {
 		op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1 + i%2, Size: unit,

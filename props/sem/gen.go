@@ -72,7 +72,7 @@ var (
 	opPool    = []int{-1, -1, -2, 1, 1, 2, 3, 0, 0, -3}
 	boundPool = []int{ops.SemVMX, -ops.SemVMX, ops.SemVMX - 1, 32000, -32768}
 	valPool   = []int64{0, 1, 2, 5, ops.SemVMX, ops.SemVMX + 1, -1}
-	modePool  = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o000}
+	modePool  = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o000, 0o602}
 )
 
 // Step draws one operation and advances the shadow by its expected effect.
@@ -482,8 +482,9 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 		op.Obj = ops.Ref{ID: engine.Pick(src, []int64{-1, ops.MakeID(7, 3)}, "id")}
 	case 2: // an invalid timespec
 		op.Sem.Timeout = engine.Pick(src, []ops.SemTimeout{ops.SemBadNsec, ops.SemNegSecond}, "timeout")
-	case 3: // a stranger, EACCES where the mode refuses
+	case 3: // a stranger, EACCES where the mode refuses: an alter needs write, a wait for zero read
 		op.As = 1000
+		op.Sem.Sops[0].Op = engine.Pick(src, []int16{1, 0, -1}, "stranger op")
 	case 4: // ERANGE: past SEMVMX, or a semadj past its bound
 		setSops(&op, ops.Sop{Num: 0, Op: ops.SemVMX, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 1, Flags: ops.SemNowait | ops.SemUndo})
 	default: // E2BIG if semopm was lowered
