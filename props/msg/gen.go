@@ -276,7 +276,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat, Task: pick(src, busy, "task")}
 	}
 	// Deliberately bad arguments.
-	switch src.Intn(5, "bad") {
+	switch src.Intn(6, "bad") {
 	case 0:
 		return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 0, Size: 1, MsgFlags: ops.MsgNowait}
 	case 1:
@@ -285,6 +285,11 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ops.Ref{ID: -1}, Size: 8, MsgFlags: ops.MsgNowait}
 	case 3:
 		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: 8, MsgFlags: ops.MsgCopy | ops.MsgExcept | ops.MsgNowait}
+	case 4: // a negative size: EINVAL before anything else
+		if src.Intn(2, "send") == 0 {
+			return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, Size: -1, MsgFlags: ops.MsgNowait}
+		}
+		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: -1, MsgFlags: ops.MsgNowait}
 	}
 	return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ops.Ref{ID: ops.MakeID(65535, 3)}, Mtype: 1, Size: 1, MsgFlags: ops.MsgNowait}
 }
