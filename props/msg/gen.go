@@ -83,10 +83,40 @@ type Shadow struct {
 // drawn from src; one script in two starts by setting up a race.
 func NewShadow(src Source) *Shadow {
 	s := &Shadow{swarm: engine.NewSwarm(src, int(numActions))}
-	if src.Intn(2, "race setup") == 0 {
+	switch src.Intn(8, "setup") {
+	case 0, 1, 2, 3:
 		s.pending = s.raceSetup(src)
+	case 4:
+		s.pending = s.permSetup(src)
 	}
 	return s
+}
+
+// permSetup puts a stranger (uid 1000) to sleep as a sender and another as
+// a receiver on a queue whose mode lets others read and write, then has
+// IPC_SET change the mode and make room: each sleeper is woken and must
+// re-check its permission (write for the sender, read for the receiver)
+// against the new mode.
+func (s *Shadow) permSetup(src Source) []ops.Op {
+	out := []ops.Op{s.create(src)}
+	q := s.queues[len(s.queues)-1]
+	ref := ops.Ref{Handle: q.handle}
+	out = append(out,
+		ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: 10, Mode: 0o666},
+		ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, Size: 10, MsgFlags: ops.MsgNowait},
+		ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 2, Size: 5, Task: 1, As: 1000},
+		ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Mtype: 7, Size: 8, Task: 2, As: 1000})
+	mode := pick(src, modePool, "new mode")
+	out = append(out, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: 100, Mode: mode})
+	q.qbytes, q.mode = 100, mode
+	q.msgs, q.mtypes = []int64{10}, []int64{1}
+	if mode&0o2 != 0 {
+		q.msgs, q.mtypes = append(q.msgs, 5), append(q.mtypes, 2)
+	}
+	if mode&0o4 != 0 {
+		s.asleep[2] = &sleeper{queue: q.handle, mtype: 7}
+	}
+	return out
 }
 
 var (
@@ -95,7 +125,10 @@ var (
 	typePool   = []int64{1, 1, 2, 3, 7}
 	rtypePool  = []int64{0, 0, 1, 2, -2, 7, -9223372036854775808}
 	bufPool    = []int64{0, 2, 8, 40, 64, 200}
-	modePool   = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o200}
+	// modePool: what IPC_SET gives; a queue is created with one of the
+	// first five. Others may write only (0602) or read only (0604, 0644),
+	// so that a sleeping stranger's permission can be taken away.
+	modePool = []uint16{0o600, 0o600, 0o666, 0o644, 0o602, 0o604, 0o400, 0o200}
 )
 
 func pick[T any](src Source, pool []T, label string) T { return pool[src.Intn(len(pool), label)] }
@@ -296,7 +329,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 
 func (s *Shadow) create(src Source) ops.Op {
 	s.nextHandle++
-	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:4], "mode"), live: true}
+	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:5], "mode"), live: true}
 	s.queues = append(s.queues, q)
 	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode}
 }
