@@ -186,7 +186,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindNextID, Type: t, Value: v}
 	case actLimit:
 		choices := []int64{int64(ts.live), int64(ts.live) + 1, int64(max(ts.live-1, 0)), 0,
-			ops.DefaultLimit(t), ops.IPCMNI, ops.IPCMNI + 1, -1, math.MaxInt32, math.MaxInt32 + 1}
+			ops.DefaultLimit(t), ops.IPCMNI, ops.IPCMNI + 1, -1, math.MaxInt32, math.MaxInt32 + 1, math.MinInt32}
 		v := pick(src, choices, "limit")
 		s.setLimit(t, v)
 		return ops.Op{Kind: ops.KindLimit, Type: t, Value: v}
