@@ -80,7 +80,8 @@ type Shadow struct {
 }
 
 // NewShadow returns the shadow of a fresh namespace, with swarm weights
-// drawn from src; one script in two starts by setting up a race.
+// drawn from src; one script in two starts by setting up a race, one in
+// eight with a permission scenario.
 func NewShadow(src Source) *Shadow {
 	s := &Shadow{swarm: engine.NewSwarm(src, int(numActions))}
 	switch src.Intn(8, "setup") {
