@@ -134,6 +134,7 @@ func serveTask(wantNS string) error {
 	if err != nil {
 		return err
 	}
+	parent := os.Getppid()
 	// The runtime installs its handler for interruptSignal at start and
 	// drops the signal when nothing asked to be notified of it: a handler
 	// runs, so a call it interrupts returns EINTR (msgsnd and msgrcv give
@@ -167,7 +168,7 @@ func serveTask(wantNS string) error {
 				return fmt.Errorf("joining the namespace before a call: %w", err)
 			}
 		}
-		resp := runTaskReq(self, &req, payload)
+		resp := runTaskReq(self, parent, &req, payload)
 		if err := writeResp(taskRespFD, &resp, payload); err != nil {
 			return fmt.Errorf("writing a response: %w", err)
 		}
@@ -190,7 +191,7 @@ func checkNamespace(want string) error {
 	return nil
 }
 
-func runTaskReq(self creds, req *taskReq, payload []byte) taskResp {
+func runTaskReq(self creds, parent int, req *taskReq, payload []byte) taskResp {
 	resp := taskResp{Len: uint64(len(payload))}
 	switch req.Kind {
 	case taskJoin:
@@ -225,6 +226,7 @@ func runTaskReq(self creds, req *taskReq, payload []byte) taskResp {
 			resp.Fatal = 1
 			return resp
 		}
+		rearmParentDeath(parent)
 	}
 	// A task is a Go process, whose runtime signals its threads (SIGURG
 	// for preemption, among others) and handles every signal: a call
@@ -252,9 +254,20 @@ func runTaskReq(self creds, req *taskReq, payload []byte) taskResp {
 		if err := restoreCreds(self); err != nil {
 			resp.Fatal = 1
 		}
+		rearmParentDeath(parent)
 	}
 	resp.R, resp.Errno = uint64(r), uint64(e)
 	return resp
+}
+
+// rearmParentDeath sets the parent-death signal again after a change of
+// effective ids, which clears it (commit_creds): a task asleep as another
+// user when its worker dies must die too. A parent that died in between is
+// seen by its pid.
+func rearmParentDeath(parent int) {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil || os.Getppid() != parent {
+		os.Exit(3)
+	}
 }
 
 // joinNamespace moves the calling thread into the IPC namespace at path

@@ -21,13 +21,13 @@ enum {
 	SYS_semget = 64, SYS_semop = 65, SYS_semctl = 66, SYS_shmdt = 67, SYS_msgget = 68,
 	SYS_msgsnd = 69, SYS_msgrcv = 70, SYS_msgctl = 71, SYS_getgroups = 115, SYS_setgroups = 116,
 	SYS_setresuid = 117, SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120,
-	SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_semtimedop = 220,
+	SYS_getppid = 110, SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_semtimedop = 220,
 	SYS_exit_group = 231, SYS_openat = 257, SYS_readlinkat = 267, SYS_setns = 308,
 };
 
 enum { EINTR = 4, AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
 enum { SIGUSR1 = 10, SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
-enum { PR_GET_DUMPABLE = 3, PR_SET_DUMPABLE = 4 };
+enum { PR_SET_PDEATHSIG = 1, PR_GET_DUMPABLE = 3, PR_SET_DUMPABLE = 4, SIGKILL = 9 };
 enum { TASK_CALL = 1, TASK_JOIN = 2, TASK_INTERRUPTIBLE = 1 };
 enum { MAX_PAYLOAD = 1 << 20, MAX_GROUPS = 256, NS_LEN = 64 };
 
@@ -210,6 +210,20 @@ static int restore(void)
 	return read_creds(&now) && same_creds(&now, &self);
 }
 
+static long parent;
+
+/* rearm sets the parent-death signal again after a change of effective
+ * ids, which clears it (commit_creds): a task asleep as another user when
+ * its plugin dies must die too. A parent that died in between is seen by
+ * its pid. */
+static void rearm(void)
+{
+	if (sys3(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0)
+		die("setting the parent-death signal");
+	if (sys3(SYS_getppid, 0, 0, 0) != parent)
+		sys3(SYS_exit_group, 3, 0, 0);
+}
+
 static char my_ns[NS_LEN];
 
 static long ns_of(const char *path, char *out)
@@ -286,6 +300,8 @@ static void serve(void)
 			}
 			if (!a.fatal && q.as != 0 && !become_user(q.as))
 				a.fatal = 1;
+			if (!a.fatal && q.as != 0)
+				rearm();
 			if (!a.fatal) {
 				u64 mask = ~0ul, old = 0;
 				if (q.flags & TASK_INTERRUPTIBLE)
@@ -303,6 +319,8 @@ static void serve(void)
 			}
 			if (q.as != 0 && !restore())
 				a.fatal = 1;
+			if (q.as != 0)
+				rearm();
 		}
 		if (q.len <= 4096) {
 			static char out[sizeof(struct resp) + 4096];
@@ -336,6 +354,7 @@ __attribute__((used)) void cmain(long *sp)
 		die("not in the worker's IPC namespace: refusing to run");
 	if (!read_creds(&self))
 		die("reading my credentials");
+	parent = sys3(SYS_getppid, 0, 0, 0);
 	struct {
 		void (*h)(int);
 		u64 flags;
