@@ -51,25 +51,18 @@ func (s *sim) wake(task int) {
 	}
 }
 
-// unspurious forgets that task was woken spuriously and says whether it was.
-func (s *sim) unspurious(task int) bool {
-	for i, t := range s.spurious {
+// drop removes task from the list and says whether it was there.
+func drop(list *[]int, task int) bool {
+	for i, t := range *list {
 		if t == task {
-			s.spurious = append(s.spurious[:i], s.spurious[i+1:]...)
+			*list = append((*list)[:i], (*list)[i+1:]...)
 			return true
 		}
 	}
 	return false
 }
 
-func (s *sim) unpend(task int) {
-	for i, t := range s.pending {
-		if t == task {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return
-		}
-	}
-}
+func (s *sim) unpend(task int) { drop(&s.pending, task) }
 
 // Send is msgsnd by w.Task (w.Msg, w.As) after the argument and id checks.
 func Send(q *Queue, env Env, w Waiter, nowait bool) (Call, []Outcome) {
@@ -256,7 +249,7 @@ func (s *sim) run(task int, env Env) {
 			continue
 		}
 		q.Senders = append(q.Senders[:i], q.Senders[i+1:]...)
-		spurious := s.unspurious(task)
+		spurious := drop(&s.spurious, task) // it was woken spuriously
 		switch {
 		case spurious && !q.fits(w.Msg.Size()):
 			// Woken only by the wake-all: it goes back to sleep before
