@@ -48,6 +48,9 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		if c.res.Stats != nil {
 			c.res.Stats.add(script, pair[0], pair[1])
 		}
+		if br.same != nil && br.same[i] {
+			continue // one value on both sides: equal under every relation
+		}
 		d := equiv.Compare(c.o.Relation, script, pair[0], pair[1])
 		if d == nil {
 			continue

@@ -22,6 +22,10 @@ type batchResult struct {
 	// compared[i] is the outcome pair of script start+i, or nil if it was
 	// not compared (the run ended first, or a side failed on it).
 	compared []*[2]ops.Outcome
+	// same[i]: both sides sent script start+i's outcome as the same bytes,
+	// so compared[i] holds one value twice and is equal under any
+	// relation (nil: no side sent bytes).
+	same     []bool
 	failures []failure
 	scripts  [][]ops.Op
 	seeds    []uint64
@@ -46,11 +50,12 @@ type failure struct {
 // known.
 func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 	br := &batchResult{start: bt.start, n: len(bt.scripts), compared: make([]*[2]ops.Outcome, len(bt.scripts)), scripts: bt.scripts, seeds: bt.seeds}
-	outA, outB, errA, errB := ExecBoth(ctx, w.pair.A, w.pair.B, bt.scripts)
+	outA, outB, same, errA, errB := execBatch(ctx, w.pair.A, w.pair.B, bt.scripts)
 	if errA == nil && errB == nil {
 		for i := range bt.scripts {
 			br.compared[i] = &[2]ops.Outcome{outA[i], outB[i]}
 		}
+		br.same = same
 		return br
 	}
 	if ended(ctx, errA) && ended(ctx, errB) {

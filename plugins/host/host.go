@@ -467,10 +467,45 @@ func (p *Plugin) SnapshotFollowing(ctx context.Context, other *ops.Snapshot) (op
 // Exec implements ops.Impl. With a Failed error it also returns the outcomes
 // of the scripts before the failing one.
 func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, others []ops.Outcome) ([]ops.Outcome, error) {
+	lens := make([]int, len(scripts))
+	for i, s := range scripts {
+		lens[i] = len(s)
+	}
+	wire, err := p.exec(ctx, cfg, p.PackScripts(scripts), lens, others)
+	if wire == nil {
+		return nil, err
+	}
+	outcomes := make([]ops.Outcome, len(wire))
+	for i, w := range wire {
+		o, derr := p.Decode(w, i, lens[i])
+		if derr != nil {
+			return nil, derr
+		}
+		outcomes[i] = o
+	}
+	return outcomes, err
+}
+
+// Layout implements ops.Wire: every plugin the host accepts speaks this
+// process's packed layout (the handshake checks it).
+func (p *Plugin) Layout() string { return plugins.LayoutVersion() }
+
+// PackScripts implements ops.Wire.
+func (p *Plugin) PackScripts(scripts [][]ops.Op) [][]byte { return plugins.ScriptsToProto(scripts) }
+
+// ExecPacked implements ops.Wire.
+func (p *Plugin) ExecPacked(ctx context.Context, cfg ops.Config, packed [][]byte, lens []int) ([]ops.WireOutcome, error) {
+	return p.exec(ctx, cfg, packed, lens, nil)
+}
+
+// exec runs packed scripts of lengths lens and returns each outcome's bytes
+// undecoded: all of them, or with a Failed error those before the failing
+// script. Any other error comes with no outcomes.
+func (p *Plugin) exec(ctx context.Context, cfg ops.Config, packed [][]byte, lens []int, others []ops.Outcome) ([]ops.WireOutcome, error) {
 	if err := p.checkConfig("exec", cfg); err != nil {
 		return nil, err
 	}
-	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: plugins.ScriptsToProto(scripts)}
+	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: packed}
 	if others != nil {
 		req.Follow = plugins.OutcomesToProto(others)
 		req.FollowSet = true
@@ -481,22 +516,33 @@ func (p *Plugin) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, o
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := plugins.OutcomesFromProto(resp.Outcomes)
-	if err != nil {
-		return nil, p.garbage("exec", err)
+	if n := len(resp.Outcomes); n > len(lens) || (resp.Failure == nil && n != len(lens)) {
+		return nil, p.garbage("exec", fmt.Errorf("%d outcomes for %d scripts", n, len(lens)))
 	}
-	if len(outcomes) > len(scripts) || (resp.Failure == nil && len(outcomes) != len(scripts)) {
-		return nil, p.garbage("exec", fmt.Errorf("%d outcomes for %d scripts", len(outcomes), len(scripts)))
-	}
-	for i, o := range outcomes {
-		if len(o.Results) != len(scripts[i]) {
-			return nil, p.garbage("exec", fmt.Errorf("script %d: %d results for %d operations", i+1, len(o.Results), len(scripts[i])))
-		}
+	wire := make([]ops.WireOutcome, len(resp.Outcomes))
+	for i, o := range resp.Outcomes {
+		wire[i] = ops.WireOutcome{Results: o.GetResults(), Snapshot: o.GetSnapshot()}
 	}
 	if resp.Failure != nil {
-		return outcomes, p.failed("exec", resp.Failure)
+		return wire, p.failed("exec", resp.Failure)
 	}
-	return outcomes, nil
+	return wire, nil
+}
+
+// Decode implements ops.Wire: bytes that do not decode, or results that do
+// not match the script's n operations, are garbage.
+func (p *Plugin) Decode(w ops.WireOutcome, script, n int) (ops.Outcome, error) {
+	rs, err := plugins.UnpackResults(w.Results)
+	if err == nil {
+		var snap ops.Snapshot
+		if snap, err = plugins.UnpackSnapshot(w.Snapshot); err == nil {
+			if len(rs) != n {
+				return ops.Outcome{}, p.garbage("exec", fmt.Errorf("script %d: %d results for %d operations", script+1, len(rs), n))
+			}
+			return ops.Outcome{Results: rs, Snapshot: snap}, nil
+		}
+	}
+	return ops.Outcome{}, p.garbage("exec", fmt.Errorf("outcome %d: %w", script+1, err))
 }
 
 // Measure implements ops.Impl.

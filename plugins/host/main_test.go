@@ -61,6 +61,10 @@ func servePlugin(mode string) {
 		plugins.Serve(ops.NewLocal(toyInfo, &toyModel{failNextID: true}))
 	case "badsnap": // a snapshot with two IPC types
 		plugins.ServeServer(&badSnapshot{ImplServer: plugins.NewServer(newToy())}, nil)
+	case "shortexec": // loses the last result of every script Exec runs
+		plugins.ServeServer(&badExec{ImplServer: plugins.NewServer(newToy()), short: true}, nil)
+	case "badexecsnap": // Exec's snapshots are bytes that do not decode
+		plugins.ServeServer(&badExec{ImplServer: plugins.NewServer(newToy())}, nil)
 	case "spawner": // starts a child that holds its stdout and stderr; Info.Version is the child's pid
 		child := exec.Command(os.Args[0])
 		child.Env = append(os.Environ(), modeEnv+"=sleeper")
@@ -246,6 +250,35 @@ type badSnapshot struct{ ipcfuzzv1.ImplServer }
 
 func (*badSnapshot) Snapshot(context.Context, *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
 	return &ipcfuzzv1.SnapshotResponse{Snapshot: []byte{0xff, 0xff, 0xff}}, nil
+}
+
+// badExec answers Exec with outcomes whose results lose their last one
+// (short) or whose snapshots do not decode: the same wrong bytes for the
+// same scripts, every time.
+type badExec struct {
+	ipcfuzzv1.ImplServer
+	short bool
+}
+
+func (b *badExec) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzzv1.ExecResponse, error) {
+	resp, err := b.ImplServer.Exec(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range resp.Outcomes {
+		if !b.short {
+			o.Snapshot = []byte{0xff, 0xff, 0xff}
+			continue
+		}
+		rs, err := plugins.UnpackResults(o.Results)
+		if err != nil {
+			return nil, err
+		}
+		if len(rs) > 0 {
+			o.Results = plugins.PackResults(rs[:len(rs)-1])
+		}
+	}
+	return resp, nil
 }
 
 // follower is the toy model that follows: given the other side's result of

@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+	"sync"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// execBatch runs a batch of scripts on both sides, as ExecBoth does. When
+// both sides are ops.Wire of one layout and neither follows, the scripts
+// are packed once for both, and an outcome both sides sent as the same
+// bytes is decoded once: same[i] says so, and both outcomes are that one
+// value. Otherwise same is nil.
+func execBatch(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
+	wa, okA := a.Impl.(ops.Wire)
+	wb, okB := b.Impl.(ops.Wire)
+	if !okA || !okB || a.Follows || b.Follows || wa.Layout() != wb.Layout() {
+		outA, outB, errA, errB = ExecBoth(ctx, a, b, scripts)
+		return outA, outB, nil, errA, errB
+	}
+	lens := make([]int, len(scripts))
+	for i, s := range scripts {
+		lens[i] = len(s)
+	}
+	packed := wa.PackScripts(scripts)
+	var rawA, rawB []ops.WireOutcome
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rawB, errB = wb.ExecPacked(ctx, b.Config, packed, lens)
+	}()
+	rawA, errA = wa.ExecPacked(ctx, a.Config, packed, lens)
+	wg.Wait()
+	if errA != nil || errB != nil {
+		return nil, nil, nil, errA, errB
+	}
+	outA, outB, same = make([]ops.Outcome, len(scripts)), make([]ops.Outcome, len(scripts)), make([]bool, len(scripts))
+	for i := range scripts {
+		var ea, eb error
+		if rawA[i].Same(rawB[i]) {
+			outA[i], ea = wa.Decode(rawA[i], i, lens[i])
+			outB[i], same[i], eb = outA[i], true, ea
+		} else {
+			outA[i], ea = wa.Decode(rawA[i], i, lens[i])
+			outB[i], eb = wb.Decode(rawB[i], i, lens[i])
+		}
+		if ea != nil || eb != nil {
+			// Each side's error is the first of its own outcomes that does
+			// not decode, as its Exec would have said.
+			return nil, nil, nil, decodeAll(wa, rawA, lens), decodeAll(wb, rawB, lens)
+		}
+	}
+	return outA, outB, same, nil, nil
+}
+
+// decodeAll returns the first error decoding raw, a side's outcomes.
+func decodeAll(w ops.Wire, raw []ops.WireOutcome, lens []int) error {
+	for i, r := range raw {
+		if _, err := w.Decode(r, i, lens[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
