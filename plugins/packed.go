@@ -268,10 +268,58 @@ func arrayCodec(t reflect.Type) codec {
 type field struct {
 	codec
 	offset, size uintptr
-	// plain: the field's memory holds no pointer (no string or slice), so
-	// all-zero memory is exactly a zero value and it can be skipped at once:
-	// most groups of a result are zero.
-	plain bool
+	// plain says how to see that the field is zero at once, when its
+	// memory holds no pointer (no string or slice): all-zero memory is
+	// then exactly a zero value, and it is skipped. Most groups of a
+	// result are zero.
+	plain plainKind
+}
+
+// plainKind is how a field is checked for zero: not at all (it holds
+// pointers), as one aligned integer of its size, or against zeros.
+type plainKind uint8
+
+const (
+	notPlain plainKind = iota
+	plainMem
+	plain1
+	plain2
+	plain4
+	plain8
+)
+
+// plainKindOf says how a field of type t is checked for zero.
+func plainKindOf(t reflect.Type) plainKind {
+	switch {
+	case !plainType(t) || t.Size() > uintptr(len(zeros)):
+		return notPlain
+	case t.Size() == 1:
+		return plain1
+	case t.Size() == 2 && t.Align() >= 2:
+		return plain2
+	case t.Size() == 4 && t.Align() >= 4:
+		return plain4
+	case t.Size() == 8 && t.Align() >= 8:
+		return plain8
+	}
+	return plainMem
+}
+
+// zero reports whether the plain field at at is all zero bytes.
+func (f *field) zero(at unsafe.Pointer) bool {
+	switch f.plain {
+	case plain1:
+		return *(*uint8)(at) == 0
+	case plain2:
+		return *(*uint16)(at) == 0
+	case plain4:
+		return *(*uint32)(at) == 0
+	case plain8:
+		return *(*uint64)(at) == 0
+	case plainMem:
+		return string(unsafe.Slice((*byte)(at), f.size)) == string(zeros[:f.size])
+	}
+	return false
 }
 
 // zeros is compared with plain fields' memory; never written.
@@ -284,16 +332,19 @@ func structCodec(t reflect.Type) codec {
 	fields := make([]field, t.NumField())
 	for i := range fields {
 		f := t.Field(i)
-		fields[i] = field{codec: codecFor(f.Type), offset: f.Offset, size: f.Type.Size(), plain: plainType(f.Type) && f.Type.Size() <= uintptr(len(zeros))}
+		fields[i] = field{codec: codecFor(f.Type), offset: f.Offset, size: f.Type.Size(), plain: plainKindOf(f.Type)}
 	}
 	return codec{
 		enc: func(p *packer, at unsafe.Pointer) bool {
+			// The mask goes before the fields: a byte is kept for it, and
+			// the fields are shifted up when it needs more.
 			start := len(p.b)
+			p.b = append(p.b, 0)
 			var mask uint64
 			for i := range fields {
 				f := &fields[i]
 				fat := unsafe.Add(at, f.offset)
-				if f.plain && string(unsafe.Slice((*byte)(fat), f.size)) == string(zeros[:f.size]) {
+				if f.plain != notPlain && f.zero(fat) {
 					continue
 				}
 				before := len(p.b)
@@ -303,14 +354,17 @@ func structCodec(t reflect.Type) codec {
 					p.b = p.b[:before]
 				}
 			}
-			// The mask goes before the fields: shift them up by its length.
+			if mask < 0x80 {
+				p.b[start] = byte(mask)
+				return mask != 0
+			}
 			var m [binary.MaxVarintLen64]byte
 			n := binary.PutUvarint(m[:], mask)
 			end := len(p.b)
-			p.b = append(p.b, m[:n]...)
-			copy(p.b[start+n:], p.b[start:end])
+			p.b = append(p.b, m[:n-1]...)
+			copy(p.b[start+n:], p.b[start+1:end])
 			copy(p.b[start:], m[:n])
-			return mask != 0
+			return true
 		},
 		dec: func(u *unpacker, at unsafe.Pointer) {
 			mask := u.u()

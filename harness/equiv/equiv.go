@@ -68,11 +68,11 @@ func Compare(rel Relation, script []ops.Op, a, b ops.Outcome) *Divergence {
 		if i >= len(a.Results) {
 			break
 		}
-		if d := c.Step(op, a.Results[i], b.Results[i]); d != nil {
+		if d := c.stepOf(op, &a.Results[i], &b.Results[i]); d != nil {
 			return d
 		}
 	}
-	return c.Final(a.Snapshot, b.Snapshot)
+	return c.finalOf(&a.Snapshot, &b.Snapshot)
 }
 
 // Comparer is Compare a step at a time, for outcomes that come in pieces (a
@@ -101,6 +101,13 @@ func NewComparer(rel Relation) *Comparer {
 // the first divergence once there is one (the steps after it are not
 // compared).
 func (c *Comparer) Step(op ops.Op, ra, rb ops.Result) *Divergence {
+	return c.stepOf(op, &ra, &rb)
+}
+
+// stepOf is Step on results held elsewhere (Compare's, in their slices): a
+// Result is large, and a copy of it that the comparison's reflection sees
+// would be allocated on the heap.
+func (c *Comparer) stepOf(op ops.Op, ra, rb *ops.Result) *Divergence {
 	if c.div != nil {
 		return c.div
 	}
@@ -110,7 +117,7 @@ func (c *Comparer) Step(op ops.Op, ra, rb ops.Result) *Divergence {
 		return c.div
 	}
 	if c.ren != nil {
-		c.ren.follow(op, ra, rb)
+		c.ren.follow(op, *ra, *rb)
 	}
 	c.step++
 	return nil
@@ -132,6 +139,11 @@ func (c *Comparer) meet(op ops.Op) {
 // Final compares the final snapshots, the groups of the subsystems of the
 // steps compared, unless a step diverged: it returns the first divergence.
 func (c *Comparer) Final(sa, sb ops.Snapshot) *Divergence {
+	return c.finalOf(&sa, &sb)
+}
+
+// finalOf is Final on snapshots held elsewhere (see stepOf).
+func (c *Comparer) finalOf(sa, sb *ops.Snapshot) *Divergence {
 	if c.div != nil {
 		return c.div
 	}
@@ -148,15 +160,19 @@ func (c *Comparer) Final(sa, sb ops.Snapshot) *Divergence {
 // SameResult reports whether two results of op are equal: the same
 // canonical text.
 func SameResult(op ops.Op, ra, rb ops.Result) bool {
-	return sameResultValue(&ra, &rb) || ops.FormatResult(op, ra) == ops.FormatResult(op, rb)
+	return sameResult(op, &ra, &rb)
 }
 
-func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
+func sameResult(op ops.Op, ra, rb *ops.Result) bool {
+	return sameResultValue(ra, rb) || ops.FormatResult(op, *ra) == ops.FormatResult(op, *rb)
+}
+
+func compareResult(ren *renaming, op ops.Op, ra, rb *ops.Result) string {
 	differ := func(note string) string {
-		return fmt.Sprintf("%s: A -> %s, B -> %s%s", ops.FormatOp(op), ops.FormatResult(op, ra), ops.FormatResult(op, rb), note)
+		return fmt.Sprintf("%s: A -> %s, B -> %s%s", ops.FormatOp(op), ops.FormatResult(op, *ra), ops.FormatResult(op, *rb), note)
 	}
 	if ren == nil || ra.Err != ops.OK || rb.Err != ops.OK || ra.Blocked || rb.Blocked {
-		if !SameResult(op, ra, rb) {
+		if !sameResult(op, ra, rb) {
 			return differ("")
 		}
 		return ""
@@ -177,7 +193,7 @@ func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 			return differ("")
 		}
 	default:
-		if ops.FormatResult(op, renamedResult(ren, op.Type, ra)) != ops.FormatResult(op, renamedResult(nil, op.Type, rb)) {
+		if ops.FormatResult(op, renamedResult(ren, op.Type, *ra)) != ops.FormatResult(op, renamedResult(nil, op.Type, *rb)) {
 			return differ(" (not the same objects up to renaming)")
 		}
 	}
@@ -186,10 +202,11 @@ func compareResult(ren *renaming, op ops.Op, ra, rb ops.Result) string {
 
 // compareSnapshots compares two final states group by group, the groups of
 // the subsystems the script uses.
-func compareSnapshots(ren *renaming, subs map[string]bool, sa, sb ops.Snapshot) string {
-	if ren == nil && sameSnapshotValue(&sa, &sb) {
+func compareSnapshots(ren *renaming, subs map[string]bool, pa, pb *ops.Snapshot) string {
+	if ren == nil && sameSnapshotValue(pa, pb) {
 		return ""
 	}
+	sa, sb := *pa, *pb
 	if ren != nil {
 		sa, sb = renamedSnapshot(ren, sa), renamedSnapshot(nil, sb)
 	}
