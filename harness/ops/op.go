@@ -40,6 +40,9 @@ type Op struct {
 	Sem   SemArgs   // the sem subsystem (sem.go)
 	VMA   VMAArgs   // the vma subsystem (vma.go, vmakinds.go)
 	VFile VFileArgs // the vma subsystem's file handles
+	// Group is the gid an IPC_SET gives (gid=N); 0 keeps the rule without
+	// it: the owner's (shmctl, semctl) or the queue's own (msgctl).
+	Group uint32
 }
 
 // Result is what one operation returned: a common part (the errno, whether

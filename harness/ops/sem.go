@@ -390,7 +390,7 @@ func init() {
 			},
 			Check: checkSemop,
 		},
-		KindSpec{Kind: KindSemctl, Name: "semctl", Doc: "semctl with a command (num= for the per-semaphore ones, val= for setval, vals= for setall, owner= and mode= for set)", Subsystem: "sem", Types: sem, Task: true, As: true,
+		KindSpec{Kind: KindSemctl, Name: "semctl", Doc: "semctl with a command (num= for the per-semaphore ones, val= for setval, vals= for setall, owner=, mode= and gid= for set)", Subsystem: "sem", Types: sem, Task: true, As: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *SemCmd { return &o.Sem.Cmd }, semCmdNames)),
 				named("num", dec(func(o *Op) *int64 { return &o.Sem.Num }, -1<<31, 1<<31-1, 0)).When(semCmdIs(SemGetVal, SemGetPid, SemGetNcnt, SemGetZcnt, SemSetVal)),
@@ -398,6 +398,7 @@ func init() {
 				named("vals", valsField{}).When(semCmdIs(SemSetAll)),
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(semCmdIs(SemIPCSet)),
 				argMode.When(semCmdIs(SemIPCSet)),
+				argGroup.When(semCmdIs(SemIPCSet)),
 			},
 			OpaqueIDs: func(op Op) bool {
 				return op.Sem.Cmd == SemIPCInfo || op.Sem.Cmd == SemInfoCmd || op.Sem.Cmd == SemStat || op.Sem.Cmd == SemStatAny

@@ -362,6 +362,18 @@ func shmctlResult(op *Op) ResultForm {
 
 func isShmSet(o *Op) bool { return o.Cmd == ShmIPCSet }
 
+// GroupOr is the gid an IPC_SET gives: gid= when the operation has one,
+// else dflt.
+func (op Op) GroupOr(dflt uint32) uint32 {
+	if op.Group != 0 {
+		return op.Group
+	}
+	return dflt
+}
+
+// argGroup is IPC_SET's gid=, omitted when 0 (the rule without it).
+var argGroup = named("gid", dec(func(o *Op) *uint32 { return &o.Group }, 0, 1<<32-1, 0)).Optional()
+
 func init() {
 	shm := []IPCType{Shm}
 	register(SubsystemSpec{Name: "shm", Uses: []string{"ids", "tasks", "shm"}},
@@ -373,11 +385,12 @@ func init() {
 			}},
 		KindSpec{Kind: KindShmdt, Name: "shmdt", Doc: "shmdt of an attachment (EINVAL where the task has nothing attached)", Subsystem: "shm", Types: shm, Task: true,
 			Args: []Arg{handleOf(ClassAttachment, "", func(o *Op) *int { return &o.Att })}},
-		KindSpec{Kind: KindShmctl, Name: "shmctl", Doc: "shmctl with a command (set takes owner= and mode=; shm_stat and shm_stat_any take an index as id=N)", Subsystem: "shm", Types: shm, Task: true, As: true,
+		KindSpec{Kind: KindShmctl, Name: "shmctl", Doc: "shmctl with a command (set takes owner=, mode= and gid=; shm_stat and shm_stat_any take an index as id=N)", Subsystem: "shm", Types: shm, Task: true, As: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *ShmCmd { return &o.Cmd }, shmCmdNames)),
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(isShmSet),
 				argMode.When(isShmSet),
+				argGroup.When(isShmSet),
 			},
 			OpaqueIDs: func(op Op) bool { return op.Cmd >= ShmIPCInfo },
 			Result:    byOp(shmctlResult),

@@ -258,7 +258,11 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 		if int32(qbytes) < 0 {
 			qbytes = math.MaxInt64 // sign-extended into an unsigned long: no limit
 		}
-		o.Mode = op.Mode & 0o777
+		group := op.GroupOr(o.GID)
+		if group == math.MaxUint32 { // (gid_t)-1 maps to no group
+			return ops.Result{Err: ops.EINVAL}
+		}
+		o.GID, o.Mode = group, op.Mode&0o777
 		o.Ctime = true
 		env := ns.msgEnv(o)
 		return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {

@@ -138,10 +138,11 @@ func (ns *Namespace) semctl(op ops.Op) ops.Result {
 		if !ownerOrCreator(o, op.As) {
 			return ops.Result{Err: ops.EPERM}
 		}
-		if uint32(op.Value) == math.MaxUint32 { // (uid_t)-1 maps to no user
+		group := op.GroupOr(uint32(op.Value))
+		if uint32(op.Value) == math.MaxUint32 || group == math.MaxUint32 { // (uid_t)-1 maps to no user
 			return ops.Result{Err: ops.EINVAL}
 		}
-		o.UID, o.GID, o.Mode = uint32(op.Value), uint32(op.Value), op.Mode&0o777
+		o.UID, o.GID, o.Mode = uint32(op.Value), group, op.Mode&0o777
 		o.Sem.SetCtime()
 		return ops.Result{}
 	case ops.SemSetVal, ops.SemSetAll:

@@ -231,10 +231,11 @@ func (ns *Namespace) shmctl(op ops.Op) ops.Result {
 			return ops.Result{Err: ops.EPERM}
 		}
 		owner := uint32(op.Value)
-		if owner == math.MaxUint32 { // (uid_t)-1 maps to no user
+		group := op.GroupOr(owner)
+		if owner == math.MaxUint32 || group == math.MaxUint32 { // (uid_t)-1 maps to no user
 			return ops.Result{Err: ops.EINVAL}
 		}
-		o.UID, o.GID = owner, owner
+		o.UID, o.GID = owner, group
 		o.Mode = op.Mode & 0o777
 		o.Ctime = true
 		return ops.Result{}

@@ -281,7 +281,7 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	ds := (*msqid64DS)(unsafe.Pointer(&buf.ds))
 	if op.MCmd == ops.MsgIPCSet {
 		// IPC_SET takes uid, gid, mode and qbytes from the buffer; the
-		// owner is kept. It is read with MSG_STAT_ANY (no permission
+		// owner is kept, and the group too unless the op gives one. It is read with MSG_STAT_ANY (no permission
 		// check, so it works for any caller) by the worker thread; if
 		// the id names no queue, the kernel refuses the IPC_SET on its
 		// own and the owner does not matter.
@@ -290,6 +290,7 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 			c := (*msqid64DS)(unsafe.Pointer(&cur.ds))
 			ds.perm.Uid, ds.perm.Gid = c.perm.Uid, c.perm.Gid
 		}
+		ds.perm.Gid = op.GroupOr(ds.perm.Gid)
 		ds.perm.Mode = uint32(op.Mode & 0o777)
 		ds.qbytes = uint64(op.Value) // the kernel takes it as an int
 	}

@@ -163,7 +163,7 @@ func (t *thread) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	var buf statBuf
 	ds := (*semid64DS)(unsafe.Pointer(&buf.ds))
 	if op.Sem.Cmd == ops.SemIPCSet {
-		ds.perm.Uid, ds.perm.Gid, ds.perm.Mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+		ds.perm.Uid, ds.perm.Gid, ds.perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
 	r, e, err := t.sys(op, unix.SYS_SEMCTL, args, buf.bytes(), 3)
 	if err != nil || e != 0 {

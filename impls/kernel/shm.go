@@ -178,7 +178,7 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	var buf statBuf
 	ds := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds))
 	if op.Cmd == ops.ShmIPCSet {
-		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), uint32(op.Value), uint32(op.Mode&0o777)
+		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
 	r, e, err := t.sys(op, unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {

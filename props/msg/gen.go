@@ -31,20 +31,27 @@ type queue struct {
 	msgs   []int64 // sizes of queued messages (types are not tracked)
 	mtypes []int64
 	mode   uint16
-	live   bool
+	// group: IPC_SET gave the queue uid 1000's group (gid=1000), so that
+	// the mode's group bits decide for it.
+	group bool
+	live  bool
 }
 
 // may reports whether caller as may write (send) or read (receive) the
-// queue: root always; uid 1000, neither its owner nor in its group, by the
-// mode's last three bits.
+// queue: root always; uid 1000, never its owner, by the mode's group bits
+// when the queue is in its group, else by the last three bits.
 func (q *queue) may(as uint32, write bool) bool {
 	if as == 0 {
 		return true
 	}
-	if write {
-		return q.mode&0o2 != 0
+	bits := q.mode
+	if q.group {
+		bits >>= 3
 	}
-	return q.mode&0o4 != 0
+	if write {
+		return bits&0o2 != 0
+	}
+	return bits&0o4 != 0
 }
 
 // caller draws, one time in six, an unprivileged caller (uid and gid 1000,
@@ -128,8 +135,13 @@ var (
 	bufPool    = []int64{0, 2, 8, 40, 64, 200}
 	// modePool: what IPC_SET gives; a queue is created with one of the
 	// first five. Others may write only (0602) or read only (0604, 0644),
-	// so that a sleeping stranger's permission can be taken away.
-	modePool = []uint16{0o600, 0o600, 0o666, 0o644, 0o602, 0o604, 0o400, 0o200}
+	// so that a sleeping stranger's permission can be taken away; the
+	// group's bits differ from the others' in the last four, for a queue
+	// in uid 1000's group (groupPool).
+	modePool = []uint16{0o600, 0o600, 0o666, 0o644, 0o602, 0o604, 0o400, 0o200, 0o640, 0o620, 0o660, 0o606}
+	// groupPool: the gid IPC_SET gives (0: none, the queue keeps its own);
+	// 1000 puts the unprivileged caller in the queue's group.
+	groupPool = []uint32{0, 0, 0, 1000}
 )
 
 func pick[T any](src Source, pool []T, label string) T { return pool[src.Intn(len(pool), label)] }
@@ -284,9 +296,11 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: pick(src, []ops.MsgCmd{ops.MsgIPCInfo, ops.MsgInfoCmd}, "cmd")}
 	case actSet:
 		v := pick(src, qbytesPool, "qbytes")
-		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode"), As: caller(src)}
+		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode"), As: caller(src),
+			Group: pick(src, groupPool, "gid")}
 		if v <= ops.DefaultMsgmnb && op.As == 0 {
 			q.qbytes, q.mode = v, op.Mode
+			q.group = q.group || op.Group == 1000
 			s.wakeAll(q)
 		}
 		return op

@@ -72,7 +72,7 @@ var (
 	opPool    = []int{-1, -1, -2, 1, 1, 2, 3, 0, 0, -3}
 	boundPool = []int{ops.SemVMX, -ops.SemVMX, ops.SemVMX - 1, 32000, -32768}
 	valPool   = []int64{0, 1, 2, 5, ops.SemVMX, ops.SemVMX + 1, -1}
-	modePool  = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o000, 0o602}
+	modePool  = []uint16{0o600, 0o600, 0o666, 0o644, 0o400, 0o000, 0o602, 0o640, 0o660, 0o606}
 )
 
 // Step draws one operation and advances the shadow by its expected effect.
@@ -445,7 +445,8 @@ func (s *Shadow) stat(src Source, a *array) ops.Op {
 		return ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: engine.Pick(src, []ops.SemCmd{ops.SemIPCInfo, ops.SemInfoCmd}, "cmd")}}
 	case 2:
 		op := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemIPCSet},
-			Value: int64(engine.Pick(src, []uint32{0, 1000}, "owner")), Mode: engine.Pick(src, modePool, "mode"), As: s.caller(src)}
+			Value: int64(engine.Pick(src, []uint32{0, 1000}, "owner")), Mode: engine.Pick(src, modePool, "mode"), As: s.caller(src),
+			Group: engine.Pick(src, []uint32{0, 0, 1000}, "gid")}
 		return op
 	}
 	return ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemIPCStat}, As: s.caller(src)}

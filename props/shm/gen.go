@@ -62,6 +62,9 @@ var (
 	modePool  = []uint16{0600, 0600, 0640, 0644, 0666, 0400, 0440, 0000, 0777, 0700}
 	userPool  = []uint32{1000, 1001}
 	ownerPool = []uint32{0, 1000, 1001, math.MaxUint32}
+	// groupPool: the gid IPC_SET gives (0: the owner's); a user that is
+	// not the owner lands in the group class.
+	groupPool = []uint32{0, 0, 1000, 1001}
 	sizePool  = []int64{1, 4096, 4097, 8192, 65536, 0}
 )
 
@@ -338,7 +341,8 @@ func (s *Shadow) ctl(src engine.Source, h int, cmd ops.ShmCmd) ops.Op {
 
 func (s *Shadow) set(src engine.Source, h int) ops.Op {
 	op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{Handle: h}, Cmd: ops.ShmIPCSet,
-		Value: int64(engine.Pick(src, ownerPool, "owner")), Mode: engine.Pick(src, modePool, "mode"), As: s.caller(src), Task: s.task(src)}
+		Value: int64(engine.Pick(src, ownerPool, "owner")), Mode: engine.Pick(src, modePool, "mode"), As: s.caller(src), Task: s.task(src),
+		Group: engine.Pick(src, groupPool, "gid")}
 	g := s.segs[h]
 	if g.live && (op.As == 0 || op.As == g.creator || op.As == g.uid) && op.Value != math.MaxUint32 {
 		g.uid, g.mode = uint32(op.Value), op.Mode
