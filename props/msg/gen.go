@@ -31,6 +31,9 @@ type queue struct {
 	msgs   []int64 // sizes of queued messages (types are not tracked)
 	mtypes []int64
 	mode   uint16
+	// owner is who created the queue: root, or (one queue in five) uid
+	// 1000, whose own bits then decide for it.
+	owner uint32
 	// group: IPC_SET gave the queue uid 1000's group (gid=1000), so that
 	// the mode's group bits decide for it.
 	group bool
@@ -38,14 +41,18 @@ type queue struct {
 }
 
 // may reports whether caller as may write (send) or read (receive) the
-// queue: root always; uid 1000, never its owner, by the mode's group bits
-// when the queue is in its group, else by the last three bits.
+// queue: root always; uid 1000 by the mode's owner bits when it created
+// the queue, by its group bits when the queue is in its group, else by
+// the last three bits.
 func (q *queue) may(as uint32, write bool) bool {
 	if as == 0 {
 		return true
 	}
 	bits := q.mode
-	if q.group {
+	switch {
+	case as == q.owner:
+		bits >>= 6
+	case q.group:
 		bits >>= 3
 	}
 	if write {
@@ -298,20 +305,24 @@ func (s *Shadow) Step(src Source) ops.Op {
 		v := pick(src, qbytesPool, "qbytes")
 		op := ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: v, Mode: pick(src, modePool, "mode"), As: caller(src),
 			Group: pick(src, groupPool, "gid")}
-		if v <= ops.DefaultMsgmnb && op.As == 0 {
+		if v <= ops.DefaultMsgmnb && (op.As == 0 || op.As == q.owner) {
 			q.qbytes, q.mode = v, op.Mode
 			q.group = q.group || op.Group == 1000
 			s.wakeAll(q)
 		}
 		return op
 	case actRmid:
+		op := ops.Op{Kind: ops.KindRmid, Type: ops.Msg, Obj: ref, As: caller(src)}
+		if op.As != 0 && op.As != q.owner {
+			return op // EPERM: neither root nor the owner
+		}
 		q.live = false
 		for t, sl := range s.asleep {
 			if sl != nil && sl.queue == q.handle {
 				s.asleep[t] = nil
 			}
 		}
-		return ops.Op{Kind: ops.KindRmid, Type: ops.Msg, Obj: ref}
+		return op
 	case actList:
 		return ops.Op{Kind: ops.KindList, Type: ops.Msg, Rows: true}
 	case actBusy:
@@ -345,8 +356,11 @@ func (s *Shadow) Step(src Source) ops.Op {
 func (s *Shadow) create(src Source) ops.Op {
 	s.nextHandle++
 	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:5], "mode"), live: true}
+	if src.Intn(5, "owned by uid 1000") == 0 {
+		q.owner = 1000
+	}
 	s.queues = append(s.queues, q)
-	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode}
+	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode, As: q.owner}
 }
 
 // deliver hands a sent message to a sleeping receiver or queues it.

@@ -25,12 +25,17 @@ type array struct {
 	vals   []int
 	live   bool
 	mode   uint16
+	// owner created the array: root, or (one array in five) uid 1000.
+	owner uint32
 }
 
 // Shadow is the generator's idea of the state a script has reached.
 type Shadow struct {
-	arrays     []*array
-	asleep     [ops.NumTasks]*array
+	arrays []*array
+	asleep [ops.NumTasks]*array
+	// waitOn is the operation a task sleeps on in sleep(): what its array's
+	// GETNCNT or GETZCNT count.
+	waitOn     [ops.NumTasks]ops.Sop
 	undo       [ops.NumTasks]bool
 	nextHandle int
 	semopm     int64
@@ -122,6 +127,14 @@ func (s *Shadow) Step(src Source) ops.Op {
 	case actGet:
 		cmd := engine.Pick(src, []ops.SemCmd{ops.SemGetVal, ops.SemGetPid, ops.SemGetNcnt, ops.SemGetZcnt, ops.SemGetNcnt, ops.SemGetZcnt, ops.SemGetAll}, "cmd")
 		op := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: cmd, Num: int64(src.Intn(len(a.vals)+1, "num"))}}
+		if sp, ok := s.sleeperOn(src, a); ok {
+			// Count the sleeper: GETZCNT for a wait for zero, else GETNCNT.
+			op.Sem.Cmd, op.Sem.Num = ops.SemGetNcnt, int64(sp.Num)
+			if sp.Op == 0 {
+				op.Sem.Cmd = ops.SemGetZcnt
+			}
+			return op
+		}
 		if src.Intn(8, "negative num") == 0 {
 			op.Sem.Num = -1
 		}
@@ -167,13 +180,17 @@ func (s *Shadow) Step(src Source) ops.Op {
 		s.asleep[t] = nil
 		return ops.Op{Kind: ops.KindInterrupt, Task: t}
 	case actRmid:
+		op := ops.Op{Kind: ops.KindRmid, Type: ops.Sem, Obj: ref, As: s.caller(src)}
+		if op.As != 0 && op.As != a.owner {
+			return op // EPERM: neither root nor the owner
+		}
 		a.live = false
 		for t, sl := range s.asleep {
 			if sl == a {
 				s.asleep[t] = nil
 			}
 		}
-		return ops.Op{Kind: ops.KindRmid, Type: ops.Sem, Obj: ref}
+		return op
 	case actLimits:
 		return s.limits(src)
 	case actUndoExit:
@@ -219,6 +236,21 @@ func (s *Shadow) sleepers() int {
 	return n
 }
 
+// sleeperOn returns, one time in two when a task sleeps on a, what one of
+// them waits on.
+func (s *Shadow) sleeperOn(src Source, a *array) (ops.Sop, bool) {
+	var on []uint8
+	for t, sl := range s.asleep {
+		if sl == a {
+			on = append(on, uint8(t))
+		}
+	}
+	if len(on) == 0 || src.Intn(2, "count a sleeper") != 0 {
+		return ops.Sop{}, false
+	}
+	return s.waitOn[engine.Pick(src, on, "sleeper")], true
+}
+
 // caller is usually root, sometimes a stranger.
 func (s *Shadow) caller(src Source) uint32 {
 	if src.Intn(6, "unprivileged") == 0 {
@@ -242,7 +274,11 @@ func (s *Shadow) create(src Source, key int32) ops.Op {
 		op.Size = ops.DefaultSemmsl + 1
 		return op
 	}
-	s.arrays = append(s.arrays, &array{handle: s.nextHandle, vals: make([]int, n), live: true, mode: op.Mode})
+	a := &array{handle: s.nextHandle, vals: make([]int, n), live: true, mode: op.Mode}
+	if key == ops.IPCPrivate && src.Intn(5, "owned by uid 1000") == 0 {
+		a.owner, op.As = 1000, 1000
+	}
+	s.arrays = append(s.arrays, a)
 	return op
 }
 
@@ -278,7 +314,7 @@ func (s *Shadow) semop(src Source, a *array, task uint8, nowait bool) ops.Op {
 	if s.applies(a, sops) {
 		s.apply(a, sops)
 	} else if task != 0 && op.Sem.Timeout == ops.SemNoTimeout && !blockingNowait(a, sops) {
-		s.asleep[task] = a
+		s.asleep[task], s.waitOn[task] = a, sops[len(sops)-1]
 	}
 	return op
 }
@@ -328,7 +364,7 @@ func (s *Shadow) sleep(src Source, a *array, t uint8) ops.Op {
 		sops = append([]ops.Sop{{Num: uint16(m), Op: 1}}, sops...)
 	}
 	setSops(&op, sops...)
-	s.asleep[t] = a
+	s.asleep[t], s.waitOn[t] = a, sp
 	return op
 }
 
