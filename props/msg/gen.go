@@ -103,8 +103,35 @@ func NewShadow(src Source) *Shadow {
 		s.pending = s.raceSetup(src)
 	case 4:
 		s.pending = s.permSetup(src)
+	case 5:
+		s.pending = s.countSetup(src)
 	}
 	return s
+}
+
+// countSetup fills a queue to its message count. msg_fits_inqueue counts
+// each message as a byte as well, so qbytes is also the most messages a
+// queue holds, and messages of size 0 reach that count before the bytes:
+// the last one that fits, then one that does not (EAGAIN, or a sender
+// asleep until a receive makes room).
+func (s *Shadow) countSetup(src Source) []ops.Op {
+	out := []ops.Op{s.create(src)}
+	q := s.queues[len(s.queues)-1]
+	ref := ops.Ref{Handle: q.handle}
+	n := int64(1 + src.Intn(3, "count"))
+	out = append(out, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: n, Mode: 0o600})
+	q.qbytes, q.mode = n, 0o600
+	for range n {
+		out = append(out, ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, MsgFlags: ops.MsgNowait})
+		q.msgs, q.mtypes = append(q.msgs, 0), append(q.mtypes, 1)
+	}
+	if src.Intn(2, "sleep") == 0 {
+		out = append(out, ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 2, Task: 1})
+		s.asleep[1] = &sleeper{queue: q.handle, send: true}
+	} else {
+		out = append(out, ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 2, MsgFlags: ops.MsgNowait})
+	}
+	return out
 }
 
 // permSetup puts a stranger (uid 1000) to sleep as a sender and another as
@@ -125,10 +152,10 @@ func (s *Shadow) permSetup(src Source) []ops.Op {
 	out = append(out, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: 100, Mode: mode})
 	q.qbytes, q.mode = 100, mode
 	q.msgs, q.mtypes = []int64{10}, []int64{1}
-	if mode&0o2 != 0 {
+	if q.may(1000, true) {
 		q.msgs, q.mtypes = append(q.msgs, 5), append(q.mtypes, 2)
 	}
-	if mode&0o4 != 0 {
+	if q.may(1000, false) {
 		s.asleep[2] = &sleeper{queue: q.handle, mtype: 7}
 	}
 	return out
