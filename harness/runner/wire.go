@@ -39,11 +39,10 @@ func execBatch(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB [
 	outA, outB, same = make([]ops.Outcome, len(scripts)), make([]ops.Outcome, len(scripts)), make([]bool, len(scripts))
 	for i := range scripts {
 		var ea, eb error
+		outA[i], ea = wa.Decode(rawA[i], i, lens[i])
 		if rawA[i].Same(rawB[i]) {
-			outA[i], ea = wa.Decode(rawA[i], i, lens[i])
 			outB[i], same[i], eb = outA[i], true, ea
 		} else {
-			outA[i], ea = wa.Decode(rawA[i], i, lens[i])
 			outB[i], eb = wb.Decode(rawB[i], i, lens[i])
 		}
 		if ea != nil || eb != nil {
