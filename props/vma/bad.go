@@ -159,16 +159,26 @@ func (s *Shadow) badReadOnly(src Source) ops.Op {
 		s.files++
 		s.descs++
 		s.handles[h] = handle{bound: true, desc: s.descs, file: s.files, readOnly: true}
-		s.pending = append(s.pending, s.badReadOnly(src))
+		// The request comes next, before a follow-up it may queue.
+		next := s.badReadOnly(src)
+		s.pending = append([]ops.Op{next}, s.pending...)
 		return openOp(h, true)
 	}
 	h := engine.Pick(src, roh, "handle")
 	for p := int64(0); p < ops.VMAWindowPages; p++ {
-		if pg := s.pages[window][p]; pg.file == h && pg.flags&ops.MapShared != 0 && src.Intn(2, "protect it?") == 0 {
+		if pg := s.pages[window][p]; pg.mapped && pg.file == h && pg.flags&ops.MapShared != 0 && src.Intn(2, "protect it?") == 0 {
 			return protectOp(window, p, 1, rw)
 		}
 	}
 	start := s.pickPoint(src, window)
 	n := min(1+int64(src.Intn(3, "pages")), ops.VMAWindowPages-start)
+	if src.Intn(2, "map it readable first?") == 0 {
+		// A shared mapping of the description that it allows (read
+		// only), then mprotect to writable: EACCES, as VM_MAYWRITE is
+		// not set.
+		op := s.mapping(src, window, start, n, page{prot: ops.ProtRead, flags: ops.MapShared, file: h, off: start})
+		s.pending = append(s.pending, protectOp(window, start, 1, rw))
+		return op
+	}
 	return mapOp(window, start, n, page{prot: rw, flags: ops.MapShared, file: h, off: start}, false)
 }
