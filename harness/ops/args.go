@@ -397,3 +397,7 @@ func (f u64Field[S]) zero(s *S) bool { return *f.p(s) == 0 }
 func (u64Field[S]) syntax() string { return "N" }
 
 func (f u64Field[S]) plainer(*S) []func(*S) { return nil }
+
+// argGroup is IPC_SET's gid= (shmctl, msgctl, semctl), omitted when 0 (the
+// rule without it).
+var argGroup = named("gid", dec(func(o *Op) *uint32 { return &o.Group }, 0, 1<<32-1, 0)).Optional()

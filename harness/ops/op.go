@@ -45,6 +45,15 @@ type Op struct {
 	Group uint32
 }
 
+// GroupOr is the gid an IPC_SET gives: gid= when the operation has one,
+// else dflt.
+func (op Op) GroupOr(dflt uint32) uint32 {
+	if op.Group != 0 {
+		return op.Group
+	}
+	return dflt
+}
+
 // Result is what one operation returned: a common part (the errno, whether
 // the task went to sleep, the sleeping tasks it completed) and the values of
 // the operation's subsystem.

@@ -362,18 +362,6 @@ func shmctlResult(op *Op) ResultForm {
 
 func isShmSet(o *Op) bool { return o.Cmd == ShmIPCSet }
 
-// GroupOr is the gid an IPC_SET gives: gid= when the operation has one,
-// else dflt.
-func (op Op) GroupOr(dflt uint32) uint32 {
-	if op.Group != 0 {
-		return op.Group
-	}
-	return dflt
-}
-
-// argGroup is IPC_SET's gid=, omitted when 0 (the rule without it).
-var argGroup = named("gid", dec(func(o *Op) *uint32 { return &o.Group }, 0, 1<<32-1, 0)).Optional()
-
 func init() {
 	shm := []IPCType{Shm}
 	register(SubsystemSpec{Name: "shm", Uses: []string{"ids", "tasks", "shm"}},

@@ -281,10 +281,11 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	ds := (*msqid64DS)(unsafe.Pointer(&buf.ds))
 	if op.MCmd == ops.MsgIPCSet {
 		// IPC_SET takes uid, gid, mode and qbytes from the buffer; the
-		// owner is kept, and the group too unless the op gives one. It is read with MSG_STAT_ANY (no permission
-		// check, so it works for any caller) by the worker thread; if
-		// the id names no queue, the kernel refuses the IPC_SET on its
-		// own and the owner does not matter.
+		// owner is kept, and the group too unless the op gives one. They
+		// are read with MSG_STAT_ANY (no permission check, so it works
+		// for any caller) by the worker thread; if the id names no queue,
+		// the kernel refuses the IPC_SET on its own and the owner does
+		// not matter.
 		var cur statBuf
 		if r, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
 			c := (*msqid64DS)(unsafe.Pointer(&cur.ds))
