@@ -2,7 +2,6 @@ package impls
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -29,21 +28,30 @@ func NewVMAModelPart(make func(ops.VMAQuirks) ops.AddressSpace) *AddressSpaceMod
 	return &AddressSpaceModel{as: make(q), remake: make, quirks: q}
 }
 
-// Reset implements ops.Model.
+// Reset implements ops.Model: a model space follows the rules of the other
+// side's kernel (ops.FactVMAQuirks), or ops.VMAQuirksLinux618 when none
+// is given, and is made again when they change.
 func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
-	if v, ok := cfg.Options[ops.LimitPrefix+ops.LimitVMAQuirks]; ok && m.remake != nil {
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			return fmt.Errorf("option %s%s=%s: want a number", ops.LimitPrefix, ops.LimitVMAQuirks, v)
+	q, ok := cfg.Facts.VMAQuirks()
+	if !ok {
+		q = ops.VMAQuirksLinux618
+	}
+	if m.remake != nil && q != m.quirks {
+		if err := m.as.Close(); err != nil {
+			return err
 		}
-		if q := ops.VMAQuirks(n); q != m.quirks {
-			if err := m.as.Close(); err != nil {
-				return err
-			}
-			m.as, m.quirks = m.remake(q), q
-		}
+		m.as, m.quirks = m.remake(q), q
 	}
 	return m.as.Reset()
+}
+
+// Facts implements FactReporter: a space that knows the rules its kernel
+// follows (the kernel's helper) reports them as ops.FactVMAQuirks.
+func (m *AddressSpaceModel) Facts() ops.Facts {
+	if q, ok := m.as.(interface{ Quirks() ops.VMAQuirks }); ok && m.remake == nil {
+		return ops.Facts{}.With(ops.FactVMAQuirks, int64(q.Quirks()))
+	}
+	return ops.Facts{}
 }
 
 // Apply implements ops.Model.

@@ -2,15 +2,18 @@
 // domain models (Compose): the IPC namespace of its kind with the VMA
 // address space of its kind. They are plain Go libraries that know nothing
 // of plugins or the harness; options arrive with Reset.
+//
+// What a built-in can do is said once, by its parts (PartSpec): the
+// subsystems it runs, the options it takes, whether it follows, blocks or
+// counts, and the machine facts it reports all derive from them
+// (Composed.Describe).
 package impls
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"slices"
 	"sort"
-	"strconv"
+	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
@@ -20,138 +23,126 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/vma"
 )
 
-// Builtin is one built-in implementation.
+// Builtin is one built-in implementation: a name, what its ids promise,
+// and its parts.
 type Builtin struct {
-	// Info is as declared; Open narrows its subsystems to those the parts
-	// that started here run.
-	Info ops.Info
-	// New starts it.
-	New func() (ops.Model, error)
-	// Options describes the options its Reset takes.
-	Options string
+	Name    string
+	Version string
+	// ExactIDs: it predicts the kernel's ids exactly, not only up to a
+	// renaming.
+	ExactIDs bool
+	// Counters: it counts its own work for the complexity engine.
+	Counters bool
+	Parts    []PartSpec
+}
+
+// PartSpec declares one part of a built-in: the kind subsystems it runs,
+// the options it takes and how it starts.
+type PartSpec struct {
+	Subsystems []string
+	Options    ops.OptionSpecs
+	Start      func() (ops.Model, error)
+	// Optional: the implementation runs without this part where it cannot
+	// start; Start's error is then a note of its Info.
+	Optional bool
 }
 
 // The kind subsystems of the IPC part and of the VMA part.
 var (
-	ipcSubsystems = []string{"ids", "tasks", "shm", "msg", "sem"}
-	vmaSubsystems = []string{"vma"}
-	limitOptions  = []string{ops.LimitPrefix + ops.LimitShmMaxPages}
+	ipcKinds = []string{"ids", "tasks", "shm", "msg", "sem"}
+	vmaKinds = []string{"vma"}
 )
 
-func builtins() map[string]Builtin {
-	caps := ops.OptionCaps + "=none|" + ops.CapSysResource
-	return map[string]Builtin{
-		"naive": {Info: withVMA(naive.Info()), New: newNaive,
-			Options: "alloc=cyclic|legacy,ncnt=sus|legacy," + caps},
-		"optimized": {Info: withVMA(optimized.Info()), New: newOptimized, Options: caps},
-		"kernel":    {Info: withVMA(kernel.Info()), New: newKernel, Options: caps + " (only what the process has)"},
+// IPCPart is the IPC part of a composition: m runs the ids, tasks, shm, msg
+// and sem kinds and takes options.
+func IPCPart(m ops.Model, options ops.OptionSpecs) Part {
+	return Part{Subsystems: ipcKinds, Model: m, Options: options}
+}
+
+// VMAPart is the VMA part of a composition: m runs the vma kinds.
+func VMAPart(m ops.Model) Part { return Part{Subsystems: vmaKinds, Model: m} }
+
+func builtins() []Builtin {
+	return []Builtin{
+		{Name: "kernel", Version: kernel.Release(), ExactIDs: true, Parts: []PartSpec{
+			{Subsystems: ipcKinds, Options: kernel.Options, Start: kernel.New},
+			{Subsystems: vmaKinds, Start: startKernelVMA, Optional: true},
+		}},
+		{Name: "naive", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
+			{Subsystems: ipcKinds, Options: naive.Options, Start: naive.New},
+			{Subsystems: vmaKinds, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) })},
+		}},
+		{Name: "optimized", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
+			{Subsystems: ipcKinds, Options: optimized.Options, Start: optimized.New},
+			{Subsystems: vmaKinds, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) })},
+		}},
 	}
 }
 
-func withVMA(info ops.Info) ops.Info {
-	info.Subsystems = append(slices.Clone(info.Subsystems), "vma")
-	return info
+func vmaModel(make func(ops.VMAQuirks) ops.AddressSpace) func() (ops.Model, error) {
+	return func() (ops.Model, error) { return NewVMAModelPart(make), nil }
 }
 
-func newNaive() (ops.Model, error) {
-	m, err := naive.New()
+// startKernelVMA starts the VMA helper process (it needs a C compiler).
+func startKernelVMA() (ops.Model, error) {
+	h, err := kernelvma.Start(context.Background(), kernelvma.Options{})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the vma subsystem is not available: %w", err)
 	}
-	return Compose(
-		Part{Subsystems: ipcSubsystems, Model: m, Options: append([]string{"alloc", "ncnt", ops.OptionCaps}, limitOptions...)},
-		Part{Subsystems: vmaSubsystems, Model: NewVMAModelPart(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) }),
-			Options: []string{ops.LimitPrefix + ops.LimitVMAQuirks}},
-	), nil
+	return NewAddressSpaceModel(h), nil
 }
 
-func newOptimized() (ops.Model, error) {
-	m, err := optimized.New()
-	if err != nil {
-		return nil, err
+// Subsystems are the script subsystems it runs when every part starts.
+func (b Builtin) Subsystems() []string {
+	var kinds []string
+	for _, p := range b.Parts {
+		kinds = append(kinds, p.Subsystems...)
 	}
-	return Compose(
-		Part{Subsystems: ipcSubsystems, Model: m, Options: append([]string{ops.OptionCaps}, limitOptions...)},
-		Part{Subsystems: vmaSubsystems, Model: NewVMAModelPart(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) }),
-			Options: []string{ops.LimitPrefix + ops.LimitVMAQuirks}},
-	), nil
+	return ops.CoveredBy(kinds)
 }
 
-// newKernel composes the IPC thread adapter with the VMA helper process;
-// without the helper (no C compiler), the kernel runs the IPC subsystems
-// only, and says why on stderr.
-func newKernel() (ops.Model, error) {
-	m, err := kernel.New()
-	if err != nil {
-		return nil, err
-	}
-	parts := []Part{{Subsystems: ipcSubsystems, Model: m, Options: []string{ops.OptionCaps}}}
-	if h, err := kernelvma.Start(context.Background(), kernelvma.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "kernel: the vma subsystem is not available: %v\n", err)
-	} else {
-		parts = append(parts, Part{Subsystems: vmaSubsystems, Model: NewAddressSpaceModel(h)})
-	}
-	return Compose(parts...), nil
-}
-
-// limits are the machine facts the parts found: the VMA quirks of a kernel
-// helper.
-func (c *Composed) limits() map[string]int64 {
-	out := map[string]int64{}
-	for _, p := range c.parts {
-		if a, ok := p.Model.(*AddressSpaceModel); ok && a.remake == nil {
-			if q, ok := a.as.(interface{ Quirks() ops.VMAQuirks }); ok {
-				out[ops.LimitVMAQuirks] = int64(q.Quirks())
+// Options are the options its parts take, each once.
+func (b Builtin) Options() ops.OptionSpecs {
+	var out ops.OptionSpecs
+	for _, p := range b.Parts {
+		for _, o := range p.Options {
+			if _, dup := out.Lookup(o.Name); !dup {
+				out = append(out, o)
 			}
 		}
 	}
 	return out
 }
 
-// InfoOf is what a started built-in says of itself: its declared Info, with
-// the subsystems no started part runs left out and the machine facts its
-// parts found added.
-func InfoOf(b Builtin, m ops.Model) ops.Info {
-	info := b.Info
-	c, ok := m.(*Composed)
-	if !ok {
-		return info
-	}
-	var subs []string
-	for _, s := range info.Subsystems {
-		if _, err := c.part(s); err == nil {
-			subs = append(subs, s)
+// Start starts every part and returns the composition with what it says
+// of itself: the subsystems the parts that started run, their facts, and
+// a note for each optional part that could not start.
+func (b Builtin) Start() (*Composed, ops.Info, error) {
+	var parts []Part
+	var notes []string
+	for _, ps := range b.Parts {
+		m, err := ps.Start()
+		switch {
+		case err != nil && ps.Optional:
+			notes = append(notes, fmt.Sprintf("%s: %v", b.Name, err))
+			continue
+		case err != nil:
+			_ = Compose(parts...).Close()
+			return nil, ops.Info{}, fmt.Errorf("%s: %w", b.Name, err)
 		}
+		parts = append(parts, Part{Subsystems: ps.Subsystems, Model: m, Options: ps.Options})
 	}
-	info.Subsystems = subs
-	limits := map[string]int64{}
-	for k, v := range info.Limits {
-		limits[k] = v
-	}
-	for k, v := range c.limits() {
-		limits[k] = v
-	}
-	if len(limits) > 0 {
-		info.Limits = limits
-	}
-	return info
-}
-
-// LimitOptions turns the machine facts one side reports into the options
-// that give them to the other side.
-func LimitOptions(limits map[string]int64) map[string]string {
-	out := map[string]string{}
-	for k, v := range limits {
-		out[ops.LimitPrefix+k] = strconv.FormatInt(v, 10)
-	}
-	return out
+	c := Compose(parts...)
+	info := c.Describe(ops.Info{Name: b.Name, Version: b.Version, ExactIDs: b.ExactIDs, Counters: b.Counters})
+	info.Notes = notes
+	return c, info, nil
 }
 
 // Names lists the built-in implementations in a stable order.
 func Names() []string {
 	var names []string
-	for n := range builtins() {
-		names = append(names, n)
+	for _, b := range builtins() {
+		names = append(names, b.Name)
 	}
 	sort.Strings(names)
 	return names
@@ -159,9 +150,10 @@ func Names() []string {
 
 // Lookup returns the built-in implementation called name.
 func Lookup(name string) (Builtin, error) {
-	b, ok := builtins()[name]
-	if !ok {
-		return Builtin{}, fmt.Errorf("no built-in implementation %q (have %v)", name, Names())
+	for _, b := range builtins() {
+		if b.Name == name {
+			return b, nil
+		}
 	}
-	return b, nil
+	return Builtin{}, fmt.Errorf("no built-in implementation %q (have %s)", name, strings.Join(Names(), ", "))
 }

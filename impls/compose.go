@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -16,7 +15,12 @@ import (
 type Part struct {
 	Subsystems []string
 	Model      ops.Model
-	Options    []string
+	Options    ops.OptionSpecs
+}
+
+// FactReporter is a part that reports machine facts (the kernel's).
+type FactReporter interface {
+	Facts() ops.Facts
 }
 
 // Composed is an implementation made of parts: each operation goes to the
@@ -54,14 +58,11 @@ func (c *Composed) partOf(op ops.Op) (ops.Model, error) {
 	return c.part(s.Subsystem)
 }
 
-// Reset implements ops.Model: each part gets the options it takes. An
-// option no part takes is refused, except a machine fact (ops.LimitPrefix),
-// which an implementation that does not model it may ignore.
+// Reset implements ops.Model: each part gets the options it takes and
+// every machine fact. An option no part takes is refused.
 func (c *Composed) Reset(cfg ops.Config) error {
-	for k, v := range cfg.Options {
-		if !c.takes(k) && !strings.HasPrefix(k, ops.LimitPrefix) {
-			return fmt.Errorf("unknown option %s=%s (have %s)", k, v, strings.Join(c.options(), ", "))
-		}
+	if _, err := c.Options().Parse(cfg.Options); err != nil {
+		return err
 	}
 	for _, p := range c.parts {
 		if err := p.Model.Reset(p.config(cfg)); err != nil {
@@ -71,35 +72,45 @@ func (c *Composed) Reset(cfg ops.Config) error {
 	return nil
 }
 
-func (c *Composed) takes(key string) bool {
+// Options are the options the parts take, each once.
+func (c *Composed) Options() ops.OptionSpecs {
+	var out ops.OptionSpecs
 	for _, p := range c.parts {
-		if slices.Contains(p.Options, key) {
-			return true
+		for _, o := range p.Options {
+			if _, dup := out.Lookup(o.Name); !dup {
+				out = append(out, o)
+			}
 		}
-	}
-	return false
-}
-
-func (c *Composed) options() []string {
-	var out []string
-	for _, p := range c.parts {
-		out = append(out, p.Options...)
 	}
 	return out
 }
 
-// config is the part of cfg a part takes.
+// config is the part of cfg a part takes: its own options, every fact.
 func (p Part) config(cfg ops.Config) ops.Config {
-	out := ops.Config{Options: map[string]string{}}
-	for k, v := range cfg.Options {
-		if slices.Contains(p.Options, k) {
-			out.Options[k] = v
-		}
-	}
-	return out
+	return ops.Config{Options: p.Options.Only(cfg.Options), Facts: cfg.Facts}
 }
 
-// Apply implements ops.Model.
+// Describe is base (the name, version, ExactIDs and Counters the
+// implementation declares) with what the parts make of it: the script
+// subsystems they run, whether tasks block (a part runs the tasks kinds),
+// whether it follows (a part is an ops.Follower), and the machine facts
+// they report. Each of these has this one source.
+func (c *Composed) Describe(base ops.Info) ops.Info {
+	info := base
+	var kinds []string
+	info.Facts = ops.Facts{}
+	for _, p := range c.parts {
+		kinds = append(kinds, p.Subsystems...)
+		_, follows := p.Model.(ops.Follower)
+		info.Follows = info.Follows || follows
+		info.Blocking = info.Blocking || slices.Contains(p.Subsystems, "tasks")
+		if r, ok := p.Model.(FactReporter); ok {
+			info.Facts = info.Facts.Over(r.Facts())
+		}
+	}
+	info.Subsystems = ops.CoveredBy(kinds)
+	return info
+}                                                       // Apply implements ops.Model.
 func (c *Composed) Apply(op ops.Op) (ops.Result, error) { return c.ApplyFollowing(op, nil) }
 
 // ApplyFollowing implements ops.Follower.
@@ -168,10 +179,8 @@ func (c *Composed) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	if only == nil {
 		return ops.Run(c, cfg, script)
 	}
-	for k, v := range cfg.Options {
-		if !c.takes(k) && !strings.HasPrefix(k, ops.LimitPrefix) {
-			return ops.Outcome{}, fmt.Errorf("reset: unknown option %s=%s (have %s)", k, v, strings.Join(c.options(), ", "))
-		}
+	if _, err := c.Options().Parse(cfg.Options); err != nil {
+		return ops.Outcome{}, fmt.Errorf("reset: %w", err)
 	}
 	if sr, ok := only.Model.(ops.ScriptRunner); ok {
 		return sr.Run(only.config(cfg), script)

@@ -15,7 +15,7 @@ func InfoToProto(info ops.Info) *ipcfuzzv1.Info {
 	return &ipcfuzzv1.Info{
 		Name: info.Name, Version: info.Version, Subsystems: info.Subsystems,
 		ExactIds: info.ExactIDs, Blocking: info.Blocking, Counters: info.Counters, Follows: info.Follows,
-		PackedLayout: LayoutVersion(), Limits: info.Limits,
+		PackedLayout: LayoutVersion(), Facts: info.Facts.Map(), Notes: info.Notes,
 	}
 }
 
@@ -28,10 +28,13 @@ func InfoFromProto(m *ipcfuzzv1.Info) (ops.Info, error) {
 	if m.GetPackedLayout() != LayoutVersion() {
 		return ops.Info{}, fmt.Errorf("it speaks packed layout %q, this host %q: rebuild it against this version of ipcfuzz", clipped(m.GetPackedLayout()), LayoutVersion())
 	}
+	// A fact this build does not know is one a newer plugin models and
+	// this host cannot hand on: it is left out.
+	facts, _ := ops.FactsFromMap(m.GetFacts())
 	return ops.Info{
 		Name: m.GetName(), Version: m.GetVersion(), Subsystems: m.GetSubsystems(),
 		ExactIDs: m.GetExactIds(), Blocking: m.GetBlocking(), Counters: m.GetCounters(), Follows: m.GetFollows(),
-		Limits: m.GetLimits(),
+		Facts: facts, Notes: m.GetNotes(),
 	}, nil
 }
 
@@ -44,16 +47,18 @@ func clipped(s string) string {
 
 // ConfigToProto converts an ops.Config.
 func ConfigToProto(cfg ops.Config) *ipcfuzzv1.Config {
-	return &ipcfuzzv1.Config{Options: cfg.Options}
+	return &ipcfuzzv1.Config{Options: cfg.Options, Facts: cfg.Facts.Map()}
 }
 
-// ConfigFromProto converts back; the options are never nil.
+// ConfigFromProto converts back; the options are never nil. A fact this
+// build does not know is left out: no model here depends on it.
 func ConfigFromProto(m *ipcfuzzv1.Config) ops.Config {
 	opts := map[string]string{}
 	for k, v := range m.GetOptions() {
 		opts[k] = v
 	}
-	return ops.Config{Options: opts}
+	facts, _ := ops.FactsFromMap(m.GetFacts())
+	return ops.Config{Options: opts, Facts: facts}
 }
 
 // OutcomesToProto packs outcomes.

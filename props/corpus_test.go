@@ -14,7 +14,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/props"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var corpusDir = filepath.Join("..", "corpus")
@@ -25,7 +25,7 @@ func builtins(t *testing.T, names ...string) map[string][]runner.Side {
 	out := map[string][]runner.Side{}
 	for _, sub := range props.Subsystems() {
 		for _, name := range names {
-			side, why := sides.Try(t, name, sub)
+			side, why := sidestest.Try(t, name, sub)
 			if why != "" {
 				t.Logf("left out: %s", why)
 				continue
@@ -51,7 +51,9 @@ func problems(t *testing.T, path string, sidesOf map[string][]runner.Side) []str
 		require.NoError(t, err, s.Name)
 		out = append(out, m...)
 		if i > 0 {
-			if err := runner.Replay(ctx, ops.NewScript(sc.Subsystem, sc.Ops()), ss[i-1], s, equiv.Exact); err != nil {
+			p, err := runner.NewPair(ctx, ss[i-1], s, sc.Subsystem, equiv.Exact)
+			require.NoError(t, err)
+			if err := p.ReplayScript(ctx, ops.NewScript(sc.Subsystem, sc.Ops())); err != nil {
 				out = append(out, err.Error())
 			}
 		}

@@ -7,50 +7,36 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/plugins/host"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
-// side opens a built-in implementation in this process or as a plugin
-// process of the ipcfuzz binary built by TestMain.
-func side(b *testing.B, name string, plugin bool) runner.Side {
+// pair opens two built-in implementations in this process or as plugin
+// processes of the ipcfuzz binary built by TestMain, as compare does.
+func pair(b *testing.B, a, bb, sub string, plugin bool) *runner.Pair {
 	b.Helper()
-	if plugin {
-		p, err := host.Open(context.Background(), host.Launch{Name: name, Path: bin, Args: []string{"plugin", "serve", name}, CallTimeout: time.Minute})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { p.Close() })
-		return runner.Side{Name: name, Impl: p}
-	}
-	bi, err := impls.Lookup(name)
+	p, closeAll, err := sides.OpenPair(context.Background(), a, bb, sub, equiv.Exact,
+		sides.Options{Self: bin, InProcess: !plugin, CallTimeout: time.Minute})
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("%s vs %s: %v", a, bb, err)
 	}
-	m, err := bi.New()
-	if err != nil {
-		b.Skipf("%s: %v", name, err)
-	}
-	l := ops.NewLocal(bi.Info, m)
-	b.Cleanup(func() { l.Close() })
-	return runner.Side{Name: name, Impl: l}
+	b.Cleanup(closeAll)
+	return p
 }
 
 // benchCompare measures the whole compare pipeline (generation, both sides,
 // comparison) in ops/s: one iteration is 512 scripts in batches of 256, the CLI default.
 func benchCompare(b *testing.B, a, bb string, plugin bool) {
-	sa, sb := side(b, a, plugin), side(b, bb, plugin)
+	p := pair(b, a, bb, "ids", plugin)
 	gen := ids.Subsystem.RapidScripts(equiv.Exact)
 	const checks = 512
 	ops := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := runner.Run(context.Background(), runner.Options{
-			A: sa, B: sb, Subsystem: "ids", Relation: equiv.Exact, Generate: gen,
+			Pairs: []*runner.Pair{p}, Generate: gen,
 			Seed: uint64(i * checks), Checks: checks, Batch: 256,
 		})
 		if err != nil || res.Divergences > 0 || res.Failures > 0 {
@@ -104,13 +90,11 @@ func BenchmarkCompareKernel(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var pairs []runner.Pair
+				// As compare does: where woken tasks race, the model
+				// follows the kernel's way (NewPair decides it).
+				var pairs []*runner.Pair
 				for range jobs {
-					a := side(b, "optimized", true)
-					// As compare does: where woken tasks race, the model
-					// follows the kernel's way.
-					a.Follows = s.Races()
-					pairs = append(pairs, runner.Pair{A: a, B: side(b, "kernel", true)})
+					pairs = append(pairs, pair(b, "optimized", "kernel", sub, true))
 				}
 				gen := s.RapidScripts(equiv.Exact)
 				const checks = 1000
@@ -118,7 +102,7 @@ func BenchmarkCompareKernel(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					res, err := runner.Run(context.Background(), runner.Options{
-						A: pairs[0].A, B: pairs[0].B, More: pairs[1:], Subsystem: sub, Relation: equiv.Exact, Generate: gen,
+						Pairs: pairs, Generate: gen,
 						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
 					})
 					if err != nil || res.Failures > 0 || res.Divergences > 0 {

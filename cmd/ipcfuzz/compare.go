@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
@@ -84,7 +83,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	if !ok {
 		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
-	c.opts.Generate, c.opts.Subsystem, c.opts.Relation = gen, c.sub.Name, c.rel
+	c.opts.Generate = gen
 	return c, nil
 }
 
@@ -96,45 +95,6 @@ func relationNames(rs []equiv.Relation) string {
 	return strings.Join(out, " or ")
 }
 
-// openPair opens one job's two sides, checks that they run the subsystem
-// and take their configuration.
-func (c *compareArgs) openPair(ctx context.Context) (runner.Pair, func(), error) {
-	var p runner.Pair
-	var closers []func()
-	closeAll := func() {
-		for _, f := range closers {
-			f()
-		}
-	}
-	var sides [2]runner.Side
-	var infos [2]ops.Info
-	for i, spec := range []string{c.a, c.b} {
-		s, info, err := c.sides.open(ctx, spec)
-		if err != nil {
-			closeAll()
-			return p, nil, err
-		}
-		closers = append(closers, func() { s.Impl.Close() })
-		if !slices.Contains(info.Subsystems, c.sub.Name) {
-			closeAll()
-			return p, nil, usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", s.Name, c.sub.Name, strings.Join(info.Subsystems, ", "))}
-		}
-		// Following costs running the sides one after the other; only a
-		// subsystem whose operations race needs it.
-		s.Follows = s.Follows && c.sub.Races()
-		sides[i], infos[i] = s, info
-	}
-	for i := range sides {
-		sides[i].Config = runner.WithLimits(sides[i].Config, infos[1-i])
-		if err := sides[i].Impl.Reset(ctx, sides[i].Config); err != nil {
-			closeAll()
-			return p, nil, fmt.Errorf("%s refuses its configuration: %w", sides[i].Name, err)
-		}
-	}
-	p.A, p.B = sides[0], sides[1]
-	return p, closeAll, nil
-}
-
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseCompare(args)
 	if err != nil {
@@ -143,18 +103,20 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The plugins are set up (and closed) outside ctx: a Ctrl-C stops the
 	// run, not the cleanup.
 	setup := context.WithoutCancel(ctx)
-	var pairs []runner.Pair
-	for range c.jobs {
-		p, closeAll, err := c.openPair(setup)
+	c.sides.notes = stderr // for the first job's sides
+	o := c.opts
+	for i := range c.jobs {
+		if i > 0 {
+			c.sides.notes = nil
+		}
+		p, closeAll, err := c.sides.openPair(setup, c.a, c.b, c.sub, c.rel)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
-		pairs = append(pairs, p)
+		o.Pairs = append(o.Pairs, p)
 	}
-	o := c.opts
-	o.A, o.B, o.More = pairs[0].A, pairs[0].B, pairs[1:]
-	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", o.A.Name, o.B.Name, c.sub.Name, c.engine, o.Seed, c.rel)
+	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", c.a, c.b, c.sub.Name, c.engine, o.Seed, c.rel)
 	o.Progress, o.Report = stderr, stdout
 	if c.asJSON {
 		o.Report = stderr

@@ -22,6 +22,7 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	reps := fs.Int("reps", 5, "repetitions of the measured part per size")
 	counter := fs.String("counter", "", "the counter shown and fitted: a name, or a ratio a/b of two (default: each implementation's primary one)")
 	var sf sideFlags
+	sf.notes = stderr
 	sf.register(fs, 10*time.Minute)
 	names, err := parseInterspersed(fs, args)
 	if err != nil {

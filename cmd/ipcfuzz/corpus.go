@@ -151,7 +151,7 @@ func unavailable(spec, sub string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if !slices.Contains(b.Info.Subsystems, sub) {
+	if !slices.Contains(b.Subsystems(), sub) {
 		return fmt.Sprintf("%s no longer runs subsystem %s", name, sub)
 	}
 	return ""
@@ -175,10 +175,6 @@ func (r *replayChecker) side(ctx context.Context, spec string) (runner.Side, err
 // a side fails again.
 func (r *replayChecker) Reproduce(ctx context.Context, c *corpus.Candidate, tries int) (corpus.Verdict, error) {
 	v := corpus.Verdict{Tries: tries}
-	sub, err := props.Lookup(c.Script.Subsystem)
-	if err != nil {
-		return v, err
-	}
 	a, err := r.side(ctx, c.Header.A)
 	if err != nil {
 		return v, err
@@ -187,9 +183,12 @@ func (r *replayChecker) Reproduce(ctx context.Context, c *corpus.Candidate, trie
 	if err != nil {
 		return v, err
 	}
-	a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()
+	p, err := runner.NewPair(ctx, a, b, c.Script.Subsystem, equiv.Relation(c.Header.Relation))
+	if err != nil {
+		return v, err
+	}
 	for range tries {
-		if sig, ok := replayOnce(ctx, a, b, c, sub.Name); ok {
+		if sig, ok := replayOnce(ctx, p, c); ok {
 			v.Reproduced++
 			v.Signature = sig
 		}
@@ -198,29 +197,20 @@ func (r *replayChecker) Reproduce(ctx context.Context, c *corpus.Candidate, trie
 }
 
 // replayOnce runs a finding's script once on its pair and reports whether
-// the finding showed again, with the divergence's signature.
-func replayOnce(ctx context.Context, a, b runner.Side, c *corpus.Candidate, sub string) (string, bool) {
+// the finding showed again, with the divergence's signature. A side that
+// failed is restarted for the next try.
+func replayOnce(ctx context.Context, p *runner.Pair, c *corpus.Candidate) (string, bool) {
 	script := c.Script.Ops()
-	outA, outB, errA, errB := runner.ExecBoth(ctx, a, b, [][]ops.Op{script})
-	restart(ctx, a, errA)
-	restart(ctx, b, errB)
-	failed := errA != nil || errB != nil
+	v, err := p.CheckOne(ctx, script)
+	if err != nil {
+		_ = p.Restart(context.WithoutCancel(ctx), err) // a side that cannot come back fails its next replay
+	}
+	failed := err != nil
 	if c.Header.Kind == "plugin failure" || failed {
 		return c.Header.Signature, failed && c.Header.Kind == "plugin failure"
 	}
-	d := equiv.Compare(equiv.Relation(c.Header.Relation), script, outA[0], outB[0])
-	if d == nil {
+	if !v.Diverged() {
 		return "", false
 	}
-	return runner.Signature(sub, script, [2]ops.Outcome{outA[0], outB[0]}, d), true
-}
-
-// restart brings back a side whose call failed, where it can.
-func restart(ctx context.Context, s runner.Side, failed error) {
-	if failed == nil {
-		return
-	}
-	if r, ok := s.Impl.(runner.Restarter); ok {
-		_ = r.Restart(context.WithoutCancel(ctx)) // a side that cannot come back fails its next replay
-	}
+	return p.Signature(script, v), true
 }

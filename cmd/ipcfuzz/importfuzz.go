@@ -110,13 +110,12 @@ func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names,
 	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}}
 	var report bytes.Buffer
 	for i := 1; i < len(names); i++ {
-		c := &compareArgs{a: names[i-1], b: names[i], sub: sub, sides: sf}
-		p, closeAll, err := c.openPair(context.WithoutCancel(ctx))
+		p, closeAll, err := sf.openPair(context.WithoutCancel(ctx), names[i-1], names[i], sub, equiv.Exact)
 		if err != nil {
 			return nil, err
 		}
 		res, err := runner.Run(ctx, runner.Options{
-			A: p.A, B: p.B, Subsystem: sub.Name, Relation: equiv.Exact, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
+			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
 			Generate: func(seed uint64) []ops.Op { return scripts[indexOfSeed(seed, len(scripts))] },
 			Command:  fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
 			Report:   &report,

@@ -198,7 +198,7 @@ func (m *minimizer) features(sc *ops.Script) ([]string, bool, error) {
 	ran := false
 	for _, name := range m.impls {
 		b, _ := impls.Lookup(name)
-		if !slices.Contains(b.Info.Subsystems, sc.Subsystem) {
+		if !slices.Contains(b.Subsystems(), sc.Subsystem) {
 			continue
 		}
 		ran = true
@@ -217,7 +217,7 @@ func (m *minimizer) features(sc *ops.Script) ([]string, bool, error) {
 
 // replayFresh runs a script on a new instance of a built-in.
 func replayFresh(b impls.Builtin, sc *ops.Script) (ops.Outcome, error) {
-	model, err := b.New()
+	model, _, err := b.Start()
 	if err != nil {
 		return ops.Outcome{}, err
 	}

@@ -25,7 +25,7 @@ func pluginCmd(args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	m, err := b.New()
+	m, info, err := b.Start()
 	if err != nil {
 		// Before the handshake: the host shows this line as why the plugin failed to start.
 		fmt.Fprintf(os.Stderr, "%s: %v\n", args[1], err)
@@ -38,7 +38,7 @@ func pluginCmd(args []string) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
-	plugins.Serve(ops.NewLocal(impls.InfoOf(b, m), m))
+	plugins.Serve(ops.NewLocal(info, m))
 	return nil
 }
 
@@ -69,7 +69,7 @@ func listCmd(args []string, stdout io.Writer) error {
 	fmt.Fprintln(w, "NAME\tSUBSYSTEMS\tEXACT IDS\tCOUNTERS\tOPTIONS")
 	for _, n := range impls.Names() {
 		b, _ := impls.Lookup(n)
-		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Info.Subsystems, ","), b.Info.ExactIDs, b.Info.Counters, b.Options)
+		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Subsystems(), ","), b.ExactIDs, b.Counters, b.Options())
 	}
 	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see README)\t\t\t")
 	return w.Flush()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,11 +16,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
-func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	implsFlag := fs.String("impls", "optimized,kernel", "the two implementations, A,B")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	var sf sideFlags
+	sf.notes = stderr
 	sf.register(fs, 60*time.Second)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -49,17 +49,14 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	setup := context.WithoutCancel(ctx)
 	var sides [2]runner.Side
-	var infos [2]ops.Info
 	for i, n := range names {
-		s, info, err := sf.open(setup, n)
+		s, _, err := sf.open(setup, n)
 		if err != nil {
 			return err
 		}
 		defer s.Impl.Close()
-		sides[i], infos[i] = s, info
+		sides[i] = s
 	}
-	sides[0].Config = runner.WithLimits(sides[0].Config, infos[1])
-	sides[1].Config = runner.WithLimits(sides[1].Config, infos[0])
 	failed := 0
 	for i, f := range files {
 		if ctx.Err() != nil {
@@ -69,14 +66,11 @@ func replayCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		if err != nil {
 			return inputError{fmt.Errorf("%s: %w", f, err)}
 		}
-		for j, info := range infos {
-			if !slices.Contains(info.Subsystems, subsystems[i]) {
-				return inputError{fmt.Errorf("%s: %s does not run subsystem %s (it runs %s)", f, sides[j].Name, subsystems[i], strings.Join(info.Subsystems, ", "))}
-			}
+		p, err := sub.Pair(setup, sides[0], sides[1], rel)
+		if err != nil {
+			return inputError{fmt.Errorf("%s: %w", f, err)}
 		}
-		a, b := sides[0], sides[1]
-		a.Follows, b.Follows = a.Follows && sub.Races(), b.Follows && sub.Races()
-		n, err := replayFile(ctx, f, a, b, rel)
+		n, err := replayFile(ctx, f, p)
 		var re *runner.ReplayError
 		var pe *ops.ParseError
 		switch {
@@ -116,13 +110,13 @@ func checkScript(path string) (string, error) {
 	return r.Subsystem(), r.Err()
 }
 
-// replayFile replays a script file read step by step (runner.ReplaySteps)
-// and returns how many steps it replayed.
-func replayFile(ctx context.Context, path string, a, b runner.Side, rel equiv.Relation) (int, error) {
+// replayFile replays a script file read step by step on the pair
+// (runner.Pair.Replay) and returns how many steps it replayed.
+func replayFile(ctx context.Context, path string, p *runner.Pair) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	return runner.ReplaySteps(ctx, ops.NewScriptReader(path, f), a, b, rel, runner.ReplayOptions{})
+	return p.Replay(ctx, ops.NewScriptReader(path, f), runner.ReplayOptions{})
 }

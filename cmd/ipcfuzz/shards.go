@@ -116,7 +116,7 @@ func compareShard(sub engine.Subsystem, p shardPair) Shard {
 func runs(spec, sub string) bool {
 	name, _, _ := strings.Cut(spec, ":")
 	b, err := impls.Lookup(name)
-	return err == nil && slices.Contains(b.Info.Subsystems, sub)
+	return err == nil && slices.Contains(b.Subsystems(), sub)
 }
 
 // shardHeader is the first line of the TSV table.

@@ -2,23 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/plugins/host"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // sideFlags are the flags every command that opens implementations takes.
 type sideFlags struct {
 	callTimeout time.Duration
 	inProcess   bool
+	// notes, when set, is where what an implementation says it cannot do
+	// here (ops.Info.Notes) is printed, once per side opened.
+	notes io.Writer
 }
 
 func (f *sideFlags) register(fs *flag.FlagSet, timeout time.Duration) {
@@ -26,64 +30,62 @@ func (f *sideFlags) register(fs *flag.FlagSet, timeout time.Duration) {
 	fs.BoolVar(&f.inProcess, "in-process", false, "run built-in implementations inside this process")
 }
 
-// open starts the implementation spec names: a built-in served by this
-// binary (or inside this process with --in-process), or an executable given
-// by path. It reads the implementation's Info.
-func (f *sideFlags) open(ctx context.Context, spec string) (runner.Side, ops.Info, error) {
-	side, err := f.start(ctx, spec)
-	if err != nil {
-		return side, ops.Info{}, err
-	}
-	info, err := side.Impl.Info(ctx)
-	if err != nil {
-		side.Impl.Close()
-		return side, info, fmt.Errorf("%s: %w", spec, err)
-	}
-	side.Follows = info.Follows
-	return side, info, nil
+func (f *sideFlags) options() sides.Options {
+	return sides.Options{CallTimeout: f.callTimeout, InProcess: f.inProcess}
 }
 
-func (f *sideFlags) start(ctx context.Context, spec string) (runner.Side, error) {
-	name, cfg, err := ops.ParseImplName(spec)
-	if err != nil {
-		return runner.Side{}, usageError{err.Error()}
+// open starts the implementation spec names (sides.Open): a built-in
+// served by this binary (or inside this process with --in-process), or an
+// executable given by path. A spec that names nothing is a usage error.
+func (f *sideFlags) open(ctx context.Context, spec string) (runner.Side, ops.Info, error) {
+	s, err := sides.Open(ctx, spec, f.options())
+	if err == nil {
+		f.printNotes(s)
 	}
-	side := runner.Side{Name: spec, Config: cfg}
-	if strings.ContainsRune(name, '/') {
-		path, err := filepath.Abs(name)
-		if err != nil {
-			return side, fmt.Errorf("plugin %q: %w", name, err)
+	return s, s.Info, cliError(err)
+}
+
+func (f *sideFlags) printNotes(sides ...runner.Side) {
+	if f.notes == nil {
+		return
+	}
+	for _, s := range sides {
+		for _, n := range s.Info.Notes {
+			fmt.Fprintf(f.notes, "ipcfuzz: %s: %s\n", s.Name, n)
 		}
-		if _, err := os.Stat(path); err != nil {
-			return side, fmt.Errorf("plugin %q: %w", name, err)
-		}
-		p, err := host.Open(ctx, host.Launch{Name: spec, Path: path, CallTimeout: f.callTimeout})
-		if err != nil {
-			return side, err
-		}
-		side.Impl = p
-		return side, nil
 	}
-	b, err := impls.Lookup(name)
+}
+
+// openPair opens a and b as the pair that compares sub's scripts under
+// rel, with sub's invariant, and resets each side once so that a
+// configuration it refuses is said before anything runs.
+func (f *sideFlags) openPair(ctx context.Context, a, b string, sub engine.Subsystem, rel equiv.Relation) (*runner.Pair, func(), error) {
+	p, closeAll, err := sides.OpenPair(ctx, a, b, sub.Name, rel, f.options())
 	if err != nil {
-		return side, usageError{err.Error()}
+		return nil, nil, cliError(err)
 	}
-	if f.inProcess {
-		m, err := b.New()
-		if err != nil {
-			return side, fmt.Errorf("%s: %w", name, err)
+	p.Invariant = sub.Invariant
+	f.printNotes(p.A, p.B)
+	for _, s := range []runner.Side{p.A, p.B} {
+		if err := s.Impl.Reset(ctx, s.Config); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
 		}
-		side.Impl = ops.NewLocal(impls.InfoOf(b, m), m)
-		return side, nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return side, fmt.Errorf("finding this executable to serve %s: %w", name, err)
+	return p, closeAll, nil
+}
+
+// cliError makes the errors of opening sides that are the user's to fix
+// usage errors.
+func cliError(err error) error {
+	var nr *runner.NotRunError
+	switch {
+	case err == nil:
+		return nil
+	case sides.IsSpecError(err):
+		return usageError{err.Error()}
+	case errors.As(err, &nr):
+		return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", nr.Side, nr.Subsystem, strings.Join(nr.Runs, ", "))}
 	}
-	p, err := host.Open(ctx, host.Launch{Name: spec, Path: self, Args: []string{"plugin", "serve", name}, CallTimeout: f.callTimeout})
-	if err != nil {
-		return side, err
-	}
-	side.Impl = p
-	return side, nil
+	return err
 }

@@ -20,10 +20,11 @@ import (
 // result stated ("-> ..."): how a corpus seed gets its expectations, from
 // the kernel, before a person checks them. A long script is streamed: read,
 // run and written a chunk at a time.
-func stateCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func stateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("state", flag.ContinueOnError)
 	impl := fs.String("impl", "kernel", "the implementation whose results are stated")
 	var sf sideFlags
+	sf.notes = stderr
 	sf.register(fs, 60*time.Second)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -3,27 +3,19 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
-	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // vmaKernel reports whether the live kernel runs the vma subsystem here
 // (its helper needs a C compiler).
 func vmaKernel(t *testing.T) bool {
 	t.Helper()
-	b, err := impls.Lookup("kernel")
-	require.NoError(t, err)
-	m, err := b.New()
-	if err != nil {
-		return false
-	}
-	defer m.Close()
-	return slices.Contains(impls.InfoOf(b, m).Subsystems, "vma")
+	return sides.Usable("kernel", "vma") == nil
 }
 
 // Each deliberate VMA merging bug (vmamutant: a merge that ignores anon_vma

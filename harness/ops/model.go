@@ -6,10 +6,15 @@ import (
 	"strings"
 )
 
-// Config is what Reset hands an implementation: options such as
-// "alloc=legacy". Unknown options must be refused, not ignored.
+// Config is what Reset hands an implementation: its options
+// ("alloc=legacy"; unknown options must be refused, not ignored, see
+// OptionSpecs) and the machine facts the other side of a pair reported.
 type Config struct {
 	Options map[string]string
+	// Facts are the other side's facts (Info.Facts): a model answers as
+	// that machine does where an answer depends on the machine. A side
+	// that does not model a fact ignores it.
+	Facts Facts
 }
 
 // String writes the options in a stable order, "k=v,k=v".
@@ -25,31 +30,6 @@ func (c Config) String() string {
 	}
 	return strings.Join(parts, ",")
 }
-
-// The option every implementation understands: the capabilities of a root
-// caller beyond the ones every root has here. "caps=none" (the default) is
-// root without CAP_SYS_RESOURCE, as on the machine ipcfuzz was written on;
-// "caps=sys_resource" adds it (msgctl IPC_SET may then raise qbytes above
-// msgmnb). The kernel accepts only what its process really has.
-const (
-	OptionCaps     = "caps"
-	CapSysResource = "sys_resource"
-)
-
-// LimitPrefix starts the options that carry a machine fact one side
-// reported in Info.Limits ("limit.shm_max_pages=N") to the other side; an
-// implementation that does not model a fact may ignore it.
-const LimitPrefix = "limit."
-
-// Machine facts an implementation may report in Info.Limits.
-const (
-	// LimitShmMaxPages is the largest shm segment, in pages, that shmget
-	// creates without ENOMEM here (absent: no such limit).
-	LimitShmMaxPages = "shm_max_pages"
-	// LimitVMAQuirks are the version-dependent VMA rules the kernel
-	// follows (ops.VMAQuirks as a number).
-	LimitVMAQuirks = "vma_quirks"
-)
 
 // ParseImplName splits "naive:alloc=legacy,x=y" into the name and its options.
 func ParseImplName(spec string) (string, Config, error) {
@@ -82,10 +62,13 @@ type Info struct {
 	// Follows: where an operation may end in several allowed ways (woken
 	// tasks racing), the implementation can follow the other side's way.
 	Follows bool
-	// Limits are answers of this machine that an implementation's results
-	// depend on (see the Limit* names), reported so that the models can be
+	// Facts are answers of this machine that an implementation's results
+	// depend on (see Fact), reported so that the other side can be
 	// configured with them instead of diverging.
-	Limits map[string]int64
+	Facts Facts
+	// Notes say what it cannot do here and why (a part that did not
+	// start), one line each, for the user.
+	Notes []string
 }
 
 // Model is one implementation driven operation by operation. Handles are

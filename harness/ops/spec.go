@@ -158,6 +158,57 @@ func (s SubsystemSpec) Allows(k Kind) bool {
 	return spec != nil && slices.Contains(s.Uses, spec.Subsystem)
 }
 
+// Races reports whether an operation of the subsystem's scripts may end in
+// several allowed ways; a side that can follow then runs after the other
+// and takes its way (porcupine's idea: keep every state still consistent
+// with what was observed).
+func (s SubsystemSpec) Races() bool {
+	for _, k := range vocabulary.kinds {
+		if k != nil && k.Races && slices.Contains(s.Uses, k.Subsystem) {
+			return true
+		}
+	}
+	return false
+}
+
+// SubsystemRaces is Races of the subsystem called name (false for a name
+// the vocabulary does not know).
+func SubsystemRaces(name string) bool {
+	s, ok := Subsystem(name)
+	return ok && s.Races()
+}
+
+// CoveredBy lists the script subsystems whose kinds all belong to the
+// given kind subsystems: what an implementation made of parts that run
+// those kinds can run.
+func CoveredBy(kindSubsystems []string) []string {
+	var out []string
+	for _, name := range Subsystems() {
+		s := vocabulary.subsystems[name]
+		all := true
+		for _, u := range s.Uses {
+			all = all && slices.Contains(kindSubsystems, u)
+		}
+		if all {
+			out = append(out, name)
+		}
+	}
+	// In the order of the kind numbers the subsystems own: ids, shm, msg,
+	// sem, vma.
+	sort.SliceStable(out, func(i, j int) bool { return firstKind(out[i]) < firstKind(out[j]) })
+	return out
+}
+
+// firstKind is the lowest kind number subsystem sub owns.
+func firstKind(sub string) int {
+	for k, s := range vocabulary.kinds {
+		if s != nil && s.Subsystem == sub {
+			return k
+		}
+	}
+	return len(vocabulary.kinds)
+}
+
 func (k Kind) String() string {
 	if s := Spec(k); s != nil {
 		return s.Name

@@ -11,13 +11,13 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/harness/shrink"
 )
 
 // collector takes the workers' batches in script order and turns them into
 // the run's result.
 type collector struct {
 	o            Options
+	pair         *Pair // the first job's, for shrinking and names
 	res          *Result
 	start        time.Time
 	lastProgress time.Time
@@ -38,25 +38,21 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 				}
 			}
 		}
-		pair := br.compared[i]
-		if pair == nil {
+		v := br.verdicts[i]
+		if v == nil {
 			continue
 		}
 		script := br.scripts[i]
 		c.res.Checks++
 		c.res.Ops += len(script)
 		if c.res.Stats != nil {
-			c.res.Stats.add(script, pair[0], pair[1])
+			c.res.Stats.add(script, v.Out[0], v.Out[1])
 		}
-		if br.same != nil && br.same[i] {
-			continue // one value on both sides: equal under every relation
-		}
-		d := equiv.Compare(c.o.Relation, script, pair[0], pair[1])
-		if d == nil {
+		if !v.Diverged() {
 			continue
 		}
 		c.res.Divergences++
-		if err := c.divergence(ctx, index, br.seeds[i], script, pair, d); err != nil {
+		if err := c.divergence(ctx, index, br.seeds[i], script, *v); err != nil {
 			return err
 		}
 		if !c.o.KeepGoing {
@@ -110,74 +106,47 @@ func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.
 // signature appears shrinks the script, reports it and stores it. A
 // divergence that does not reproduce is stored too, unshrunk, as flaky: a
 // flaky verdict is a bug of one side (or of the harness), never noise.
-func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, pair *[2]ops.Outcome, first *equiv.Divergence) error {
-	sig := Signature(c.o.Subsystem, script, *pair, first)
+func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, first Verdict) error {
+	p := c.pair
+	sig := p.Signature(script, first)
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
 		return nil
 	}
-	o := c.o
 	// The shrinker keeps only scripts that show this divergence: the same
 	// signature, not another bug the script also reaches.
-	oracle := func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
-		outA, outB, errA, errB := ExecBoth(ctx, o.A, o.B, cands)
-		if err := errors.Join(errA, errB); err != nil {
-			return nil, err
-		}
-		fails := make([]bool, len(cands))
-		for i, cand := range cands {
-			pair := [2]ops.Outcome{outA[i], outB[i]}
-			if d := equiv.Compare(o.Relation, cand, pair[0], pair[1]); d != nil {
-				fails[i] = Signature(o.Subsystem, cand, pair, d) == sig
-			}
-		}
-		return fails, nil
-	}
-	start := script
-	if first.Step >= 0 && first.Step+1 < len(script) {
-		// What follows the first diverging step cannot be needed: try
-		// without it first (a whole shrinking pass saved).
-		if fails, err := oracle(ctx, [][]ops.Op{script[:first.Step+1]}); err == nil && fails[0] {
-			start = script[:first.Step+1]
-		}
-	}
-	min, err := shrink.Minimize(ctx, start, oracle)
-	budget := ""
-	switch {
-	case errors.Is(err, shrink.ErrBudget):
-		budget = " (shrinking stopped when its budget of work was spent)"
-	case err != nil:
-		min = script // keep the unshrunk script rather than lose the finding
-	}
-	outs, err := runOne(ctx, o, min)
+	sh, err := p.Shrink(ctx, script, first, p.SameSignature(sig))
 	if err != nil {
-		return fmt.Errorf("re-running the shrunk divergence: %w", err)
+		return err
 	}
-	d := equiv.Compare(o.Relation, min, outs[0], outs[1])
-	note := fmt.Sprintf("script %d of seed %d (script seed %d), relation %s, shrunk from %d to %d ops%s", index, o.Seed, seed, o.Relation, len(script), len(min), budget)
-	if d == nil {
-		min, d = script, first
-		note = fmt.Sprintf("script %d of seed %d (script seed %d), relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", index, o.Seed, seed, o.Relation)
-		if outs, err = runOne(ctx, o, min); err != nil {
-			return fmt.Errorf("re-running a flaky divergence: %w", err)
-		}
+	budget := ""
+	if sh.Budget {
+		budget = " (shrinking stopped when its budget of work was spent)"
 	}
+	o := c.o
+	note := fmt.Sprintf("script %d of seed %d (script seed %d), relation %s, shrunk from %d to %d ops%s", index, o.Seed, seed, p.Relation, len(script), len(sh.Script), budget)
+	d := sh.Verdict.Div
+	if sh.Flaky {
+		d = first.Div
+		note = fmt.Sprintf("script %d of seed %d (script seed %d), relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", index, o.Seed, seed, p.Relation)
+	}
+	outs := sh.Verdict.Out
 	f := corpus.Finding{
 		Kind:    "divergence",
 		Command: o.Command,
 		Notes:   []string{note, "signature " + sig, d.Error()},
-		A:       corpus.Side{Name: o.A.Name, Results: outs[0].Results},
-		B:       corpus.Side{Name: o.B.Name, Results: outs[1].Results},
+		A:       corpus.Side{Name: p.A.Name, Results: outs[0].Results},
+		B:       corpus.Side{Name: p.B.Name, Results: outs[1].Results},
 	}
 	if d.Step < 0 {
 		f.Notes = append(f.Notes, snapshotNotes(outs[0].Snapshot, outs[1].Snapshot)...)
 	}
-	path, err := c.record(ops.NewScript(o.Subsystem, min), f, "")
+	path, err := c.record(ops.NewScript(p.Subsystem, sh.Script), f, "")
 	if err != nil {
 		return err
 	}
 	c.seen[sig] = len(c.res.Findings)
-	c.res.Findings = append(c.res.Findings, Finding{Signature: sig, Kind: "divergence", Script: path, Index: index, Ops: len(min), Hits: 1})
+	c.res.Findings = append(c.res.Findings, Finding{Signature: sig, Kind: "divergence", Script: path, Index: index, Ops: len(sh.Script), Hits: 1})
 	return nil
 }
 
@@ -209,7 +178,7 @@ type stderrCarrier interface {
 func (c *collector) failure(ctx context.Context, br *batchResult, f failure) error {
 	c.res.Failures++
 	line := oneLine(f.err.Error())
-	sig := fmt.Sprintf("%s/plugin-failure/%s/%s", c.o.Subsystem, f.side.Name, failureClass(line))
+	sig := fmt.Sprintf("%s/plugin-failure/%s/%s", c.pair.Subsystem, f.side.Name, failureClass(line))
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
 		return nil
@@ -229,7 +198,7 @@ func (c *collector) failure(ctx context.Context, br *batchResult, f failure) err
 	if errors.As(f.err, &sc) {
 		stderr = sc.PluginStderr()
 	}
-	path, err := c.record(ops.NewScript(c.o.Subsystem, br.scripts[i]), corpus.Finding{Kind: "plugin failure", Command: c.o.Command, Notes: notes}, stderr)
+	path, err := c.record(ops.NewScript(c.pair.Subsystem, br.scripts[i]), corpus.Finding{Kind: "plugin failure", Command: c.o.Command, Notes: notes}, stderr)
 	if err != nil {
 		return err
 	}
@@ -275,14 +244,6 @@ func (c *collector) record(sc *ops.Script, f corpus.Finding, stderr string) (str
 		}
 	}
 	return path, nil
-}
-
-func runOne(ctx context.Context, o Options, script []ops.Op) ([2]ops.Outcome, error) {
-	outA, outB, errA, errB := ExecBoth(ctx, o.A, o.B, [][]ops.Op{script})
-	if err := errors.Join(errA, errB); err != nil {
-		return [2]ops.Outcome{}, err
-	}
-	return [2]ops.Outcome{outA[0], outB[0]}, nil
 }
 
 // oneLine joins the non-blank lines of s with "; ".

@@ -2,14 +2,15 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
@@ -28,12 +29,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		model, err := b.New()
+		model, info, err := b.Start()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			os.Exit(2)
 		}
-		plugins.Serve(ops.NewLocal(impls.InfoOf(b, model), model))
+		plugins.Serve(ops.NewLocal(info, model))
 		os.Exit(0)
 	}
 	code := m.Run()
@@ -73,11 +74,11 @@ func open(t testing.TB, spec string, asPlugin bool) opened {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := b.New()
+		m, info, err := b.Start()
 		if err != nil {
 			t.Skipf("%s: %v", spec, err)
 		}
-		l := ops.NewLocal(impls.InfoOf(b, m), m)
+		l := ops.NewLocal(info, m)
 		t.Cleanup(func() { l.Close() })
 		s.Impl = l
 	}
@@ -85,15 +86,23 @@ func open(t testing.TB, spec string, asPlugin bool) opened {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Info = info
 	return opened{s, info}
 }
 
-// pair gives each side the machine facts the other reports (as the CLI
-// does) and returns the sides for a script of sub: each follows when it can
-// and the subsystem races. ok is false when a side does not run sub.
-func pair(a, b opened, sub string, races bool) (runner.Side, runner.Side, bool) {
-	sa, sb := a.side, b.side
-	sa.Config, sb.Config = runner.WithLimits(sa.Config, b.info), runner.WithLimits(sb.Config, a.info)
-	sa.Follows, sb.Follows = a.info.Follows && races, b.info.Follows && races
-	return sa, sb, slices.Contains(a.info.Subsystems, sub) && slices.Contains(b.info.Subsystems, sub)
+// pairOf is the pair of a and b for a script of sub compared under rel, as
+// the CLI builds it (runner.NewPair): each side takes the other's machine
+// facts, and follows when it can and the subsystem races. ok is false when
+// a side does not run sub.
+func pairOf(t testing.TB, a, b opened, sub string, rel equiv.Relation) (*runner.Pair, bool) {
+	t.Helper()
+	p, err := runner.NewPair(context.Background(), a.side, b.side, sub, rel)
+	var nr *runner.NotRunError
+	if errors.As(err, &nr) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, true
 }

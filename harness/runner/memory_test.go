@@ -104,7 +104,9 @@ func TestReplayOf400kOpsStaysSmall(t *testing.T) {
 	// Writing 5 to clear_refs resets the peak RSS to the current RSS.
 	resetHWM := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	stop := heapPeak()
-	n, err := runner.ReplaySteps(context.Background(), ops.NewScriptReader(path, f), a.side, b.side, equiv.Exact, runner.ReplayOptions{})
+	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
+	require.True(t, ok)
+	n, err := p.Replay(context.Background(), ops.NewScriptReader(path, f), runner.ReplayOptions{})
 	heap := stop()
 	require.NoError(t, err)
 	require.Equal(t, 400_000, n)

@@ -14,7 +14,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // whole is a chunk no corpus script fills: the script runs in one Exec.
@@ -64,21 +63,19 @@ func TestChunkedReplayGivesTheWholeVerdict(t *testing.T) {
 			oa, ob := open(t, c.a, c.asPlugin), open(t, c.b, c.asPlugin)
 			failing := 0
 			for i, sc := range scripts {
-				sub, err := props.Lookup(sc.Subsystem)
-				require.NoError(t, err)
-				a, b, ok := pair(oa, ob, sc.Subsystem, sub.Races())
+				p, ok := pairOf(t, oa, ob, sc.Subsystem, c.rel)
 				if !ok {
 					continue
 				}
 				ctx := context.Background()
-				_, err = runner.ReplaySteps(ctx, runner.StepsOf(sc), a, b, c.rel, runner.ReplayOptions{Chunk: whole})
+				_, err := p.Replay(ctx, runner.StepsOf(sc), runner.ReplayOptions{Chunk: whole})
 				want := verdict(err)
 				require.NotContains(t, want, "error: ", files[i])
 				if err != nil {
 					failing++
 				}
 				for _, size := range []int{1, 2, 7} {
-					n, err := runner.ReplaySteps(ctx, runner.StepsOf(sc), a, b, c.rel, runner.ReplayOptions{Chunk: size})
+					n, err := p.Replay(ctx, runner.StepsOf(sc), runner.ReplayOptions{Chunk: size})
 					require.Equal(t, want, verdict(err), "%s in chunks of %d", files[i], size)
 					require.Equal(t, len(sc.Steps), n)
 				}
@@ -116,13 +113,14 @@ func TestChunkedReplayFollows(t *testing.T) {
 	a := open(t, "naive", false).side
 	b := runner.Side{Name: "copycat", Impl: ops.NewLocal(ops.Info{Name: "copycat", Follows: true}, copycat{}), Follows: true}
 	sc := longScript(50, nil)
+	follows := &runner.Pair{A: a, B: b, Subsystem: "msg", Relation: equiv.Exact}
+	a.Follows, b.Follows = true, false // the copycat leads, and naive follows
+	leads := &runner.Pair{A: b, B: a, Subsystem: "msg", Relation: equiv.Exact}
 	for _, size := range []int{whole, 1, 7} {
-		_, err := runner.ReplaySteps(context.Background(), runner.StepsOf(sc), a, b, equiv.Exact, runner.ReplayOptions{Chunk: size})
+		_, err := follows.Replay(context.Background(), runner.StepsOf(sc), runner.ReplayOptions{Chunk: size})
 		require.NoError(t, err, "chunks of %d", size)
-		a.Follows, b.Follows = true, false // the copycat leads, and naive follows
-		_, err = runner.ReplaySteps(context.Background(), runner.StepsOf(sc), b, a, equiv.Exact, runner.ReplayOptions{Chunk: size})
+		_, err = leads.Replay(context.Background(), runner.StepsOf(sc), runner.ReplayOptions{Chunk: size})
 		require.ErrorContains(t, err, "disagree at step 1: h1 = get msg key=0x0 mode=0600: A -> EPERM, B -> id=0")
-		a.Follows, b.Follows = false, true
 	}
 }
 
@@ -150,7 +148,7 @@ func longScript(n int, wrong []int) *ops.Script {
 func TestLongScriptTableShowsProblemsInContext(t *testing.T) {
 	a, b := open(t, "naive", false).side, open(t, "optimized", false).side
 	sc := longScript(40, []int{3, 20})
-	_, err := runner.ReplaySteps(context.Background(), runner.StepsOf(sc), a, b, equiv.Exact, runner.ReplayOptions{Chunk: 4, FullTable: 10, Context: 2})
+	_, err := (&runner.Pair{A: a, B: b, Relation: equiv.Exact}).Replay(context.Background(), runner.StepsOf(sc), runner.ReplayOptions{Chunk: 4, FullTable: 10, Context: 2})
 	var re *runner.ReplayError
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, []string{
@@ -176,7 +174,7 @@ func TestLongScriptTableShowsProblemsInContext(t *testing.T) {
 `, re.Table)
 
 	// Up to FullTable steps, the table is the whole script's.
-	_, err = runner.ReplaySteps(context.Background(), runner.StepsOf(sc), a, b, equiv.Exact, runner.ReplayOptions{Chunk: 4, FullTable: 40})
+	_, err = (&runner.Pair{A: a, B: b, Relation: equiv.Exact}).Replay(context.Background(), runner.StepsOf(sc), runner.ReplayOptions{Chunk: 4, FullTable: 40})
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, 41, strings.Count(re.Table, "\n"))
 }
@@ -199,7 +197,7 @@ func TestLongScriptTableShowsTheEndWhenTheStatesDiffer(t *testing.T) {
 	a := runner.Side{Name: "a", Impl: ops.NewLocal(ops.Info{Name: "a"}, stuck{next: -1})}
 	b := runner.Side{Name: "b", Impl: ops.NewLocal(ops.Info{Name: "b"}, stuck{next: 7})}
 	sc := longScript(30, nil)
-	_, err := runner.ReplaySteps(context.Background(), runner.StepsOf(sc), a, b, equiv.Exact, runner.ReplayOptions{Chunk: 8, FullTable: 10, Context: 3})
+	_, err := (&runner.Pair{A: a, B: b, Relation: equiv.Exact}).Replay(context.Background(), runner.StepsOf(sc), runner.ReplayOptions{Chunk: 8, FullTable: 10, Context: 3})
 	var re *runner.ReplayError
 	require.ErrorAs(t, err, &re)
 	require.Len(t, re.Problems, 1)
@@ -218,7 +216,7 @@ func TestReplayOfABadScriptIsItsError(t *testing.T) {
 	a, b := open(t, "naive", false).side, open(t, "optimized", false).side
 	text := "subsystem ids\nh1 = get msg key=0x0 mode=0600\nrmid msg h1\nh2 = get msg key=0x0 mode=0600\nrmid msg h3\n"
 	for _, size := range []int{whole, 1, 2} {
-		_, err := runner.ReplaySteps(context.Background(), ops.NewScriptReader("bad.ops", strings.NewReader(text)), a, b, equiv.Exact, runner.ReplayOptions{Chunk: size})
+		_, err := (&runner.Pair{A: a, B: b, Relation: equiv.Exact}).Replay(context.Background(), ops.NewScriptReader("bad.ops", strings.NewReader(text)), runner.ReplayOptions{Chunk: size})
 		var pe *ops.ParseError
 		require.ErrorAs(t, err, &pe, "chunks of %d", size)
 		require.EqualError(t, err, "bad.ops:5: handle h3 is used before any line binds it")

@@ -12,42 +12,20 @@ package runner
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 	"sync"
 	"time"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Side is one implementation under comparison.
-type Side struct {
-	Name   string // as the user wrote it, e.g. "naive:alloc=legacy"
-	Impl   ops.Impl
-	Config ops.Config // handed to every Reset
-	// Follows: where an operation may end in several allowed ways, this
-	// side takes the other side's way; it runs after the other one.
-	Follows bool
-}
-
-// Pair is the two sides one job compares.
-type Pair struct{ A, B Side }
-
-// Restarter is an Impl that can be replaced by a fresh instance after it
-// failed (a plugin that crashed or hung).
-type Restarter interface {
-	Restart(ctx context.Context) error
-}
-
 // Options configure a run.
 type Options struct {
-	A, B Side
-	// More are further pairs of the same two implementations, one per
-	// extra job; each has processes (and kernel namespaces) of its own.
-	More      []Pair
-	Subsystem string
-	Relation  equiv.Relation
+	// Pairs are the pairs of the two implementations compared, one per
+	// job; each has processes (and kernel namespaces) of its own. They
+	// compare one subsystem's scripts under one relation.
+	Pairs []*Pair
 	// Generate returns the script for one seed. It must be deterministic.
 	Generate func(seed uint64) []ops.Op
 	Seed     uint64
@@ -108,7 +86,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 256
 	}
-	res := &Result{A: o.A.Name, B: o.B.Name, Subsystem: o.Subsystem, Scripts: []string{}, Findings: []Finding{}}
+	if len(o.Pairs) == 0 {
+		return nil, errors.New("runner: no pair to run")
+	}
+	first := o.Pairs[0]
+	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
@@ -126,22 +108,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	pairs := append([]Pair{{o.A, o.B}}, o.More...)
-	for i := range pairs {
-		if err := ShareLimits(ctx, []*Side{&pairs[i].A, &pairs[i].B}); err != nil {
-			return res, err
-		}
-	}
-	o.A, o.B, o.More = pairs[0].A, pairs[0].B, pairs[1:]
-	c := &collector{o: o, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}}
-	results := make(chan *batchResult, len(pairs))
+	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}}
+	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
 	var wg sync.WaitGroup
-	for _, p := range pairs {
+	for _, p := range o.Pairs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := worker{o: o, pair: p}
+			w := worker{pair: p}
 			// Every batch taken gives a result, so that the collector,
 			// which takes them in script order, never waits on a gap.
 			for bt := range batches {
@@ -221,38 +196,4 @@ func generate(ctx context.Context, o Options) <-chan batch {
 		}
 	}()
 	return ch
-}
-
-// ExecBoth runs the scripts on both sides: at once, or, when one side
-// follows, the other first and then the follower with its outcomes.
-func ExecBoth(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB []ops.Outcome, errA, errB error) {
-	switch {
-	case b.Follows:
-		if outA, errA = execSide(ctx, a, scripts, nil); errA != nil {
-			return outA, nil, errA, nil
-		}
-		outB, errB = execSide(ctx, b, scripts, outA)
-		return outA, outB, errA, errB
-	case a.Follows:
-		outB, outA, errB, errA = ExecBoth(ctx, b, a, scripts)
-		return outA, outB, errA, errB
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		outB, errB = execSide(ctx, b, scripts, nil)
-	}()
-	outA, errA = execSide(ctx, a, scripts, nil)
-	wg.Wait()
-	return outA, outB, errA, errB
-}
-
-// execSide runs scripts on one side and checks it answered for each.
-func execSide(ctx context.Context, s Side, scripts [][]ops.Op, follow []ops.Outcome) ([]ops.Outcome, error) {
-	out, err := s.Impl.Exec(ctx, s.Config, scripts, follow)
-	if err == nil && len(out) != len(scripts) {
-		err = fmt.Errorf("%s returned %d outcomes for %d scripts", s.Name, len(out), len(scripts))
-	}
-	return out, err
 }

@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -85,41 +83,10 @@ func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() 
 	return ch, func() error { <-done; return err }
 }
 
-// bothSides runs f on each side: at once, or, when one side follows, the
-// other first and then the follower with the leader's answer. f gets the
-// leader's answer (nil for a side that does not follow). Each side's error
-// names the side only through the error the side returned.
-func bothSides[T any](a, b Side, f func(s Side, leader *T) (T, error)) (outA, outB T, err error) {
-	var errA, errB error
-	switch {
-	case b.Follows:
-		if outA, errA = f(a, nil); errA != nil {
-			return outA, outB, errA
-		}
-		outB, errB = f(b, &outA)
-		return outA, outB, errB
-	case a.Follows:
-		if outB, errB = f(b, nil); errB != nil {
-			return outA, outB, errB
-		}
-		outA, errA = f(a, &outB)
-		return outA, outB, errA
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		outB, errB = f(b, nil)
-	}()
-	outA, errA = f(a, nil)
-	wg.Wait()
-	return outA, outB, errors.Join(errA, errB)
-}
-
 // applyChunk applies one chunk's operations on both sides, a follower
 // following the other side's results.
-func applyChunk(ctx context.Context, a, b Side, c *chunk) (ra, rb []ops.Result, err error) {
-	ra, rb, err = bothSides(a, b, func(s Side, leader *[]ops.Result) ([]ops.Result, error) {
+func (p *Pair) applyChunk(ctx context.Context, c *chunk) (ra, rb []ops.Result, err error) {
+	ra, rb, errA, errB := both(p, func(s Side, leader *[]ops.Result) ([]ops.Result, error) {
 		var rs []ops.Result
 		var err error
 		if leader != nil {
@@ -132,32 +99,33 @@ func applyChunk(ctx context.Context, a, b Side, c *chunk) (ra, rb []ops.Result, 
 		}
 		return rs, err
 	})
-	if err != nil {
+	if err := sideErrors(errA, errB); err != nil {
 		return nil, nil, fmt.Errorf("steps %d-%d: %w", c.start+1, c.start+len(c.ops), err)
 	}
 	return ra, rb, nil
 }
 
 // resetBoth resets both sides, each with its Config.
-func resetBoth(ctx context.Context, a, b Side) error {
-	_, _, err := bothSides(a, b, func(s Side, _ *struct{}) (struct{}, error) {
+func (p *Pair) resetBoth(ctx context.Context) error {
+	_, _, errA, errB := both(p, func(s Side, _ *struct{}) (struct{}, error) {
 		return struct{}{}, s.Impl.Reset(ctx, s.Config)
 	})
-	return err
+	return sideErrors(errA, errB)
 }
 
 // snapshotBoth takes both sides' final snapshots, a follower following the
 // other side's.
-func snapshotBoth(ctx context.Context, a, b Side) (sa, sb ops.Snapshot, err error) {
-	return bothSides(a, b, func(s Side, leader *ops.Snapshot) (ops.Snapshot, error) {
+func (p *Pair) snapshotBoth(ctx context.Context) (sa, sb ops.Snapshot, err error) {
+	sa, sb, errA, errB := both(p, func(s Side, leader *ops.Snapshot) (ops.Snapshot, error) {
 		if leader != nil {
 			return s.Impl.SnapshotFollowing(ctx, leader)
 		}
 		return s.Impl.Snapshot(ctx)
 	})
+	return sa, sb, sideErrors(errA, errB)
 }
 
-// RunSteps runs a script read step by step on one side, as ReplaySteps
+// RunSteps runs a script read step by step on one side, as Pair.Replay
 // does (one Exec when the script fits in one chunk;
 // else Reset, Apply of each chunk, Snapshot), and hands each step with its
 // result to each, in order, as the results come. It returns how many steps

@@ -7,18 +7,17 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// execBatch runs a batch of scripts on both sides, as ExecBoth does. When
-// both sides are ops.Wire of one layout and neither follows, the scripts
-// are packed once for both, and an outcome both sides sent as the same
-// bytes is decoded once: same[i] says so, and both outcomes are that one
-// value. Otherwise same is nil.
-func execBatch(ctx context.Context, a, b Side, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
+// wires returns both sides as ops.Wire when they speak one packed layout.
+func wires(a, b Side) (wa, wb ops.Wire, ok bool) {
 	wa, okA := a.Impl.(ops.Wire)
 	wb, okB := b.Impl.(ops.Wire)
-	if !okA || !okB || a.Follows || b.Follows || wa.Layout() != wb.Layout() {
-		outA, outB, errA, errB = ExecBoth(ctx, a, b, scripts)
-		return outA, outB, nil, errA, errB
-	}
+	return wa, wb, okA && okB && wa.Layout() == wb.Layout()
+}
+
+// execWire runs scripts on two sides of one packed layout, neither of
+// which follows: the scripts are packed once for both, and an outcome
+// both sides sent as the same bytes is decoded once (same[i]).
+func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
 	lens := make([]int, len(scripts))
 	for i, s := range scripts {
 		lens[i] = len(s)

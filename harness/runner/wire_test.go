@@ -39,14 +39,14 @@ func TestWireRunGivesTheInProcessVerdict(t *testing.T) {
 			s, err := props.Lookup(c.sub)
 			require.NoError(t, err)
 			run := func(asPlugin bool, decodes *atomic.Int64) *runner.Result {
-				a, b, ok := pair(open(t, c.a, asPlugin), open(t, c.b, asPlugin), c.sub, s.Races())
+				p, ok := pairOf(t, open(t, c.a, asPlugin), open(t, c.b, asPlugin), c.sub, equiv.Exact)
 				require.True(t, ok)
 				if asPlugin {
-					a.Impl = countingWire{a.Impl.(ops.Wire), decodes}
-					b.Impl = countingWire{b.Impl.(ops.Wire), decodes}
+					p.A.Impl = countingWire{p.A.Impl.(ops.Wire), decodes}
+					p.B.Impl = countingWire{p.B.Impl.(ops.Wire), decodes}
 				}
 				res, err := runner.Run(context.Background(), runner.Options{
-					A: a, B: b, Subsystem: c.sub, Relation: equiv.Exact, Generate: s.RapidScripts(equiv.Exact),
+					Pairs: []*runner.Pair{p}, Generate: s.RapidScripts(equiv.Exact),
 					Seed: 7, Checks: 300, Batch: 64, KeepGoing: true, Stats: true,
 				})
 				require.NoError(t, err)
@@ -61,8 +61,11 @@ func TestWireRunGivesTheInProcessVerdict(t *testing.T) {
 			}
 			require.Equal(t, local, wire)
 			// Each script's outcome was decoded once (the same bytes on
-			// both sides) or twice; here some only once.
-			require.Less(t, decodes.Load(), int64(2*300), "no outcome was decoded once for both sides")
+			// both sides) or twice; here some only once. (Shrinking a
+			// divergence decodes its candidates too: counted where none is.)
+			if wire.Divergences == 0 {
+				require.Less(t, decodes.Load(), int64(2*300), "no outcome was decoded once for both sides")
+			}
 			t.Logf("%d checks, %d divergences, %d outcomes decoded", wire.Checks, wire.Divergences, decodes.Load())
 		})
 	}

@@ -5,27 +5,21 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// worker runs batches on one pair of sides.
+// worker runs batches on one pair.
 type worker struct {
-	o    Options
-	pair Pair
+	pair *Pair
 }
 
 // batchResult is what a worker made of one batch: every script it compared
 // (in order), and what it found.
 type batchResult struct {
 	start, n int
-	// compared[i] is the outcome pair of script start+i, or nil if it was
-	// not compared (the run ended first, or a side failed on it).
-	compared []*[2]ops.Outcome
-	// same[i]: both sides sent script start+i's outcome as the same bytes,
-	// so compared[i] holds one value twice and is equal under any
-	// relation (nil: no side sent bytes).
-	same     []bool
+	// verdicts[i] is the verdict of script start+i, or nil if it was not
+	// compared (the run ended first, or a side failed on it).
+	verdicts []*Verdict
 	failures []failure
 	scripts  [][]ops.Op
 	seeds    []uint64
@@ -49,45 +43,42 @@ type failure struct {
 // that every script that can be compared is, and the one that fails is
 // known.
 func (w *worker) run(ctx context.Context, bt batch) *batchResult {
-	br := &batchResult{start: bt.start, n: len(bt.scripts), compared: make([]*[2]ops.Outcome, len(bt.scripts)), scripts: bt.scripts, seeds: bt.seeds}
-	outA, outB, same, errA, errB := execBatch(ctx, w.pair.A, w.pair.B, bt.scripts)
-	if errA == nil && errB == nil {
-		for i := range bt.scripts {
-			br.compared[i] = &[2]ops.Outcome{outA[i], outB[i]}
+	br := &batchResult{start: bt.start, n: len(bt.scripts), verdicts: make([]*Verdict, len(bt.scripts)), scripts: bt.scripts, seeds: bt.seeds}
+	vs, err := w.pair.Check(ctx, bt.scripts)
+	if err == nil {
+		for i := range vs {
+			br.verdicts[i] = &vs[i]
 		}
-		br.same = same
 		return br
 	}
+	errA, errB := splitErrors(err)
 	if ended(ctx, errA) && ended(ctx, errB) {
 		return br // the run ended, nothing failed: nothing of this batch counts
 	}
 	// Until a script shows it alone, the failure belongs to the batch; it
 	// is kept so even if the run ends before the culprit is found.
 	var batchFailures []failure
-	for _, f := range []struct {
-		side Side
-		err  error
-	}{{w.pair.A, errA}, {w.pair.B, errB}} {
-		if f.err != nil && !ended(ctx, f.err) {
+	for _, f := range w.sides(errA, errB) {
+		if !ended(ctx, f.err) {
 			batchFailures = append(batchFailures, failure{index: bt.start, side: f.side, err: f.err})
 		}
 	}
-	if err := w.restart(ctx, errA, errB); err != nil {
+	if err := w.pair.Restart(ctx, err); err != nil {
 		batchFailures[0].err = err
 		br.failures = batchFailures[:1]
 		return br
 	}
 	var located []failure
 	for i, s := range bt.scripts {
-		outA, outB, errA, errB := ExecBoth(ctx, w.pair.A, w.pair.B, [][]ops.Op{s})
+		v, err := w.pair.CheckOne(ctx, s)
 		if ctx.Err() != nil {
 			break
 		}
-		if errA == nil && errB == nil {
-			br.compared[i] = &[2]ops.Outcome{outA[0], outB[0]}
+		if err == nil {
+			br.verdicts[i] = &v
 			continue
 		}
-		located = append(located, w.isolate(ctx, bt.start+i, s, errA, errB)...)
+		located = append(located, w.isolate(ctx, bt.start+i, s, err)...)
 	}
 	if len(located) > 0 {
 		br.failures = located
@@ -95,6 +86,24 @@ func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 		br.failures = batchFailures
 	}
 	return br
+}
+
+// sideFailure is one side and its error.
+type sideFailure struct {
+	side Side
+	err  error
+}
+
+// sides pairs the sides that failed with their errors.
+func (w *worker) sides(errA, errB error) []sideFailure {
+	var out []sideFailure
+	if errA != nil {
+		out = append(out, sideFailure{w.pair.A, errA})
+	}
+	if errB != nil {
+		out = append(out, sideFailure{w.pair.B, errB})
+	}
+	return out
 }
 
 // ended reports whether err is only the run's context ending (its time is
@@ -106,15 +115,9 @@ func ended(ctx context.Context, err error) bool {
 // isolate restarts the side(s) that failed on one script and runs that
 // script alone on the fresh plugin, to say honestly whether it reproduces
 // on its own.
-func (w *worker) isolate(ctx context.Context, index int, s []ops.Op, errA, errB error) []failure {
+func (w *worker) isolate(ctx context.Context, index int, s []ops.Op, err error) []failure {
 	var out []failure
-	for _, f := range []struct {
-		side Side
-		err  error
-	}{{w.pair.A, errA}, {w.pair.B, errB}} {
-		if f.err == nil {
-			continue
-		}
+	for _, f := range w.sides(splitErrors(err)) {
 		fl := failure{index: index, side: f.side, err: f.err, isolated: true}
 		if err := restartSide(ctx, f.side); err != nil {
 			fl.err = fmt.Errorf("%w; and it could not be restarted: %v", f.err, err)
@@ -130,53 +133,4 @@ func (w *worker) isolate(ctx context.Context, index int, s []ops.Op, errA, errB 
 		out = append(out, fl)
 	}
 	return out
-}
-
-// restart replaces the sides that failed.
-func (w *worker) restart(ctx context.Context, errA, errB error) error {
-	var errs []error
-	if errA != nil {
-		errs = append(errs, wrapRestart(w.pair.A, errA, restartSide(ctx, w.pair.A)))
-	}
-	if errB != nil {
-		errs = append(errs, wrapRestart(w.pair.B, errB, restartSide(ctx, w.pair.B)))
-	}
-	return errors.Join(errs...)
-}
-
-func (w *worker) failedSide(errA error) Side {
-	if errA != nil {
-		return w.pair.A
-	}
-	return w.pair.B
-}
-
-func wrapRestart(s Side, failed, restart error) error {
-	if restart == nil {
-		return nil
-	}
-	return fmt.Errorf("%s failed (%v) and could not be restarted: %w", s.Name, failed, restart)
-}
-
-func restartSide(ctx context.Context, s Side) error {
-	r, ok := s.Impl.(Restarter)
-	if !ok {
-		return fmt.Errorf("%s cannot be restarted", s.Name)
-	}
-	return r.Restart(ctx)
-}
-
-// Oracle returns a shrink oracle: a candidate fails when A and B disagree on it.
-func Oracle(a, b Side, rel equiv.Relation) func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
-	return func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
-		outA, outB, errA, errB := ExecBoth(ctx, a, b, cands)
-		if err := errors.Join(errA, errB); err != nil {
-			return nil, err
-		}
-		fails := make([]bool, len(cands))
-		for i, c := range cands {
-			fails[i] = equiv.Compare(rel, c, outA[i], outB[i]) != nil
-		}
-		return fails, nil
-	}
 }

@@ -3,7 +3,6 @@ package ipcns
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
@@ -38,7 +37,7 @@ type Namespace struct {
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
 	// shmMaxPages is the largest segment shmget creates without ENOMEM on
-	// the machine under test (option limit.shm_max_pages; 0: no limit).
+	// the machine under test (ops.FactShmMaxPages; 0: no limit).
 	shmMaxPages int64
 }
 
@@ -71,29 +70,21 @@ func (ns *Namespace) SetMsgQuirks(q msgq.Quirk) { ns.msgQuirks = q }
 // since 4.9, msgq.WakeAll before).
 func (ns *Namespace) SetMsgPolicy(p msgq.Policy) { ns.msgPolicy = p }
 
-// Reset implements ops.Model: a fresh namespace. Options are the caller's
-// business (see the naive and optimized packages), so any here is refused.
+// Options are the options a namespace's Reset takes: caps only (the
+// naive and optimized packages add their own).
+var Options = ops.OptionSpecs{ops.CapsOption}
+
+// Reset implements ops.Model: a fresh namespace. It takes caps (see
+// ops.CapsOption) and refuses any other option; the machine facts it
+// models are the largest shm segment (ops.FactShmMaxPages).
 func (ns *Namespace) Reset(cfg ops.Config) error {
-	caps := false
-	var shmMaxPages int64
-	for k, v := range cfg.Options {
-		switch {
-		case k == ops.OptionCaps && v == ops.CapSysResource:
-			caps = true
-		case k == ops.OptionCaps && v == "none":
-		case k == ops.LimitPrefix+ops.LimitShmMaxPages:
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 1 {
-				return fmt.Errorf("option %s=%s: want a number of pages", k, v)
-			}
-			shmMaxPages = n
-		default:
-			return fmt.Errorf("unknown option %s=%s (have %s=none|%s, %s%s=N)", k, v, ops.OptionCaps, ops.CapSysResource, ops.LimitPrefix, ops.LimitShmMaxPages)
-		}
+	opts, err := Options.Parse(cfg.Options)
+	if err != nil {
+		return err
 	}
 	ns.clear()
-	ns.capSysResource = caps
-	ns.shmMaxPages = shmMaxPages
+	ns.capSysResource = opts[ops.OptionCaps] == ops.CapSysResource
+	ns.shmMaxPages, _ = cfg.Facts.ShmMaxPages()
 	return nil
 }
 

@@ -521,14 +521,15 @@ func TestRunMatchesApply(t *testing.T) {
 	require.ErrorContains(t, err, "cannot pretend")
 }
 
-func TestInfo(t *testing.T) {
-	i := Info()
-	require.Equal(t, "kernel", i.Name)
-	require.Equal(t, []string{"ids", "shm", "msg", "sem"}, i.Subsystems)
-	require.True(t, i.Blocking)
-	require.False(t, i.Follows)
-	require.True(t, i.ExactIDs)
-	require.True(t, strings.HasPrefix(i.Version, "Linux "), i.Version)
+// The kernel says which release it is, takes caps only, and follows
+// nobody (it is not an ops.Follower: where woken tasks race, its way is
+// the one the models follow).
+func TestWhatTheKernelSaysOfItself(t *testing.T) {
+	require.True(t, strings.HasPrefix(Release(), "Linux "), Release())
+	require.Equal(t, "caps=none|sys_resource (only what the process has)", Options.String())
+	var m ops.Model = &Model{}
+	_, follows := m.(ops.Follower)
+	require.False(t, follows)
 }
 
 // TestMain checks that no test left anything in the host's IPC namespace.

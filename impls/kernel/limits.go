@@ -11,35 +11,37 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// LimitShmMaxPages is the key of Info().Limits that holds the largest shm
-// segment, in pages, that shmget can create on this machine without
-// ENOMEM. shmget charges the segment's pages to the overcommit accounting
+// Facts implements impls.FactReporter: the answers of this machine that
+// the models take as facts (machineFacts).
+func (m *Model) Facts() ops.Facts { return machineFacts() }
+
+// machineFacts reports ops.FactShmMaxPages: the largest shm segment, in
+// pages, that shmget can create on this machine without ENOMEM. shmget
+// charges the segment's pages to the overcommit accounting
 // (shmem_acct_size, security_vm_enough_memory_mm); what that refuses
 // depends on vm.overcommit_memory:
 //
 //   - 0 (heuristic): a charge of more pages than MemTotal + SwapTotal
 //     (totalram_pages + total_swap_pages) is refused, anything less is
-//     granted: the key holds that sum;
-//   - 1 (always): nothing is refused: the key is left out;
+//     granted: the fact is that sum;
+//   - 1 (always): nothing is refused: the fact is not reported;
 //   - 2 (never): the answer depends on what is committed at that moment
 //     (CommitLimit - Committed_AS), which no script can hold fixed: the
-//     key is left out.
-const LimitShmMaxPages = "shm_max_pages"
-
-// machineLimits returns the answers of this machine that results depend
-// on (see LimitShmMaxPages), or nil when it has none to report.
-func machineLimits() map[string]int64 {
+//     fact is not reported.
+func machineFacts() ops.Facts {
 	mode, err := readProcInt("/proc/sys/vm/overcommit_memory")
 	if err != nil || mode != 0 {
-		return nil
+		return ops.Facts{}
 	}
 	mem, err := meminfoKB("MemTotal", "SwapTotal")
 	if err != nil {
-		return nil
+		return ops.Facts{}
 	}
-	return map[string]int64{LimitShmMaxPages: (mem[0] + mem[1]) * 1024 / int64(os.Getpagesize())}
+	return ops.Facts{}.With(ops.FactShmMaxPages, (mem[0]+mem[1])*1024/int64(os.Getpagesize()))
 }
 
 // meminfoKB reads the named fields of /proc/meminfo, in kB.

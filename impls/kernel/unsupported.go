@@ -15,5 +15,5 @@ func New() (ops.Model, error) {
 	return nil, fmt.Errorf("kernel: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }
 
-// machineLimits reports nothing where the kernel implementation cannot run.
-func machineLimits() map[string]int64 { return nil }
+// machineFacts reports nothing where the kernel implementation cannot run.
+func machineFacts() ops.Facts { return ops.Facts{} }

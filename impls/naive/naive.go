@@ -21,9 +21,11 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
-// Info describes the naive model.
-func Info() ops.Info {
-	return ops.Info{Name: "naive", Version: "1", Subsystems: []string{"ids", "shm", "msg", "sem"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
+// Options are the options the naive model's Reset takes.
+var Options = ops.OptionSpecs{
+	{Name: "alloc", Values: []string{"cyclic", "legacy"}, Doc: "id allocation: cyclic (Linux >= 5.2) or lowest free idx with seq bumped on every allocation (< 5.2)"},
+	{Name: "ncnt", Values: []string{"sus", "legacy"}, Doc: "GETNCNT/GETZCNT: count a task on the semaphore it waits on (>= 3.16) or on every one its operation names (3.10-3.15)"},
+	ops.CapsOption,
 }
 
 // Model is the naive model.
@@ -39,30 +41,19 @@ func New() (ops.Model, error) {
 	return &Model{ns}, nil
 }
 
-// Reset implements ops.Model and takes the alloc option (and caps, see
-// ops.OptionCaps).
+// Reset implements ops.Model and takes Options.
 func (m *Model) Reset(cfg ops.Config) error {
+	opts, err := Options.Parse(cfg.Options)
+	if err != nil {
+		return fmt.Errorf("naive: %w", err)
+	}
 	alloc := ipcns.Cyclic
-	sem := semq.Options{Structure: semq.Scan}
-	rest := ops.Config{Options: map[string]string{}}
-	for k, v := range cfg.Options {
-		switch {
-		case k == "alloc" && v == "legacy":
-			alloc = ipcns.Legacy
-		case k == "alloc" && v == "cyclic":
-		case k == "alloc":
-			return fmt.Errorf("naive: unknown option alloc=%s (have alloc=cyclic|legacy)", v)
-		case k == "ncnt" && v == "legacy":
-			sem.LegacyCount = true
-		case k == "ncnt" && v == "sus":
-		case k == "ncnt":
-			return fmt.Errorf("naive: unknown option ncnt=%s (have ncnt=sus|legacy)", v)
-		default:
-			rest.Options[k] = v
-		}
+	if opts["alloc"] == "legacy" {
+		alloc = ipcns.Legacy
 	}
 	m.SetAllocator(alloc)
-	m.SetSemOptions(sem)
+	m.SetSemOptions(semq.Options{Structure: semq.Scan, LegacyCount: opts["ncnt"] == "legacy"})
+	rest := ops.Config{Options: ipcns.Options.Only(cfg.Options), Facts: cfg.Facts}
 	if err := m.Namespace.Reset(rest); err != nil {
 		return fmt.Errorf("naive: %w", err)
 	}

@@ -13,10 +13,8 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/semq"
 )
 
-// Info describes the optimized model.
-func Info() ops.Info {
-	return ops.Info{Name: "optimized", Version: "1", Subsystems: []string{"ids", "shm", "msg", "sem"}, ExactIDs: true, Counters: true, Blocking: true, Follows: true}
-}
+// Options are the options the optimized model's Reset takes.
+var Options = ipcns.Options
 
 // Model is the optimized model.
 type Model struct {

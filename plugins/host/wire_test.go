@@ -41,9 +41,9 @@ func TestSameGarbageFromBothSidesIsAFailure(t *testing.T) {
 	for _, mode := range []string{"shortexec", "badexecsnap"} {
 		t.Run(mode, func(t *testing.T) {
 			a, b := open(t, launch(t, mode)), open(t, launch(t, mode))
+			p := &runner.Pair{A: runner.Side{Name: "a", Impl: a}, B: runner.Side{Name: "b", Impl: b}, Subsystem: "ids", Relation: equiv.Exact}
 			res, err := runner.Run(context.Background(), runner.Options{
-				A: runner.Side{Name: "a", Impl: a}, B: runner.Side{Name: "b", Impl: b},
-				Subsystem: "ids", Relation: equiv.Exact, KeepGoing: true,
+				Pairs: []*runner.Pair{p}, KeepGoing: true,
 				Generate: func(seed uint64) []ops.Op { return toyScripts(seed, 1, 6)[0] },
 				Checks:   4, Batch: 4,
 			})

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -11,76 +10,61 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/harness/shrink"
 )
 
-// CompareChain runs script on every side, checks every final state against
-// the invariant and compares each side exactly with the next (a side that
-// follows runs after the one before it). On a divergence it shrinks the
-// script and returns an error holding the minimal script in canonical
+// CompareChain runs script on each pair of a chain (naive-optimized,
+// optimized-kernel, ...): both states must satisfy the invariant and the
+// sides must agree under the pair's relation. On a divergence it shrinks
+// the script and returns an error holding the minimal script in canonical
 // text.
-func (s Subsystem) CompareChain(ctx context.Context, script []ops.Op, sides []runner.Side) error {
-	for i := 1; i < len(sides); i++ {
-		a, b := sides[i-1], sides[i]
-		fails := func(cand []ops.Op) (string, error) {
-			outA, outB, errA, errB := runner.ExecBoth(ctx, a, b, [][]ops.Op{cand})
-			if err := errors.Join(errA, errB); err != nil {
-				return "", err
-			}
-			for side, o := range []ops.Outcome{outA[0], outB[0]} {
-				if s.Invariant != nil {
-					if err := s.Invariant(o.Snapshot); err != nil {
-						return fmt.Sprintf("%s: invariant: %v", []string{a.Name, b.Name}[side], err), nil
-					}
-				}
-			}
-			if d := equiv.Compare(equiv.Exact, cand, outA[0], outB[0]); d != nil {
-				return d.Error(), nil
-			}
-			return "", nil
-		}
-		why, err := fails(script)
+func (s Subsystem) CompareChain(ctx context.Context, script []ops.Op, pairs []*runner.Pair) error {
+	for _, p := range pairs {
+		v, err := p.CheckOne(ctx, script)
 		if err != nil {
-			return fmt.Errorf("%s vs %s: %w\n%s", a.Name, b.Name, err, ops.Format(ops.NewScript(s.Name, script)))
+			return fmt.Errorf("%s vs %s: %w\n%s", p.A.Name, p.B.Name, err, ops.Format(ops.NewScript(s.Name, script)))
 		}
-		if why == "" {
+		if !v.Diverged() {
 			continue
 		}
-		min, _ := shrink.Minimize(ctx, script, func(ctx context.Context, cands [][]ops.Op) ([]bool, error) {
-			out := make([]bool, len(cands))
-			for j, c := range cands {
-				w, err := fails(c)
-				if err != nil {
-					return nil, err
-				}
-				out[j] = w != ""
-			}
-			return out, nil
-		})
-		if w, err := fails(min); err == nil && w != "" {
-			why = w
-		} else {
-			min = script
+		sh, err := p.Shrink(ctx, script, v, nil)
+		if err != nil {
+			return fmt.Errorf("%s vs %s: %v: %w\n%s", p.A.Name, p.B.Name, v.Div, err, ops.Format(ops.NewScript(s.Name, script)))
 		}
-		return fmt.Errorf("%s vs %s: %s\nminimal script (%d of %d ops):\n%s", a.Name, b.Name, why, len(min), len(script), ops.Format(ops.NewScript(s.Name, min)))
+		why := sh.Verdict.Div
+		if sh.Flaky {
+			why = v.Div
+		}
+		return fmt.Errorf("%s vs %s: %v\nminimal script (%d of %d ops):\n%s", p.A.Name, p.B.Name, why, len(sh.Script), len(script), ops.Format(ops.NewScript(s.Name, sh.Script)))
 	}
 	return nil
 }
 
+// Chain builds the pairs of a chain of sides, each with the next, compared
+// exactly (Subsystem.Pair).
+func (s Subsystem) Chain(ctx context.Context, sides []runner.Side) ([]*runner.Pair, error) {
+	var pairs []*runner.Pair
+	for i := 1; i < len(sides); i++ {
+		p, err := s.Pair(ctx, sides[i-1], sides[i], equiv.Exact)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, p)
+	}
+	return pairs, nil
+}
+
 // Fuzz is the body of a go test -fuzz target: each input's bytes are the
 // generator's choices (one byte a choice, see ByteSource), the script they
-// draw runs on every side, and a divergence fails with the minimal script.
+// draw runs on every pair of the chain of sides, and a divergence fails
+// with the minimal script.
 func (s Subsystem) Fuzz(f *testing.F, sides []runner.Side) {
-	ptrs := make([]*runner.Side, len(sides))
-	for i := range sides {
-		ptrs[i] = &sides[i]
-	}
-	if err := runner.ShareLimits(context.Background(), ptrs); err != nil {
+	pairs, err := s.Chain(context.Background(), sides)
+	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := s.DrawFuzz(&ByteSource{Data: data})
-		if err := s.CompareChain(context.Background(), script, sides); err != nil {
+		if err := s.CompareChain(context.Background(), script, pairs); err != nil {
 			t.Fatal(err)
 		}
 	})

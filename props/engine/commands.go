@@ -8,6 +8,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 )
 
 // drawn is one gopter command's payload: the operation and the shadow after it.
@@ -30,17 +31,12 @@ func opGen(state Shadow) gopter.Gen {
 // each command applies one operation to both sides, checks both states
 // against the invariant and compares everything so far under the pair's
 // relation. gopter shrinks a failing sequence of commands itself.
-func (s Subsystem) Commands(p Pair) *commands.ProtoCommands {
+func (s Subsystem) Commands(p *runner.Pair) *commands.ProtoCommands {
 	ctx := context.Background()
-	races := s.Races()
-	shared := p.shareLimits(ctx)
 	return &commands.ProtoCommands{
 		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
-			if shared != nil {
-				panic(shared)
-			}
-			st := &stepper{p: p, races: races}
-			if err := st.reset(ctx); err != nil {
+			st := p.Stepper()
+			if err := st.Reset(ctx); err != nil {
 				panic(err)
 			}
 			return st
@@ -53,11 +49,11 @@ func (s Subsystem) Commands(p Pair) *commands.ProtoCommands {
 				return &commands.ProtoCommand{
 					Name: ops.FormatOp(d.op),
 					RunFunc: func(sut commands.SystemUnderTest) commands.Result {
-						st := sut.(*stepper)
-						if err := st.step(ctx, d.op); err != nil {
-							return &equiv.Divergence{Step: len(st.script) - 1, Reason: "an implementation failed: " + err.Error()}
+						st := sut.(*runner.Stepper)
+						if err := st.Step(ctx, d.op); err != nil {
+							return failed(st, err)
 						}
-						return st.check(s.Invariant)
+						return st.Check()
 					},
 					NextStateFunc: func(commands.State) commands.State { return d.after },
 					PostConditionFunc: func(_ commands.State, r commands.Result) *gopter.PropResult {

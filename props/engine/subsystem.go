@@ -46,21 +46,8 @@ type Subsystem struct {
 }
 
 // Races reports whether an operation of the subsystem's scripts may end in
-// several allowed ways; a side that can follow then runs after the other
-// and takes its way (porcupine's idea: keep every state still consistent
-// with what was observed).
-func (s Subsystem) Races() bool {
-	spec, ok := ops.Subsystem(s.Name)
-	if !ok {
-		return false
-	}
-	for _, k := range ops.Specs() {
-		if k.Races && spec.Allows(k.Kind) {
-			return true
-		}
-	}
-	return false
-}
+// several allowed ways (ops.SubsystemSpec.Races).
+func (s Subsystem) Races() bool { return ops.SubsystemRaces(s.Name) }
 
 // Draw draws a whole script: a length (short, medium or long), then steps
 // from a fresh shadow.

@@ -17,14 +17,13 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
-	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var sub = ids.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
+func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
@@ -33,15 +32,15 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
 }
 
 func TestMachineLegacyRenamed(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive:alloc=legacy"), B: side(t, "optimized"), Relation: equiv.IDsRenamed}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.IDsRenamed)))
 }
 
 func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
 }
 
 // The legacy allocator numbers ids differently; an exact comparison must find
@@ -49,8 +48,8 @@ func TestMachineOptimizedKernel(t *testing.T) {
 func TestRunnerFindsAndShrinksLegacy(t *testing.T) {
 	dir := t.TempDir()
 	res, err := runner.Run(context.Background(), runner.Options{
-		A: side(t, "naive:alloc=legacy"), B: side(t, "optimized"),
-		Subsystem: "ids", Relation: equiv.Exact, Generate: sub.RapidScripts(equiv.Exact), Seed: 1, Checks: 200, Corpus: dir,
+		Pairs:    []*runner.Pair{sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.Exact)},
+		Generate: sub.RapidScripts(equiv.Exact), Seed: 1, Checks: 200, Corpus: dir,
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Divergences)
@@ -77,8 +76,8 @@ func TestGopterCommands(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
-	props.Property("legacy = optimized up to renaming", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive:alloc=legacy"), B: side(t, "optimized"), Relation: equiv.IDsRenamed})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
+	props.Property("legacy = optimized up to renaming", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.IDsRenamed))))
 	props.TestingRun(t)
 }
 
@@ -86,7 +85,7 @@ func TestGopterCommandsKernel(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact})))
+	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -106,10 +105,11 @@ func (earlyWrap) Alloc(st *ipcns.AllocState, t ipcns.Table) (int, int, bool) {
 // seeds with default options, one tells the early-wrapping allocator from
 // the right one.
 func TestGeneratedScriptsReachSeqWrap(t *testing.T) {
-	mutant := runner.Side{Name: "earlywrap", Impl: ops.NewLocal(ops.Info{Name: "earlywrap"}, ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, earlyWrap{}))}
+	mutant := runner.Side{Name: "earlywrap", Impl: ops.NewLocal(ops.Info{Name: "earlywrap", Subsystems: []string{"ids"}}, ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, earlyWrap{}))}
+	p, err := sub.Pair(context.Background(), mutant, side(t, "optimized"), equiv.Exact)
+	require.NoError(t, err)
 	res, err := runner.Run(context.Background(), runner.Options{
-		A: mutant, B: side(t, "optimized"),
-		Subsystem: "ids", Relation: equiv.Exact, Generate: sub.RapidScripts(equiv.Exact), Seed: 1, Checks: 20000,
+		Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact), Seed: 1, Checks: 20000,
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Divergences, "no script of %d reached the seq wrap", res.Checks)
@@ -120,5 +120,5 @@ func TestGeneratedScriptsReachSeqWrap(t *testing.T) {
 // compares the implementations IPCFUZZ_IMPLS names (naive, optimized and,
 // where it can run, the live kernel by default) each with the next.
 func FuzzIDs(f *testing.F) {
-	sub.Fuzz(f, sides.FromEnv(f, sub))
+	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }

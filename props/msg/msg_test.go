@@ -15,21 +15,21 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var sub = msg.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
+func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
-// check runs one script on both sides (the follower after the other) and
+// check replays one script on the pair (the follower after the other) and
 // fails on any divergence.
-func check(t interface{ Fatalf(string, ...any) }, a, b runner.Side, script []ops.Op) {
-	if err := runner.Replay(context.Background(), ops.NewScript("msg", script), a, b, equiv.Exact); err != nil {
+func check(t interface{ Fatalf(string, ...any) }, p *runner.Pair, script []ops.Op) {
+	if err := p.ReplayScript(context.Background(), ops.NewScript("msg", script)); err != nil {
 		if re, ok := err.(*runner.ReplayError); ok {
-			t.Fatalf("%s vs %s: %s\n%s", a.Name, b.Name, re.Error(), re.Table)
+			t.Fatalf("%s vs %s: %s\n%s", p.A.Name, p.B.Name, re.Error(), re.Table)
 		}
-		t.Fatalf("%s vs %s: %v", a.Name, b.Name, err)
+		t.Fatalf("%s vs %s: %v", p.A.Name, p.B.Name, err)
 	}
 }
 
@@ -40,13 +40,13 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func TestNaiveOptimized(t *testing.T) {
-	a, b := side(t, "naive"), side(t, "optimized")
-	rapid.Check(t, func(t *rapid.T) { check(t, a, b, sub.Draw(engine.NewRapidSource(t), equiv.Exact)) })
+	p := sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)
+	rapid.Check(t, func(t *rapid.T) { check(t, p, sub.Draw(engine.NewRapidSource(t), equiv.Exact)) })
 }
 
 func TestOptimizedKernel(t *testing.T) {
-	a, b := side(t, "optimized"), side(t, "kernel")
-	rapid.Check(t, func(t *rapid.T) { check(t, a, b, sub.Draw(engine.NewRapidSource(t), equiv.Exact)) })
+	p := sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)
+	rapid.Check(t, func(t *rapid.T) { check(t, p, sub.Draw(engine.NewRapidSource(t), equiv.Exact)) })
 }
 
 // The generator must make what it is for: tasks that block and are later
@@ -78,7 +78,7 @@ func TestGopterCommands(t *testing.T) {
 	params.Rng.Seed(7)
 	params.MaxSize = 30
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -86,7 +86,7 @@ func TestGopterCommands(t *testing.T) {
 // compares the implementations IPCFUZZ_IMPLS names (naive, optimized and,
 // where it can run, the live kernel by default) each with the next.
 func FuzzMsg(f *testing.F) {
-	sub.Fuzz(f, sides.FromEnv(f, sub))
+	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }
 
 // The caller's capabilities are an input of the models: with

@@ -13,14 +13,13 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
-	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var sub = sem.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
+func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := optimized.New()
@@ -29,11 +28,11 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
 }
 
 func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
 }
 
 func TestGopterCommands(t *testing.T) {
@@ -41,7 +40,7 @@ func TestGopterCommands(t *testing.T) {
 	params.Rng.Seed(9)
 	params.MaxSize = 30
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -109,5 +108,5 @@ func TestGeneratorReaches(t *testing.T) {
 // compares the implementations IPCFUZZ_IMPLS names (naive, optimized and,
 // where it can run, the live kernel by default) each with the next.
 func FuzzSem(f *testing.F) {
-	sub.Fuzz(f, sides.FromEnv(f, sub))
+	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }

@@ -17,12 +17,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var sub = shm.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
+func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()
@@ -81,11 +81,11 @@ func TestGeneratorReaches(t *testing.T) {
 }
 
 func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
 }
 
 func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
 }
 
 // tabled is a model whose tables can be inspected.
@@ -145,8 +145,8 @@ func TestGopterCommands(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
+	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -155,5 +155,5 @@ func TestGopterCommands(t *testing.T) {
 // implementations IPCFUZZ_IMPLS names (naive, optimized and, where it can
 // run, the live kernel by default) each with the next.
 func FuzzShm(f *testing.F) {
-	sub.Fuzz(f, sides.FromEnv(f, sub))
+	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }

@@ -15,20 +15,20 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
-	"github.com/ipcfuzz/ipcfuzz/props/sides"
 	"github.com/ipcfuzz/ipcfuzz/props/vma"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 var sub = vma.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sides.Open(t, spec, sub) }
+func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 // model starts the built-in called name (its vma part is what runs).
 func model(t testing.TB, name string) ops.Model {
 	t.Helper()
 	b, err := impls.Lookup(name)
 	require.NoError(t, err)
-	m, err := b.New()
+	m, _, err := b.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	return m
@@ -111,19 +111,19 @@ func TestInvariants(t *testing.T) {
 }
 
 func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
 }
 
 func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact}))
+	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
 }
 
 func TestGopterCommands(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(engine.Pair{A: side(t, "naive"), B: side(t, "optimized"), Relation: equiv.Exact})))
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(engine.Pair{A: side(t, "optimized"), B: side(t, "kernel"), Relation: equiv.Exact})))
+	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
+	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -131,7 +131,7 @@ func TestGopterCommands(t *testing.T) {
 // compares the implementations IPCFUZZ_IMPLS names (naive, optimized and,
 // where it can run, the live kernel by default) each with the next.
 func FuzzVMA(f *testing.F) {
-	sub.Fuzz(f, sides.FromEnv(f, sub))
+	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }
 
 // The generator must make what the subsystem is about: merges of every

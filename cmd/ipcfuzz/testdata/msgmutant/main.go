@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/msgq"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
@@ -76,7 +77,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "msgmutant: built without a known mutation (%q)\n", mutation)
 		os.Exit(2)
 	}
-	info := optimized.Info()
-	info.Name = "msgmutant-" + mutation
+	info := impls.Compose(impls.IPCPart(m, ipcns.Options)).Describe(ops.Info{Name: "msgmutant-" + mutation, Version: "test", ExactIDs: true})
 	plugins.Serve(ops.NewLocal(info, m))
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/impls/semq"
@@ -31,7 +32,6 @@ func main() {
 	}
 	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
 	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore, Quirk: q})
-	info := optimized.Info()
-	info.Name = "semmutant-" + mutation
+	info := impls.Compose(impls.IPCPart(ns, ipcns.Options)).Describe(ops.Info{Name: "semmutant-" + mutation, Version: "test", ExactIDs: true})
 	plugins.Serve(ops.NewLocal(info, ns))
 }

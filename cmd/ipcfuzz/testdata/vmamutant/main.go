@@ -23,7 +23,6 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/impls/vma"
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
@@ -38,11 +37,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "vmamutant: built without a known mutation (%q)\n", mutation)
 		os.Exit(2)
 	}
-	info := optimized.Info()
-	info.Name = "vmamutant-" + mutation
-	info.Subsystems = []string{"vma"}
-	model := impls.Compose(impls.Part{Subsystems: []string{"vma"}, Model: impls.NewVMAModelPart(newSpace),
-		Options: []string{ops.LimitPrefix + ops.LimitVMAQuirks}})
+	model := impls.Compose(impls.VMAPart(impls.NewVMAModelPart(newSpace)))
+	info := model.Describe(ops.Info{Name: "vmamutant-" + mutation, Version: "test", ExactIDs: true})
 	plugins.Serve(ops.NewLocal(info, model))
 }
 

@@ -62,8 +62,11 @@ type Info struct {
 	Follows    bool                   `protobuf:"varint,7,opt,name=follows,proto3" json:"follows,omitempty"`
 	// packed_layout names the packed encoding the plugin speaks (PROTOCOL.md).
 	PackedLayout string `protobuf:"bytes,8,opt,name=packed_layout,json=packedLayout,proto3" json:"packed_layout,omitempty"`
-	// limits are machine-dependent answers the implementation reports (ops.Info.Limits).
-	Limits        map[string]int64 `protobuf:"bytes,9,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// facts are machine-dependent answers the implementation reports
+	// (ops.Info.Facts), by name (ops.Fact's names).
+	Facts map[string]int64 `protobuf:"bytes,9,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// notes say what it cannot do here and why, one line each.
+	Notes         []string `protobuf:"bytes,10,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -154,17 +157,27 @@ func (x *Info) GetPackedLayout() string {
 	return ""
 }
 
-func (x *Info) GetLimits() map[string]int64 {
+func (x *Info) GetFacts() map[string]int64 {
 	if x != nil {
-		return x.Limits
+		return x.Facts
+	}
+	return nil
+}
+
+func (x *Info) GetNotes() []string {
+	if x != nil {
+		return x.Notes
 	}
 	return nil
 }
 
 // Config is ops.Config.
 type Config struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Options       map[string]string      `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Options map[string]string      `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// facts are the machine facts the other side reported (ops.Config.Facts),
+	// by name.
+	Facts         map[string]int64 `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +215,13 @@ func (*Config) Descriptor() ([]byte, []int) {
 func (x *Config) GetOptions() map[string]string {
 	if x != nil {
 		return x.Options
+	}
+	return nil
+}
+
+func (x *Config) GetFacts() map[string]int64 {
+	if x != nil {
+		return x.Facts
 	}
 	return nil
 }
@@ -987,7 +1007,7 @@ var File_ipcfuzz_v1_impl_proto protoreflect.FileDescriptor
 const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\n" +
 	"\x15ipcfuzz/v1/impl.proto\x12\n" +
-	"ipcfuzz.v1\"\xd9\x02\n" +
+	"ipcfuzz.v1\"\xeb\x02\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1e\n" +
@@ -998,16 +1018,24 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\bblocking\x18\x05 \x01(\bR\bblocking\x12\x1a\n" +
 	"\bcounters\x18\x06 \x01(\bR\bcounters\x12\x18\n" +
 	"\afollows\x18\a \x01(\bR\afollows\x12#\n" +
-	"\rpacked_layout\x18\b \x01(\tR\fpackedLayout\x124\n" +
-	"\x06limits\x18\t \x03(\v2\x1c.ipcfuzz.v1.Info.LimitsEntryR\x06limits\x1a9\n" +
-	"\vLimitsEntry\x12\x10\n" +
+	"\rpacked_layout\x18\b \x01(\tR\fpackedLayout\x121\n" +
+	"\x05facts\x18\t \x03(\v2\x1b.ipcfuzz.v1.Info.FactsEntryR\x05facts\x12\x14\n" +
+	"\x05notes\x18\n" +
+	" \x03(\tR\x05notes\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x7f\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xee\x01\n" +
 	"\x06Config\x129\n" +
-	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x123\n" +
+	"\x05facts\x18\x02 \x03(\v2\x1d.ipcfuzz.v1.Config.FactsEntryR\x05facts\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"?\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"?\n" +
 	"\aOutcome\x12\x18\n" +
 	"\aresults\x18\x01 \x01(\fR\aresults\x12\x1a\n" +
 	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"#\n" +
@@ -1080,7 +1108,7 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*Info)(nil),             // 0: ipcfuzz.v1.Info
 	(*Config)(nil),           // 1: ipcfuzz.v1.Config
@@ -1098,43 +1126,45 @@ var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*ExecResponse)(nil),     // 13: ipcfuzz.v1.ExecResponse
 	(*MeasureRequest)(nil),   // 14: ipcfuzz.v1.MeasureRequest
 	(*MeasureResponse)(nil),  // 15: ipcfuzz.v1.MeasureResponse
-	nil,                      // 16: ipcfuzz.v1.Info.LimitsEntry
+	nil,                      // 16: ipcfuzz.v1.Info.FactsEntry
 	nil,                      // 17: ipcfuzz.v1.Config.OptionsEntry
-	nil,                      // 18: ipcfuzz.v1.MeasureResponse.CountersEntry
+	nil,                      // 18: ipcfuzz.v1.Config.FactsEntry
+	nil,                      // 19: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
-	16, // 0: ipcfuzz.v1.Info.limits:type_name -> ipcfuzz.v1.Info.LimitsEntry
+	16, // 0: ipcfuzz.v1.Info.facts:type_name -> ipcfuzz.v1.Info.FactsEntry
 	17, // 1: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	0,  // 2: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	3,  // 3: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 4: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	3,  // 5: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	3,  // 6: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	3,  // 7: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 8: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	2,  // 9: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
-	2,  // 10: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	3,  // 11: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 12: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	18, // 13: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	3,  // 14: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	4,  // 15: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	6,  // 16: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	8,  // 17: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	10, // 18: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	12, // 19: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	14, // 20: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	5,  // 21: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	7,  // 22: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	9,  // 23: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	11, // 24: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	13, // 25: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	15, // 26: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	18, // 2: ipcfuzz.v1.Config.facts:type_name -> ipcfuzz.v1.Config.FactsEntry
+	0,  // 3: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	3,  // 4: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 5: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	3,  // 6: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	3,  // 7: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	3,  // 8: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 9: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	2,  // 10: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
+	2,  // 11: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	3,  // 12: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 13: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	19, // 14: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	3,  // 15: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	4,  // 16: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	6,  // 17: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	8,  // 18: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	10, // 19: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	12, // 20: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	14, // 21: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	5,  // 22: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	7,  // 23: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	9,  // 24: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	11, // 25: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	13, // 26: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	15, // 27: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	22, // [22:28] is the sub-list for method output_type
+	16, // [16:22] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -1148,7 +1178,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,11 +1,13 @@
-// Package sides opens the implementations a property test or a fuzz target
-// compares: built-ins inside the test process (naive, optimized, the live
-// kernel where a private IPC namespace can be had), built-ins served as
-// plugin processes ("plugin:naive"), and any plugin executable by path.
-// IPCFUZZ_IMPLS chooses them for the fuzz targets:
+// Package sidestest opens the implementations a property test or a fuzz
+// target compares, through package sides, for a testing.TB: built-ins
+// inside the test process (naive, optimized, the live kernel where a
+// private IPC namespace can be had), built-ins served as plugin processes
+// ("plugin:naive", of an ipcfuzz binary built once per test process), and
+// any plugin executable by path. IPCFUZZ_IMPLS chooses them for the fuzz
+// targets:
 //
 //	IPCFUZZ_IMPLS=./bin/my-model,optimized go test ./props/ids -run '^$' -fuzz '^FuzzIDs$' -fuzztime 20000x
-package sides
+package sidestest
 
 import (
 	"context"
@@ -19,11 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/plugins/host"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // EnvImpls names the environment variable that lists the implementations a
@@ -76,25 +77,7 @@ func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 }
 
 // kernelUsable reports why the kernel side cannot run sub here, or nil.
-func kernelUsable(sub engine.Subsystem) error {
-	b, err := impls.Lookup("kernel")
-	if err != nil {
-		return err
-	}
-	m, err := b.New()
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if !slices.Contains(impls.InfoOf(b, m).Subsystems, sub.Name) {
-		return errNoSubsystem{"kernel", sub.Name}
-	}
-	return nil
-}
-
-type errNoSubsystem struct{ impl, sub string }
-
-func (e errNoSubsystem) Error() string { return e.impl + " does not run the " + e.sub + " subsystem" }
+func kernelUsable(sub engine.Subsystem) error { return sides.Usable("kernel", sub.Name) }
 
 // Open returns the implementation spec names as a side for sub, closed when
 // the test ends: a built-in name with options ("naive:alloc=legacy") in
@@ -114,54 +97,32 @@ func Open(t testing.TB, spec string, sub engine.Subsystem) runner.Side {
 // here ("" when it can).
 func Try(t testing.TB, spec string, sub engine.Subsystem) (runner.Side, string) {
 	t.Helper()
-	name, cfg, err := ops.ParseImplName(spec)
-	if err != nil {
+	o := sides.Options{InProcess: true, CallTimeout: time.Minute}
+	if strings.HasPrefix(spec, "plugin:") {
+		o.Self = ipcfuzzBinary(t)
+	}
+	side, err := sides.Open(context.Background(), spec, o)
+	switch {
+	case err != nil && strings.HasPrefix(spec, "kernel"):
+		return side, fmt.Sprintf("the live kernel side needs a private IPC namespace: %v", err)
+	case err != nil:
 		t.Fatal(err)
 	}
-	side := runner.Side{Name: spec, Config: cfg}
-	switch {
-	case strings.ContainsRune(name, '/'):
-		side.Impl = openPlugin(t, spec, name, nil)
-	case strings.HasPrefix(name, "plugin:"):
-		side.Impl = openPlugin(t, spec, ipcfuzzBinary(t), []string{"plugin", "serve", strings.TrimPrefix(name, "plugin:")})
-	default:
-		b, err := impls.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := b.New()
-		if err != nil {
-			if name == "kernel" {
-				return side, fmt.Sprintf("the live kernel side needs a private IPC namespace: %v", err)
-			}
-			t.Fatalf("%s: %v", name, err)
-		}
-		l := ops.NewLocal(impls.InfoOf(b, m), m)
-		t.Cleanup(func() { _ = l.Close() })
-		side.Impl = l
-	}
-	info, err := side.Impl.Info(context.Background())
-	if err != nil {
-		t.Fatalf("%s: %v", spec, err)
-	}
-	if !slices.Contains(info.Subsystems, sub.Name) {
+	t.Cleanup(func() { _ = side.Impl.Close() })
+	if !slices.Contains(side.Info.Subsystems, sub.Name) {
 		return side, fmt.Sprintf("%s does not run the %s subsystem", spec, sub.Name)
 	}
-	side.Follows = info.Follows && sub.Races()
 	return side, ""
 }
 
-func openPlugin(t testing.TB, spec, path string, args []string) ops.Impl {
+// Pair opens a and b (Open: a side that cannot run here skips the test)
+// and builds their pair on sub's scripts under rel, with sub's invariant.
+func Pair(t testing.TB, sub engine.Subsystem, a, b string, rel equiv.Relation) *runner.Pair {
 	t.Helper()
-	abs, err := filepath.Abs(path)
+	p, err := sub.Pair(context.Background(), Open(t, a, sub), Open(t, b, sub), rel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := host.Open(context.Background(), host.Launch{Name: spec, Path: abs, Args: args, CallTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 

@@ -1,4 +1,4 @@
-package sides
+package sidestest
 
 import (
 	"fmt"

@@ -1,0 +1,135 @@
+// Package layers_test holds the house's layering as a test: which room
+// may import which. The rooms and the reasons are those of
+// ARCHITECTURE.md; a package that imports up a floor (the vocabulary
+// importing the runner, a model importing the plugin host, a generator
+// importing an implementation) fails it, naming the arrow.
+package layers_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ipcfuzz/ipcfuzz/"
+
+// rooms says, for each room (a package path, or a prefix ending in "/"),
+// which of our packages its non-test code may import (the same forms).
+// The most specific room wins. Test files may import more (a property
+// test opens implementations).
+var rooms = map[string][]string{
+	// The ground floor: the vocabulary imports nothing of ours.
+	"harness/ops": nil,
+	// The harness stands on the vocabulary; the runner on the rest.
+	"harness/":       {"harness/ops"},
+	"harness/runner": {"harness/ops", "harness/equiv", "harness/shrink", "harness/corpus"},
+	// Implementations know the vocabulary and one another, nothing of
+	// the harness's machinery or of plugins.
+	"impls/": {"harness/ops", "impls/"},
+	"impls":  {"harness/ops", "impls/"},
+	// Inside the kernel adapter: the process machinery knows nothing of
+	// the adapters above it.
+	"impls/kernel/internal/": {"harness/ops", "impls/kernel/internal/"},
+	// The wire knows the vocabulary and its own envelopes.
+	"plugins":      {"harness/ops", "plugins/proto/"},
+	"plugins/":     {"harness/ops", "plugins/"},
+	"plugins/host": {"harness/ops", "plugins", "plugins/proto/"},
+	// An example plugin composes models and serves them.
+	"plugins/example/": {"harness/ops", "impls/", "plugins"},
+	// Generators stand on the vocabulary and the engine; the engine on
+	// the harness. None knows an implementation or the wire.
+	"props/engine": {"harness/"},
+	"props/":       {"harness/ops", "harness/equiv", "props/engine"},
+	"props":        {"props/"},
+	// Opening sides assembles implementations, the wire and the runner.
+	"sides":           {"harness/", "impls", "plugins/host"},
+	"sides/sidestest": {"harness/", "props/engine", "sides"},
+	// The command assembles everything.
+	"cmd/": {"harness/", "impls", "plugins", "plugins/host", "props", "props/", "sides"},
+}
+
+// roomOf is the most specific room that holds pkg.
+func roomOf(pkg string) (string, bool) {
+	best, found := "", false
+	for r := range rooms {
+		if matches(pkg, r) && len(r) >= len(best) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// matches reports whether pkg is the package pattern names, or under it
+// when the pattern ends in "/".
+func matches(pkg, pattern string) bool {
+	if strings.HasSuffix(pattern, "/") {
+		return strings.HasPrefix(pkg, pattern)
+	}
+	return pkg == pattern
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+}
+
+// ours lists every package of the module with the packages of ours its
+// non-test code imports.
+func ours(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []listed
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		p.ImportPath = strings.TrimPrefix(p.ImportPath, module)
+		var imps []string
+		for _, i := range p.Imports {
+			if rest, ok := strings.CutPrefix(i, module); ok {
+				imps = append(imps, rest)
+			}
+		}
+		p.Imports = imps
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// Every import of ours runs down a floor, as rooms says.
+func TestImportsRunDown(t *testing.T) {
+	pkgs := ours(t)
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: not the whole module", len(pkgs))
+	}
+	for _, p := range pkgs {
+		if strings.HasPrefix(p.ImportPath, "github.com/") || strings.Contains(p.ImportPath, "/proto/") {
+			continue // the module root's own test package; generated code
+		}
+		room, ok := roomOf(p.ImportPath)
+		if !ok {
+			t.Errorf("%s is in no room of layers_test.go: say which floor it is on", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !allowed(room, imp) {
+				t.Errorf("%s imports %s: the room %q may import only %v", p.ImportPath, imp, room, rooms[room])
+			}
+		}
+	}
+}
+
+func allowed(room, imp string) bool {
+	for _, pattern := range rooms[room] {
+		if matches(imp, pattern) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,166 @@
+// Package sides opens the implementations a comparison runs, the one way
+// every command and test does it: a built-in name with options
+// ("naive:alloc=legacy") served as a plugin process of the ipcfuzz binary,
+// or inside this process; "plugin:NAME", a built-in always served as a
+// plugin process; or the path of any plugin executable. It is the one
+// place, with cmd/ipcfuzz, that assembles the house: it knows the
+// built-ins (impls), the plugin host (plugins/host) and the comparison
+// path (harness/runner).
+package sides
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/plugins/host"
+)
+
+// Options say how sides are opened.
+type Options struct {
+	// CallTimeout bounds every plugin call (host.Launch.CallTimeout).
+	CallTimeout time.Duration
+	// InProcess runs built-ins inside this process instead of as plugin
+	// processes ("plugin:NAME" is a plugin process all the same).
+	InProcess bool
+	// Self is the ipcfuzz executable that serves built-ins as plugins
+	// ("ipcfuzz plugin serve NAME"); empty: this executable.
+	Self string
+}
+
+// SpecError is a spec that names nothing openable: a malformed name or
+// options, or no such built-in. It is the user's to fix.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Open starts the implementation spec names and reads what it says of
+// itself (Side.Info). The side is the caller's to close.
+func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
+	name, cfg, err := ops.ParseImplName(spec)
+	if err != nil {
+		return runner.Side{}, &SpecError{err}
+	}
+	side := runner.Side{Name: spec, Config: cfg}
+	switch {
+	case strings.ContainsRune(name, '/'):
+		side.Impl, err = openPath(ctx, spec, name, o)
+	case strings.HasPrefix(name, "plugin:"):
+		side.Impl, err = openServed(ctx, spec, strings.TrimPrefix(name, "plugin:"), o)
+	case o.InProcess:
+		side.Impl, err = openInProcess(name)
+	default:
+		side.Impl, err = openServed(ctx, spec, name, o)
+	}
+	if err != nil {
+		return side, err
+	}
+	if side.Info, err = side.Impl.Info(ctx); err != nil {
+		_ = side.Impl.Close()
+		return side, fmt.Errorf("%s: %w", spec, err)
+	}
+	return side, nil
+}
+
+// OpenPair opens a and b and builds their pair for the subsystem's
+// scripts compared under rel (runner.NewPair); close closes both.
+func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o Options) (p *runner.Pair, close func(), err error) {
+	var opened []runner.Side
+	close = func() {
+		for _, s := range opened {
+			_ = s.Impl.Close()
+		}
+	}
+	for _, spec := range []string{a, b} {
+		s, err := Open(ctx, spec, o)
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+		opened = append(opened, s)
+	}
+	if p, err = runner.NewPair(ctx, opened[0], opened[1], subsystem, rel); err != nil {
+		close()
+		return nil, nil, err
+	}
+	return p, close, nil
+}
+
+// openPath starts a plugin executable given by path.
+func openPath(ctx context.Context, spec, path string, o Options) (ops.Impl, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", path, err)
+	}
+	return host.Open(ctx, host.Launch{Name: spec, Path: abs, CallTimeout: o.CallTimeout})
+}
+
+// openServed starts a built-in as a plugin process of the ipcfuzz binary.
+func openServed(ctx context.Context, spec, name string, o Options) (ops.Impl, error) {
+	if _, err := impls.Lookup(name); err != nil {
+		return nil, &SpecError{err}
+	}
+	self := o.Self
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding this executable to serve %s: %w", name, err)
+		}
+	}
+	return host.Open(ctx, host.Launch{Name: spec, Path: self, Args: []string{"plugin", "serve", name}, CallTimeout: o.CallTimeout})
+}
+
+// openInProcess starts a built-in inside this process.
+func openInProcess(name string) (ops.Impl, error) {
+	b, err := impls.Lookup(name)
+	if err != nil {
+		return nil, &SpecError{err}
+	}
+	m, info, err := b.Start()
+	if err != nil {
+		return nil, err
+	}
+	return ops.NewLocal(info, m), nil
+}
+
+// Usable reports why the built-in called name cannot run subsystem here
+// (it cannot start, or a part it needs did not), or nil when it can. It
+// starts the built-in in this process and closes it again.
+func Usable(name, subsystem string) error {
+	b, err := impls.Lookup(name)
+	if err != nil {
+		return err
+	}
+	m, info, err := b.Start()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if !slices.Contains(info.Subsystems, subsystem) {
+		err := error(&runner.NotRunError{Side: name, Subsystem: subsystem, Runs: info.Subsystems})
+		if notes := strings.Join(info.Notes, "; "); notes != "" {
+			err = fmt.Errorf("%w: %s", err, notes)
+		}
+		return err
+	}
+	return nil
+}
+
+// IsSpecError reports whether err is the user's spec naming nothing.
+func IsSpecError(err error) bool {
+	var se *SpecError
+	return errors.As(err, &se)
+}
