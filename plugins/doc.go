@@ -8,7 +8,7 @@
 //	func main() { plugins.Serve(ops.NewLocal(info, myModel)) }
 //
 // The host side (launching, calling, and surviving misbehaving plugins) lives
-// in harness/host.
+// in plugins/host.
 package plugins
 
 //go:generate sh proto/generate.sh

@@ -36,7 +36,7 @@ func HandshakeConfig() plugin.HandshakeConfig {
 
 // GRPCPlugin is the go-plugin glue of the protocol. On the plugin side it
 // registers Impl; on the host side it dispenses a raw
-// ipcfuzzv1.ImplClient (harness/host wraps it in an ops.Impl). It speaks gRPC
+// ipcfuzzv1.ImplClient (plugins/host wraps it in an ops.Impl). It speaks gRPC
 // only.
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin

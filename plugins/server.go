@@ -67,9 +67,9 @@ func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfu
 	}
 	var results []ops.Result
 	if req.GetFollowSet() {
-		follow, err := UnpackResults(req.GetFollow())
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "apply: results to follow: %v", err)
+		follow, uerr := UnpackResults(req.GetFollow())
+		if uerr != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "apply: results to follow: %v", uerr)
 		}
 		if follow == nil {
 			follow = []ops.Result{} // set, even when empty

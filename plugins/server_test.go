@@ -27,23 +27,32 @@ func (c *counter) Apply(op ops.Op) (ops.Result, error) {
 func (c *counter) Snapshot() (ops.Snapshot, error) { return ops.Snapshot{}, nil }
 func (c *counter) Close() error                    { return nil }
 
+// A failure of the implementation travels in band, after the results of
+// the operations before it, whether the batch follows another side's
+// results or not.
 func TestServerReportsFailuresInBand(t *testing.T) {
 	ctx := context.Background()
 	srv := NewServer(ops.NewLocal(ops.Info{Name: "counter"}, &counter{}))
 	batch := PackOps([]ops.Op{{Kind: ops.KindGet}, {Kind: ops.KindGet}, {Kind: ops.KindStat}, {Kind: ops.KindGet}})
-	resp, err := srv.Apply(ctx, &ipcfuzzv1.ApplyRequest{Ops: batch})
-	if err != nil {
-		t.Fatalf("apply: %v", err)
-	}
-	results, err := UnpackResults(resp.Results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Failure == nil || len(results) != 2 {
-		t.Fatalf("want 2 results and a failure, got %d results, failure %v", len(results), resp.Failure)
-	}
-	if want := "op 3 (stat msg id=0): stat \uFFFD unsupported"; resp.Failure.Message != want {
-		t.Errorf("failure %q, want %q", resp.Failure.Message, want)
+	for _, follow := range []bool{false, true} {
+		req := &ipcfuzzv1.ApplyRequest{Ops: batch}
+		if follow {
+			req.Follow, req.FollowSet = PackResults(make([]ops.Result, 4)), true
+		}
+		resp, err := srv.Apply(ctx, req)
+		if err != nil {
+			t.Fatalf("apply (follow %v): %v", follow, err)
+		}
+		results, err := UnpackResults(resp.Results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Failure == nil || len(results) != 2 {
+			t.Fatalf("follow %v: want 2 results and a failure, got %d results, failure %v", follow, len(results), resp.Failure)
+		}
+		if want := "op 3 (stat msg id=0): stat \uFFFD unsupported"; resp.Failure.Message != want {
+			t.Errorf("follow %v: failure %q, want %q", follow, resp.Failure.Message, want)
+		}
 	}
 }
 

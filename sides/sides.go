@@ -73,7 +73,9 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 }
 
 // OpenPair opens a and b and builds their pair for the subsystem's
-// scripts compared under rel (runner.NewPair); close closes both.
+// scripts compared under rel (runner.NewPair), and resets each side once
+// with its configuration, so that options a side refuses are said before
+// anything runs; close closes both.
 func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o Options) (p *runner.Pair, close func(), err error) {
 	var opened []runner.Side
 	close = func() {
@@ -92,6 +94,12 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 	if p, err = runner.NewPair(ctx, opened[0], opened[1], subsystem, rel); err != nil {
 		close()
 		return nil, nil, err
+	}
+	for _, s := range []runner.Side{p.A, p.B} {
+		if err := s.Impl.Reset(ctx, s.Config); err != nil {
+			close()
+			return nil, nil, fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
+		}
 	}
 	return p, close, nil
 }

@@ -19,25 +19,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
-// corpusUsage is the usage line of every corpus subcommand.
-const corpusUsage = "usage: ipcfuzz corpus merge DIR... | corpus minimize [DIR] | corpus import-fuzz FILE... --subsystem S"
-
-// corpusCmd is "ipcfuzz corpus merge|minimize|import-fuzz".
-func corpusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{corpusUsage}
-	}
-	switch args[0] {
-	case "merge":
-		return mergeCmd(ctx, args[1:], stdout)
-	case "minimize":
-		return minimizeCmd(ctx, args[1:], stdout)
-	case "import-fuzz":
-		return importFuzzCmd(ctx, args[1:], stdout, stderr)
-	}
-	return usageError{fmt.Sprintf("unknown corpus command %q (%s)", args[0], corpusUsage)}
-}
-
 // mergeCmd is "ipcfuzz corpus merge DIR... [--into corpus]": see
 // corpus.Merge. It prints a report (or, with --json, the report object),
 // writes a markdown summary with --summary, and exits 0 whatever it found:

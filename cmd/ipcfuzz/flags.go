@@ -39,7 +39,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // flag of its flag set with its usage and default.
 func commandHelp(fs *flag.FlagSet) string {
 	var b strings.Builder
-	for _, c := range commands {
+	for _, c := range commands() {
 		if c.name == fs.Name() {
 			fmt.Fprintf(&b, "%s\n\n%s\n\n", c.synopsis, c.doc)
 		}

@@ -23,7 +23,7 @@ func helpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stdout, workloadsHelp())
 		return nil
 	}
-	for _, c := range commands {
+	for _, c := range commands() {
 		if c.name == topic {
 			code := run(ctx, append(args, "--help"), stdout, stderr)
 			if code != 0 {
@@ -33,7 +33,7 @@ func helpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	var names []string
-	for _, c := range commands {
+	for _, c := range commands() {
 		names = append(names, c.name)
 	}
 	return usageError{fmt.Sprintf("no help on %q (have %s, ops, workloads)", topic, strings.Join(names, ", "))}

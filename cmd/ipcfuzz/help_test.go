@@ -17,7 +17,7 @@ import (
 // set defines: a flag added without a word in the help fails here.
 func TestHelpNamesEveryFlag(t *testing.T) {
 	top := helpText(t, "help")
-	for _, c := range commands {
+	for _, c := range commands() {
 		require.Contains(t, top, c.synopsis)
 		text := helpText(t, append(strings.Fields(c.name), "--help")...)
 		flags := regexp.MustCompile(`(?m)^  --([a-z-]+)`).FindAllStringSubmatch(text, -1)

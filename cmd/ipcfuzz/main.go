@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -67,18 +68,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
-	case "compare":
-		err = compareCmd(ctx, args[1:], stdout, stderr)
-	case "replay":
-		err = replayCmd(ctx, args[1:], stdout, stderr)
-	case "complexity":
-		err = complexityCmd(ctx, args[1:], stdout, stderr)
-	case "list":
-		err = listCmd(args[1:], stdout)
-	case "state":
-		err = stateCmd(ctx, args[1:], stdout, stderr)
-	case "corpus":
-		err = corpusCmd(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		err = pluginCmd(args[1:])
 	case "help", "-h", "--help":
@@ -87,8 +76,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		err = helpCmd(ctx, args[1:], stdout, stderr)
+	case "corpus":
+		err = usageError{corpusUsage}
+		if len(args) > 1 {
+			err = usageError{fmt.Sprintf("unknown corpus command %q (%s)", args[1], corpusUsage)}
+		}
 	default:
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+	}
+	if c, rest, ok := lookupCommand(args); ok {
+		err = c.run(ctx, rest, stdout, stderr)
 	}
 	var ue usageError
 	var he helpError
@@ -121,44 +118,71 @@ func firstLine(s string) string {
 	return s
 }
 
-// command is one command of the CLI, for the help texts.
+// command is one command of the CLI: its name (one or two words), its
+// synopsis and doc for the help texts, and what runs it.
 type command struct {
 	name, synopsis, doc string
+	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands are the CLI's commands, in the order the help lists them. Each
-// command's flags come from its own flag set (ipcfuzz help CMD).
-var commands = []command{
-	{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
+// lookupCommand finds the command args start with, and the arguments after
+// its name.
+func lookupCommand(args []string) (command, []string, bool) {
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return c, args[len(words):], true
+		}
+	}
+	return command{}, nil, false
+}
+
+// corpusUsage is the usage line of every corpus subcommand.
+const corpusUsage = "usage: ipcfuzz corpus merge DIR... | corpus minimize [DIR] | corpus import-fuzz FILE... --subsystem S"
+
+// commands are the CLI's commands, in the order the help lists them: the
+// one list that dispatch and help read. Each command's flags come from its
+// own flag set (ipcfuzz help CMD).
+func commands() []command {
+	return []command{
+		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
                     [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
                     [--corpus DIR] [--batch N] [--call-timeout D] [--in-process]`,
-		"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus."},
-	{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
-		"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step."},
-	{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
+			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus.", compareCmd},
+		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
+			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
+		{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
                     [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
                     [--call-timeout D] [--in-process]`,
-		"Measures a workload inside each implementation at every size and fits the growth exponent."},
-	{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
-		"Prints FILE with the results implementation I gives stated after each step."},
-	{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
+			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
+		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
+			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
+		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
                     [--call-timeout D] [--in-process]`,
-		"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed."},
-	{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]`,
-		"Finds the corpus scripts that add no model coverage (dry run unless --out is given)."},
-	{"corpus import-fuzz", `ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
+			"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed.",
+			func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+				return mergeCmd(ctx, args, stdout)
+			}},
+		{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]`,
+			"Finds the corpus scripts that add no model coverage (dry run unless --out is given).",
+			func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+				return minimizeCmd(ctx, args, stdout)
+			}},
+		{"corpus import-fuzz", `ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
                     [--call-timeout D] [--in-process]`,
-		"Turns failing go test -fuzz inputs (testdata/fuzz/FuzzX/...) into signed corpus findings."},
-	{"list", `ipcfuzz list [--subsystems | --shards [--json]]`,
-		"Lists the built-in implementations with their subsystems and options, or the nightly shard table."},
+			"Turns failing go test -fuzz inputs (testdata/fuzz/FuzzX/...) into signed corpus findings.", importFuzzCmd},
+		{"list", `ipcfuzz list [--subsystems | --shards [--json]]`,
+			"Lists the built-in implementations with their subsystems and options, or the nightly shard table.",
+			func(_ context.Context, args []string, stdout, _ io.Writer) error { return listCmd(args, stdout) }},
+	}
 }
 
 // usage is the help text, built from the tables the commands use.
 func usage() string {
 	var b strings.Builder
 	b.WriteString("ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations\n\nUsage:\n")
-	for _, c := range commands {
+	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %s\n", c.synopsis)
 	}
 	b.WriteString(`  ipcfuzz help [COMMAND | ops | workloads]

@@ -112,8 +112,7 @@ func descendants(root int, names map[int]string) map[int]string {
 		}
 	}
 	alive := map[int]string{}
-	var below func(int) bool
-	below = func(pid int) bool {
+	below := func(pid int) bool {
 		for p := pid; p > 1; p = parent[p] {
 			if p == root {
 				return true

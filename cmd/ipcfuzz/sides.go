@@ -57,8 +57,7 @@ func (f *sideFlags) printNotes(sides ...runner.Side) {
 }
 
 // openPair opens a and b as the pair that compares sub's scripts under
-// rel, with sub's invariant, and resets each side once so that a
-// configuration it refuses is said before anything runs.
+// rel, with sub's invariant (sides.OpenPair).
 func (f *sideFlags) openPair(ctx context.Context, a, b string, sub engine.Subsystem, rel equiv.Relation) (*runner.Pair, func(), error) {
 	p, closeAll, err := sides.OpenPair(ctx, a, b, sub.Name, rel, f.options())
 	if err != nil {
@@ -66,12 +65,6 @@ func (f *sideFlags) openPair(ctx context.Context, a, b string, sub engine.Subsys
 	}
 	p.Invariant = sub.Invariant
 	f.printNotes(p.A, p.B)
-	for _, s := range []runner.Side{p.A, p.B} {
-		if err := s.Impl.Reset(ctx, s.Config); err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("%s refuses its configuration: %w", s.Name, err)
-		}
-	}
 	return p, closeAll, nil
 }
 

@@ -121,18 +121,18 @@ func parseMessage(text string) (Message, error) {
 	var m Message
 	f := strings.Fields(text)
 	if len(f) < 1 || len(f) > 2 {
-		return m, fmt.Errorf("message %q: want type=N text=...", text)
+		return m, fmt.Errorf("message %q: want type=N text=TEXT", text)
 	}
 	v, ok := strings.CutPrefix(f[0], "type=")
 	t, err := strconv.ParseInt(v, 10, 64)
 	if !ok || err != nil {
-		return m, fmt.Errorf("message %q: want type=N text=...", text)
+		return m, fmt.Errorf("message %q: want type=N text=TEXT", text)
 	}
 	m.Type = t
 	if len(f) == 2 {
 		txt, ok := strings.CutPrefix(f[1], "text=")
 		if !ok {
-			return m, fmt.Errorf("message %q: want type=N text=...", text)
+			return m, fmt.Errorf("message %q: want type=N text=TEXT", text)
 		}
 		m.Text = txt
 	}

@@ -162,12 +162,6 @@ type Counters struct {
 	Requeues int64 // senders moved to the tail
 }
 
-func (c *Counters) add(o Counters) {
-	c.Wakeups += o.Wakeups
-	c.Spurious += o.Spurious
-	c.Requeues += o.Requeues
-}
-
 // Policy is the sender wake-up policy.
 type Policy uint8
 

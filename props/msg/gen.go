@@ -192,16 +192,6 @@ func (s *Shadow) live() []*queue {
 
 func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep) }
 
-func (s *Shadow) sleepers(h int, send bool) []uint8 {
-	var out []uint8
-	for t, sl := range s.asleep {
-		if sl != nil && sl.queue == h && sl.send == send {
-			out = append(out, uint8(t))
-		}
-	}
-	return out
-}
-
 type action uint8
 
 const (

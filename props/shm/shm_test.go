@@ -10,7 +10,6 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
@@ -21,8 +20,6 @@ import (
 )
 
 var sub = shm.Subsystem
-
-func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 func TestTextRoundTrip(t *testing.T) {
 	m, err := naive.New()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/vma"
@@ -20,8 +19,6 @@ import (
 )
 
 var sub = vma.Subsystem
-
-func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
 // model starts the built-in called name (its vma part is what runs).
 func model(t testing.TB, name string) ops.Model {
