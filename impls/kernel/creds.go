@@ -5,19 +5,34 @@ package kernel
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // creds is what an op run as another user changes on the worker thread and
-// what must be back, exactly, before the thread serves the next op.
+// what must be back, exactly, before the thread serves the next op. The
+// dumpable flag, which a change of effective ids also clears, is the
+// process's, not the thread's: see users.
 type creds struct {
 	ruid, euid, suid uint32
 	rgid, egid, sgid uint32
 	groups           []uint32
 	capEff, capPrm   uint64
-	dumpable         uintptr
+}
+
+// users counts the threads of this process that run as another user (two
+// Models in one process, as --in-process with two jobs makes them, have a
+// worker thread each). Every change of an effective id sets the process's
+// dumpable flag to fs.suid_dumpable, so the flag is saved when the first
+// of them switches and put back when the last one switches back; every
+// switch, either way, is made under mu, so that a thread checking what it
+// restored sees no other thread's change half-way.
+var users struct {
+	mu       sync.Mutex
+	n        int
+	dumpable uintptr
 }
 
 // keep is -1 as a uid_t/gid_t argument: "leave this id unchanged".
@@ -45,24 +60,28 @@ func currentCreds() (creds, error) {
 	if c.capEff, c.capPrm, err = threadCaps(); err != nil {
 		return c, err
 	}
+	return c, nil
+}
+
+// dumpable reads the process's dumpable flag.
+func dumpable() (uintptr, error) {
 	d, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_GET_DUMPABLE, 0, 0)
 	if e != 0 {
-		return c, fmt.Errorf("prctl(PR_GET_DUMPABLE): %w", e)
+		return 0, fmt.Errorf("prctl(PR_GET_DUMPABLE): %w", e)
 	}
-	c.dumpable = d
-	return c, nil
+	return d, nil
 }
 
 func (c creds) equal(o creds) bool {
 	return c.ruid == o.ruid && c.euid == o.euid && c.suid == o.suid &&
 		c.rgid == o.rgid && c.egid == o.egid && c.sgid == o.sgid &&
 		slices.Equal(c.groups, o.groups) &&
-		c.capEff == o.capEff && c.capPrm == o.capPrm && c.dumpable == o.dumpable
+		c.capEff == o.capEff && c.capPrm == o.capPrm
 }
 
 func (c creds) String() string {
-	return fmt.Sprintf("uid=%d/%d/%d gid=%d/%d/%d groups=%v CapEff=%016x CapPrm=%016x dumpable=%d",
-		c.ruid, c.euid, c.suid, c.rgid, c.egid, c.sgid, c.groups, c.capEff, c.capPrm, c.dumpable)
+	return fmt.Sprintf("uid=%d/%d/%d gid=%d/%d/%d groups=%v CapEff=%016x CapPrm=%016x",
+		c.ruid, c.euid, c.suid, c.rgid, c.egid, c.sgid, c.groups, c.capEff, c.capPrm)
 }
 
 // threadCaps returns the calling thread's effective and permitted capability
@@ -87,8 +106,18 @@ func threadCaps() (eff, prm uint64, err error) {
 func (t *thread) becomeUser(id uint32) error { return becomeUser(t.self, id) }
 
 // becomeUser switches the calling thread, whose credentials were self, to
-// the unprivileged user id (see thread.becomeUser).
+// the unprivileged user id (see thread.becomeUser). Whatever it returns,
+// restoreCreds must follow: the thread counts among users until then.
 func becomeUser(self creds, id uint32) error {
+	users.mu.Lock()
+	defer users.mu.Unlock()
+	if users.n++; users.n == 1 {
+		d, err := dumpable()
+		if err != nil {
+			return err
+		}
+		users.dumpable = d
+	}
 	if self.euid != 0 {
 		return fmt.Errorf("running an op as uid %d needs a root worker thread (euid is %d)", id, self.euid)
 	}
@@ -114,8 +143,12 @@ func becomeUser(self creds, id uint32) error {
 func (t *thread) restoreSelf() error { return restoreCreds(t.self) }
 
 // restoreCreds switches the calling thread back to s and checks that every
-// credential is back.
+// credential is back; the last thread of users to switch back puts the
+// dumpable flag back too.
 func restoreCreds(s creds) error {
+	users.mu.Lock()
+	defer users.mu.Unlock()
+	users.n = max(users.n-1, 0)
 	// The euid first: it brings back the effective capabilities (from the
 	// permitted set), which setgroups and setresgid need.
 	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(s.euid), keep); e != 0 {
@@ -129,17 +162,31 @@ func restoreCreds(s creds) error {
 	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(s.egid), keep); e != 0 {
 		return fmt.Errorf("setresgid(-1, %d, -1): %w", s.egid, e)
 	}
-	// Changing the euid made the whole process non-dumpable
-	// (fs.suid_dumpable); put the flag back as it was.
-	if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, s.dumpable, 0); e != 0 {
-		return fmt.Errorf("prctl(PR_SET_DUMPABLE, %d): %w", s.dumpable, e)
-	}
 	now, err := currentCreds()
 	if err != nil {
 		return err
 	}
 	if !now.equal(s) {
 		return fmt.Errorf("credentials not restored: have %v, want %v", now, s)
+	}
+	if users.n > 0 {
+		return nil // another thread runs as a user: the process stays non-dumpable
+	}
+	return restoreDumpable(users.dumpable)
+}
+
+// restoreDumpable puts back the dumpable flag that changing the euid
+// cleared for the whole process (fs.suid_dumpable), and checks it is back.
+func restoreDumpable(want uintptr) error {
+	if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, want, 0); e != 0 {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE, %d): %w", want, e)
+	}
+	d, err := dumpable()
+	if err != nil {
+		return err
+	}
+	if d != want {
+		return fmt.Errorf("dumpable flag not restored: have %d, want %d", d, want)
 	}
 	return nil
 }

@@ -258,6 +258,7 @@ func TestLimits(t *testing.T) {
 
 func TestPermissions(t *testing.T) {
 	m := newModel(t)
+	dumpable := processDumpable()
 	as := func(op ops.Op, uid uint32) ops.Op { op.As = uid; return op }
 	for _, typ := range ops.IPCTypes {
 		id := create(t, m, get(typ, 0x600, true, true, 0o600))
@@ -298,8 +299,7 @@ func TestPermissions(t *testing.T) {
 		require.Equal(t, host["Uid"], st["Uid"], p)
 		require.Equal(t, host["CapEff"], st["CapEff"], p)
 	}
-	d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
-	require.Equal(t, m.t.self.dumpable, d, "dumpable flag restored")
+	require.Equal(t, dumpable, processDumpable(), "dumpable flag restored")
 }
 
 func TestDiscardedThreadIsReplaced(t *testing.T) {

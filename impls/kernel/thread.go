@@ -41,7 +41,7 @@ type thread struct {
 	// Only the thread's own goroutine touches these, except discarded and
 	// tid, which callers read after doneSeq (or exited) says so.
 	tid   int    // the thread's id
-	self  creds  // credentials, capabilities and dumpable flag at start
+	self  creds  // credentials and capabilities at start
 	buf   []byte // reused buffer for /proc reads
 	dirty bool   // an op ran since the last unshare: the namespace is no longer fresh
 	// nsGen counts the namespaces the thread has been in; a task process

@@ -1,0 +1,71 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// processDumpable reads the dumpable flag, which is the process's, not a
+// thread's.
+func processDumpable() uintptr {
+	d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
+	return d
+}
+
+// Two Models in one process, as --in-process with two jobs makes them: an
+// euid change clears the dumpable flag of the whole process, so one
+// worker running an op as another user must not spoil what the other
+// takes for its own credentials, nor leave the process non-dumpable.
+func TestTwoModelsSwitchUsers(t *testing.T) {
+	want := processDumpable()
+	asUser := ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: 5, Creat: true, Mode: 0o600, As: 1000}
+	rootOnly := ops.Op{Kind: ops.KindLimit, Type: ops.Msg, Value: 5}
+	ctx := context.Background()
+
+	t.Run("started while another runs as a user", func(t *testing.T) {
+		a := newModel(t)
+		var err error
+		onWorker(a, func() { err = a.t.becomeUser(1000) })
+		require.NoError(t, err)
+		b := newModel(t) // its worker starts while a's is uid 1000
+		onWorker(a, func() { err = a.t.restoreSelf() })
+		require.NoError(t, err)
+		local := ops.NewLocal(Info(), b)
+		require.NoError(t, local.Reset(ctx, ops.Config{}))
+		res, err := local.Apply(ctx, []ops.Op{asUser, rootOnly})
+		require.NoError(t, err)
+		require.Equal(t, []ops.Errno{ops.OK, ops.OK}, []ops.Errno{res[0].Err, res[1].Err})
+		require.Equal(t, want, processDumpable(), "dumpable flag restored")
+	})
+
+	t.Run("at once", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			local := ops.NewLocal(Info(), newModel(t))
+			wg.Go(func() {
+				if errs[i] = local.Reset(ctx, ops.Config{}); errs[i] != nil {
+					return
+				}
+				for range 2000 {
+					if _, errs[i] = local.Apply(ctx, []ops.Op{asUser, rootOnly}); errs[i] != nil {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		require.Equal(t, want, processDumpable(), "dumpable flag restored")
+	})
+}
