@@ -212,7 +212,8 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 // shmAttachments lists the shm mappings every live task has, from
 // /proc/<pid>/maps: the segment is the mapping's inode number (the shmid),
 // the handle the one whose shmat got that address in that task (0 if none
-// did).
+// did). The worker's (t0) are the mappings of this process that it made:
+// another Model in the same process maps its own segments here too.
 func (t *thread) shmAttachments() ([]ops.Attachment, error) {
 	var out []ops.Attachment
 	for n := range ops.NumTasks {
@@ -248,12 +249,18 @@ func (t *thread) shmAttachments() ([]ops.Attachment, error) {
 				return nil, fmt.Errorf("task t%d maps line %q: bad address or inode", n, line)
 			}
 			a := ops.Attachment{Task: me, ID: id}
+			mine := n > 0 // a task's maps are its own
 			for _, k := range t.attached {
-				if k.task == n && k.addr == uintptr(addr) && t.atts[k.att] == k {
-					a.Att = k.att
+				if k.task == n && k.addr == uintptr(addr) {
+					mine = true
+					if t.atts[k.att] == k {
+						a.Att = k.att
+					}
 				}
 			}
-			out = append(out, a)
+			if mine {
+				out = append(out, a)
+			}
 		}
 	}
 	ops.SortAttachments(out)

@@ -69,3 +69,19 @@ func TestTwoModelsSwitchUsers(t *testing.T) {
 		require.Equal(t, want, processDumpable(), "dumpable flag restored")
 	})
 }
+
+// Two Models in one process share its address space: the segments one
+// worker (t0) attached are in the other's /proc/<pid>/maps too, and must
+// not show among its attachments.
+func TestTwoModelsAttach(t *testing.T) {
+	a, b := newModel(t), newModel(t)
+	for _, m := range []*Model{a, b} {
+		id := create(t, m, private(ops.Shm))
+		r := apply(t, m, ops.Op{Kind: ops.KindShmat, Type: ops.Shm, Obj: ops.Ref{ID: id}, Bind: 1})
+		require.Equal(t, ops.OK, r.Err)
+	}
+	for _, m := range []*Model{a, b} {
+		s := snapshot(t, m)
+		require.Equal(t, []ops.Attachment{{Task: ops.TaskPID(0, 0), ID: 0, Att: 1}}, s.Shm.Attachments)
+	}
+}
