@@ -32,18 +32,39 @@ func TestTwoModelsSwitchUsers(t *testing.T) {
 
 	t.Run("started while another runs as a user", func(t *testing.T) {
 		a := newModel(t)
+		var b ops.Model
+		var newErr error
+		var ran bool
 		var err error
-		onWorker(a, func() { err = a.t.becomeUser(1000) })
+		onWorker(a, func() {
+			// b's worker starts while a's is uid 1000.
+			ran, err = a.n.w.AsUser(1000, func() { b, newErr = New() })
+		})
 		require.NoError(t, err)
-		b := newModel(t) // its worker starts while a's is uid 1000
-		onWorker(a, func() { err = a.t.restoreSelf() })
-		require.NoError(t, err)
+		require.True(t, ran)
+		require.NoError(t, newErr)
+		t.Cleanup(func() { require.NoError(t, b.Close()) })
 		local := ops.NewLocal(Info(), b)
 		require.NoError(t, local.Reset(ctx, ops.Config{}))
 		res, err := local.Apply(ctx, []ops.Op{asUser, rootOnly})
 		require.NoError(t, err)
 		require.Equal(t, []ops.Errno{ops.OK, ops.OK}, []ops.Errno{res[0].Err, res[1].Err})
 		require.Equal(t, want, processDumpable(), "dumpable flag restored")
+	})
+
+	t.Run("one restores while the other runs as a user", func(t *testing.T) {
+		a, b := newModel(t), newModel(t)
+		local := ops.NewLocal(Info(), b)
+		require.NoError(t, local.Reset(ctx, ops.Config{}))
+		var res []ops.Result
+		var applyErr, err error
+		onWorker(a, func() {
+			_, err = a.n.w.AsUser(1000, func() { res, applyErr = local.Apply(ctx, []ops.Op{asUser, rootOnly}) })
+		})
+		require.NoError(t, err)
+		require.NoError(t, applyErr)
+		require.Equal(t, []ops.Errno{ops.OK, ops.OK}, []ops.Errno{res[0].Err, res[1].Err})
+		require.Equal(t, want, processDumpable(), "dumpable flag restored by the last to switch back")
 	})
 
 	t.Run("at once", func(t *testing.T) {

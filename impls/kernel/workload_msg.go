@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/worker"
 )
 
 // fullQueue builds the msg-full-queue workload on the real kernel: a queue
@@ -25,7 +26,7 @@ import (
 //
 // Every error path removes the queue, which wakes every sender already
 // asleep (EIDRM) and so ends its thread: nothing is left behind.
-func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error) {
+func fullQueue(n int) (part func() error, teardown func(), err error) {
 	if err := checkSleepers(n); err != nil {
 		return nil, nil, err
 	}
@@ -65,7 +66,7 @@ func (t *thread) fullQueue(n int) (part func() error, teardown func(), err error
 	defer unix.Close(nsFD)
 	tids := make(chan int, n)
 	for range n {
-		goLocked(func() {
+		worker.GoLocked(func() {
 			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
 				tids <- -int(e)
 				return
@@ -136,4 +137,97 @@ func waitAsleep(tids []int, wchanWant string) error {
 		}
 	}
 	return nil
+}
+
+// pingPong is pmsg-shared-like: n pairs of queues, each with a server
+// thread of this process (moved into the worker's namespace) asleep in
+// msgrcv on its request queue and answering on its response queue. The
+// measured part sends one request to every server, then collects every
+// answer, blocking, MsgRounds times: the wake-ups the 2016 series moved out
+// of the queue lock are on this path.
+func pingPong(n int) (func() error, func(), error) {
+	if err := checkSleepers(n); err != nil {
+		return nil, nil, err
+	}
+	qs := make([]int64, 2*n)
+	remove := func() {
+		for _, q := range qs {
+			if q != 0 {
+				_ = ipcCtl(ops.Msg, q, unix.IPC_RMID, nil)
+			}
+		}
+	}
+	for i := range qs {
+		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
+		if e != 0 {
+			remove()
+			return nil, nil, fmt.Errorf("msgget: %v", e)
+		}
+		qs[i] = id
+	}
+	nsFD, err := unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("opening the worker's namespace: %w", err)
+	}
+	defer unix.Close(nsFD)
+	joined := make(chan error, n)
+	for i := range n {
+		req, resp := qs[2*i], qs[2*i+1]
+		worker.GoLocked(func() {
+			if _, _, e := unix.RawSyscall(unix.SYS_SETNS, uintptr(nsFD), unix.CLONE_NEWIPC, 0); e != 0 {
+				joined <- fmt.Errorf("a server thread could not join the namespace: %v", e)
+				return
+			}
+			joined <- nil
+			var m [2]uint64
+			for {
+				if e := msgCall(unix.SYS_MSGRCV, req, &m, 8); e != 0 {
+					return // EIDRM at teardown
+				}
+				if e := msgCall(unix.SYS_MSGSND, resp, &m, 4); e != 0 {
+					return
+				}
+			}
+		})
+	}
+	var joinErr error
+	for range n { // every thread answers; removing the queues ends those that joined
+		if err := <-joined; err != nil {
+			joinErr = err
+		}
+	}
+	if joinErr != nil {
+		remove()
+		return nil, nil, joinErr
+	}
+	var m [2]uint64
+	m[0], m[1] = 1, 0x676e6970 // mtype 1, "ping"
+	part := func() error {
+		for range ops.MsgRounds {
+			for i := range n {
+				if e := msgCall(unix.SYS_MSGSND, qs[2*i], &m, 4); e != 0 {
+					return fmt.Errorf("msgsnd: %v", e)
+				}
+			}
+			for i := range n {
+				if e := msgCall(unix.SYS_MSGRCV, qs[2*i+1], &m, 8); e != 0 {
+					return fmt.Errorf("msgrcv: %v", e)
+				}
+			}
+		}
+		return nil
+	}
+	return part, remove, nil
+}
+
+// msgCall is msgsnd(q, m, size, 0) or msgrcv(q, m, size, 0, 0) (the same
+// arguments), again after EINTR (the Go runtime signals its threads).
+func msgCall(nr uintptr, q int64, m *[2]uint64, size uintptr) unix.Errno {
+	for {
+		_, _, e := unix.Syscall6(nr, uintptr(q), uintptr(unsafe.Pointer(&m[0])), size, 0, 0, 0)
+		if e != unix.EINTR {
+			return e
+		}
+	}
 }
