@@ -146,7 +146,7 @@ func compile(ctx context.Context, cc string, files map[string][]byte, name, path
 	bin := filepath.Join(tmp, name)
 	args := append(flags(), "-o", bin, filepath.Join(tmp, name+".c"))
 	if out, err := exec.CommandContext(ctx, cc, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("compiling %s with %s: %v: %.200s", name, cc, err, firstLine(out))
+		return fmt.Errorf("compiling %s with %s: %v: %.200s", name, cc, err, firstError(out))
 	}
 	if err := os.Rename(bin, path); err != nil {
 		return fmt.Errorf("%s: installing the executable: %w", name, err)
@@ -154,7 +154,14 @@ func compile(ctx context.Context, cc string, files map[string][]byte, name, path
 	return nil
 }
 
-func firstLine(b []byte) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return line
+// firstError is the compiler's first line that says "error", else its
+// first line.
+func firstError(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "error") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lines[0]
 }

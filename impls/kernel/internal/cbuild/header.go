@@ -84,7 +84,7 @@ func CheckHeader(path string, want []byte, update bool) error {
 	}
 	have, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("%w: run go generate ./impls/kernel/...", err)
+		return fmt.Errorf("%w: go generate ./impls/kernel/... writes it", err)
 	}
 	if bytes.Equal(have, want) {
 		return nil
@@ -99,7 +99,7 @@ func CheckHeader(path string, want []byte, update bool) error {
 			w = wl[i]
 		}
 		if h != w {
-			return fmt.Errorf("%s differs from what the Go tables give at line %d: has %q, want %q; run go generate ./impls/kernel/...", path, i+1, h, w)
+			return fmt.Errorf("%s differs from what the Go tables give at line %d: has %q, want %q; go generate ./impls/kernel/... rewrites it", path, i+1, h, w)
 		}
 	}
 	return fmt.Errorf("%s differs from what the Go tables give", path)
