@@ -190,3 +190,21 @@ func TestSemopDepth(t *testing.T) {
 	onWorker(m, func() { _, err = semopDepth(ops.IPCMNI, 1) })
 	require.Error(t, err)
 }
+
+// Every workload of the IPC subsystems runs at a small size, and leaves
+// nothing behind.
+func TestEveryWorkloadRuns(t *testing.T) {
+	m := newModel(t)
+	before := childrenAsleepIn("")
+	for _, w := range ops.Workloads {
+		if ops.WorkloadSubsystem(w) == "vma" {
+			continue
+		}
+		res, err := m.Measure(ops.Config{}, w, 4, 2)
+		require.NoError(t, err, w)
+		require.Len(t, res.WallNs, 2, w)
+	}
+	require.Empty(t, threadsAsleepIn("do_msgsnd"))
+	require.Empty(t, threadsAsleepIn("do_msgrcv"))
+	require.Equal(t, before, childrenAsleepIn(""), "no sleeper process left")
+}
