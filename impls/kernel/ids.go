@@ -52,11 +52,12 @@ func init() {
 	}
 }
 
-// ipcGet is msgget(key, flags), semget(key, size, flags) or
-// shmget(key, size, flags). Only the 0777 bits of mode are passed, so a mode
-// can never smuggle in IPC_NOWAIT, SHM_HUGETLB or the like. key, size and the
-// flags go to the kernel as they are, which truncates key and nsems to int.
-func ipcGet(op ops.Op) (int64, unix.Errno) {
+// getCall is the syscall of a get op: msgget(key, flags), semget(key,
+// size, flags) or shmget(key, size, flags). Only the 0777 bits of mode are
+// passed, so a mode can never smuggle in IPC_NOWAIT, SHM_HUGETLB or the
+// like. key, size and the flags go to the kernel as they are, which
+// truncates key and nsems to int.
+func getCall(op ops.Op) (uintptr, [6]uintptr) {
 	flags := uintptr(op.Mode & 0o777)
 	if op.Creat {
 		flags |= unix.IPC_CREAT
@@ -65,17 +66,33 @@ func ipcGet(op ops.Op) (int64, unix.Errno) {
 		flags |= unix.IPC_EXCL
 	}
 	key := uintptr(op.Key) // sign-extended; the kernel reads the low 32 bits as key_t
-	var r uintptr
-	var e unix.Errno
 	switch op.Type {
 	case ops.Msg:
-		r, _, e = unix.Syscall(unix.SYS_MSGGET, key, flags, 0)
+		return unix.SYS_MSGGET, [6]uintptr{key, flags}
 	case ops.Sem:
-		r, _, e = unix.Syscall(unix.SYS_SEMGET, key, uintptr(op.Size), flags)
-	case ops.Shm:
-		r, _, e = unix.Syscall(unix.SYS_SHMGET, key, uintptr(op.Size), flags)
+		return unix.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}
 	}
+	return unix.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}
+}
+
+// ipcGet is the get op's syscall (getCall), issued by the calling thread.
+func ipcGet(op ops.Op) (int64, unix.Errno) {
+	nr, a := getCall(op)
+	r, _, e := unix.Syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5])
 	return int64(r), e
+}
+
+// ctlCall is the syscall of msgctl, semctl (semnum 0) or shmctl of cmd on
+// id; its buffer is argument bufArg. A negative id is passed through
+// (sign-extended) for the kernel to refuse.
+func ctlCall(t ops.IPCType, id int64, cmd int) (nr uintptr, args [6]uintptr, bufArg int) {
+	switch t {
+	case ops.Msg:
+		return unix.SYS_MSGCTL, [6]uintptr{uintptr(id), uintptr(cmd)}, 2
+	case ops.Sem:
+		return unix.SYS_SEMCTL, [6]uintptr{uintptr(id), 0, uintptr(cmd)}, 3
+	}
+	return unix.SYS_SHMCTL, [6]uintptr{uintptr(id), uintptr(cmd)}, 2
 }
 
 // ipcCtl is msgctl, semctl (semnum 0) or shmctl of cmd on id, with buf as the
@@ -138,32 +155,10 @@ func ipcLimit(t ops.IPCType) (int64, unix.Errno) {
 	return int64(*(*uint64)(unsafe.Add(b, 16))), 0
 }
 
-// get is ipcGet issued by op's task.
+// get is the get op's syscall, issued by op's task.
 func (n *ns) get(op ops.Op) (int64, unix.Errno, error) {
-	if op.Task == 0 {
-		id, e := ipcGet(op)
-		return id, e, nil
-	}
-	flags := uintptr(op.Mode & 0o777)
-	if op.Creat {
-		flags |= unix.IPC_CREAT
-	}
-	if op.Excl {
-		flags |= unix.IPC_EXCL
-	}
-	key := uintptr(op.Key)
-	var r uintptr
-	var e unix.Errno
-	var err error
-	c := callerOf(op)
-	switch op.Type {
-	case ops.Msg:
-		r, e, err = n.tasks.sys(c, unix.SYS_MSGGET, [6]uintptr{key, flags}, nil, 0)
-	case ops.Sem:
-		r, e, err = n.tasks.sys(c, unix.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
-	default:
-		r, e, err = n.tasks.sys(c, unix.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
-	}
+	nr, args := getCall(op)
+	r, e, err := n.tasks.sys(callerOf(op), nr, args, nil, 0)
 	return int64(r), e, err
 }
 
@@ -190,22 +185,12 @@ func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 	if op.Task == 0 {
 		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
 	}
-	id := uintptr(op.Obj.ID)
 	var b []byte
 	if buf != nil {
 		b = buf.bytes()
 	}
-	var e unix.Errno
-	var err error
-	c := callerOf(op)
-	switch op.Type {
-	case ops.Msg:
-		_, e, err = n.tasks.sys(c, unix.SYS_MSGCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
-	case ops.Sem:
-		_, e, err = n.tasks.sys(c, unix.SYS_SEMCTL, [6]uintptr{id, 0, uintptr(cmd)}, b, 3)
-	default:
-		_, e, err = n.tasks.sys(c, unix.SYS_SHMCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
-	}
+	nr, args, bufArg := ctlCall(op.Type, op.Obj.ID, cmd)
+	_, e, err := n.tasks.sys(callerOf(op), nr, args, b, bufArg)
 	return e, err
 }
 
