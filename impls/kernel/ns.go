@@ -8,8 +8,8 @@ import (
 )
 
 // ns is the adapter on the worker thread: the thread (package worker), and
-// what the adapter remembers of the namespace it is in between two
-// Resets. Only the thread's own goroutine touches it, but for w.
+// what the adapter remembers of the namespace the thread is in, between
+// two Resets. Only the thread itself touches the rest; the Model holds w.
 type ns struct {
 	w *worker.Thread
 	// dirty says an op ran since the last unshare: the namespace is no
