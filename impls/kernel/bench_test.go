@@ -13,7 +13,7 @@ import (
 func BenchmarkHandoff(b *testing.B) {
 	m := newModel(b)
 	for b.Loop() {
-		m.t.run(func(*thread) {})
+		m.n.w.Run(func() {})
 	}
 }
 

@@ -1,47 +1,58 @@
 // Package kernel runs the ids, shm, msg and sem subsystems on the real
 // Linux kernel: msgget, semget, shmget, their IPC_RMID and IPC_STAT, shmat,
 // shmdt and shmctl, msgsnd, msgrcv and msgctl, semop, semtimedop and semctl
-// with every command, by several tasks (task.go), the *_next_id, *mni,
+// with every command, by several tasks, the *_next_id, *mni,
 // shm_rmid_forced and sem sysctls, and the /proc/sysvipc listings.
+//
+// It is the adapter between the operations' vocabulary (harness/ops) and
+// the machinery under internal/, which knows nothing of that vocabulary:
+//
+//   - internal/worker: the one OS thread every syscall of a Model runs on,
+//     locked to its goroutine and in a private IPC namespace of its own,
+//     and its hand-over of calls through atomics;
+//   - internal/creds: switching that thread (or a task) to another user
+//     and back, for an op run "as" another user;
+//   - internal/task: the task processes t1..t4, their protocol (a C server
+//     or this binary re-executed), their pool and the evidence that a call
+//     sleeps;
+//   - internal/cbuild: the build of the freestanding C programs and their
+//     shared runtime, freestanding.h.
+//
+// Here, Model (model.go) hands each call to its worker thread, where an ns
+// (ns.go) holds what the adapter remembers of the namespace: the tasks
+// (tasks.go), the attachments, the sysctls written. apply.go runs an
+// operation by its kind, through the subsystem files (ids.go, shm.go,
+// msg.go, sem.go), which issue their syscalls through one gateway
+// (gateway.go: sys, blockingCall) as a caller, a task and a uid;
+// snapshot.go reads the observable state; script.go starts, resets and
+// ends the namespace; workload*.go are the workloads of Measure.
 //
 // A msgsnd, msgrcv or semop of a task t1..t4 may block for real (msg.go,
 // sem.go): the task process sleeps in the call, which the adapter decides
-// only from evidence (state S and the wchan of the sleeping function,
-// blocking.go), never from a sleep; a call with a timeout returns on its
-// own and is waited for. After every operation each sleeping task is
-// settled again; the calls that returned are that operation's completions.
+// only from evidence (state S and the wchan of the sleeping function),
+// never from a sleep; a call with a timeout returns on its own and is
+// waited for. After every operation each sleeping task is settled again
+// (settle.go); the calls that returned are that operation's completions.
 // An interrupt sends the task a signal it has a handler for, so that the
 // call it sleeps in returns EINTR; an exit ends the task's process for
 // real (exit_shm, exit_sem).
 //
-// It never touches the host's IPC namespace. Every syscall of a Model runs on
-// one OS thread that is locked to a goroutine for its whole life and that
-// moves itself into a private IPC namespace (unshare(CLONE_NEWIPC)) before it
-// issues any IPC syscall; each Reset moves it into a fresh one. The other
-// threads of the process stay in the host namespace: the Go runtime starts new
-// threads from its template thread while the current one is locked, so none is
-// ever cloned from the worker, and the worker is never the process's main
-// thread (the one thread the runtime keeps, wedged, instead of ending it when
-// its locked goroutine ends). Operations run "as" another user switch only
-// the worker thread's credentials, with raw per-thread syscalls, and switch
-// back before the next operation. When the goroutine ends (Close, or a thread
-// that could not restore its credentials) the locked thread exits with it and
-// its namespace is freed by the kernel.
+// It never touches the host's IPC namespace: the worker thread moves itself
+// into a private IPC namespace before it issues any IPC syscall, and each
+// Reset moves it into a fresh one. Operations run "as" another user switch
+// only the worker thread's credentials and switch back before the next
+// operation; a thread that cannot is discarded, and the next Reset starts a
+// new one. Several Models may share a process (--in-process with several
+// jobs): each has its own thread and namespace, and t0's attachments are
+// the mappings its own worker made.
 //
-// Task processes are born in a private namespace and outlive a Reset
-// (pool.go): at Reset a task the script used is released (its sleeping
-// call interrupted, its segments detached), and its first call of the next
-// script joins the new namespace, which drops its undo list; a test proves
-// that nothing carries over. A spawner thread keeps spare processes started
-// ahead for the incarnations that follow an exit (spawner.go). A task is a
-// small freestanding C server where a compiler is found (taskserver.go,
-// csrc/taskserver.c), this binary re-executed otherwise; both speak the
-// same protocol over two pipes.
+// Task processes are born in a private namespace and outlive a Reset: at
+// Reset a task the script used is released (its sleeping call interrupted,
+// its segments detached), and its first call of the next script joins the
+// new namespace, which drops its undo list; a test proves that nothing
+// carries over.
 //
-// Calls reach the worker through atomics: each side polls briefly, yielding
-// the CPU, before it parks, so back-to-back operations cost about a
-// microsecond of hand-over rather than two thread wake-ups. Model.Run goes
-// further and runs a whole script in one hand-over.
+// Model.Run runs a whole script in one hand-over to the worker thread.
 //
 // Getting a private IPC namespace needs CAP_SYS_ADMIN; without it New and
 // Reset fail with one clear error line.

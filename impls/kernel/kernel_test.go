@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -74,7 +75,7 @@ func errOf(tb testing.TB, m *Model, op ops.Op) ops.Errno {
 }
 
 // onWorker runs f on the model's worker thread.
-func onWorker(m *Model, f func()) { m.t.run(func(*thread) { f() }) }
+func onWorker(m *Model, f func()) { m.n.w.Run(f) }
 
 // snapshot takes m's snapshot and checks it against one read entirely from
 // the sysctl files: every <type>_next_id, msgmni, the 4th field of sem,
@@ -85,8 +86,8 @@ func snapshot(tb testing.TB, m *Model) ops.Snapshot {
 	require.NoError(tb, err)
 	var full ops.Snapshot
 	var limits [3]int64
-	m.t.run(func(t *thread) {
-		full, err = t.snapshotReading([3]bool{true, true, true})
+	m.n.w.Run(func() {
+		full, err = m.n.snapshotReading([3]bool{true, true, true})
 		for _, typ := range ops.IPCTypes {
 			data, rerr := os.ReadFile("/proc/sys/kernel/" + limitSysctl[typ])
 			require.NoError(tb, rerr)
@@ -258,6 +259,7 @@ func TestLimits(t *testing.T) {
 
 func TestPermissions(t *testing.T) {
 	m := newModel(t)
+	dumpable := processDumpable()
 	as := func(op ops.Op, uid uint32) ops.Op { op.As = uid; return op }
 	for _, typ := range ops.IPCTypes {
 		id := create(t, m, get(typ, 0x600, true, true, 0o600))
@@ -298,30 +300,47 @@ func TestPermissions(t *testing.T) {
 		require.Equal(t, host["Uid"], st["Uid"], p)
 		require.Equal(t, host["CapEff"], st["CapEff"], p)
 	}
-	d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
-	require.Equal(t, m.t.self.dumpable, d, "dumpable flag restored")
+	require.Equal(t, dumpable, processDumpable(), "dumpable flag restored")
 }
 
 func TestDiscardedThreadIsReplaced(t *testing.T) {
 	m := newModel(t)
-	old := m.t
+	old := m.n.w
 	create(t, m, private(ops.Msg))
-	// Make the check after an op run as another user fail, as it would if
-	// the credentials could not be restored.
-	onWorker(m, func() { m.t.self.capEff ^= 1 })
+	// Drop a capability from the worker's permitted set: no switch back
+	// from another user can bring it back, so the check after an op run
+	// as another user fails, as it would for credentials that cannot be
+	// restored.
+	var err error
+	onWorker(m, func() { err = dropPermitted(unix.CAP_SYS_BOOT) })
+	require.NoError(t, err)
 	op := private(ops.Msg)
 	op.As = 1000
-	_, err := m.Apply(op)
+	_, err = m.Apply(op)
 	require.ErrorContains(t, err, "discarded")
 	_, err = m.Apply(private(ops.Msg))
 	require.ErrorContains(t, err, "Reset starts a new one")
-	old.waitExit()
-	_, err = os.Stat(fmt.Sprintf("/proc/self/task/%d", old.tid))
+	old.WaitExit()
+	_, err = os.Stat(fmt.Sprintf("/proc/self/task/%d", old.Tid()))
 	require.ErrorIs(t, err, os.ErrNotExist, "the discarded thread exited")
 
 	require.NoError(t, m.Reset(ops.Config{}))
 	require.Equal(t, int64(0), create(t, m, private(ops.Msg)), "a new thread in a new namespace")
 	require.Equal(t, int64(1), create(t, m, op))
+}
+
+// dropPermitted drops capability c from the calling thread's permitted
+// (and effective) set, for good.
+func dropPermitted(c int) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[c/32].Permitted &^= 1 << (c % 32)
+	data[c/32].Effective &^= 1 << (c % 32)
+	data[c/32].Inheritable &^= 1 << (c % 32)
+	return unix.Capset(&hdr, &data[0])
 }
 
 func TestListingAndStat(t *testing.T) {
@@ -449,35 +468,6 @@ func TestWorkerIsolation(t *testing.T) {
 	}, 5*time.Second, time.Millisecond, "the worker thread exits on Close")
 	_, err = m.Apply(private(ops.Msg))
 	require.ErrorContains(t, err, "closed")
-}
-
-func TestNoNamespaceMessage(t *testing.T) {
-	// A thread without CAP_SYS_ADMIN gets the one-line refusal: root's
-	// drops it first (the thread stays locked, so it exits with this
-	// goroutine); any other user has none to drop.
-	errc := make(chan error)
-	goLocked(func() {
-		if os.Geteuid() != 0 {
-			errc <- enterNewNamespace()
-			return
-		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, 1000, keep); e != 0 {
-			errc <- fmt.Errorf("setresuid: %w", e)
-			return
-		}
-		errc <- enterNewNamespace()
-	})
-	err := <-errc
-	require.ErrorIs(t, err, syscall.EPERM)
-	require.Equal(t, "kernel: cannot get a private IPC namespace (unshare CLONE_NEWIPC: operation not permitted); run as root: it needs CAP_SYS_ADMIN", err.Error())
-}
-
-func TestGoLockedAvoidsMainThread(t *testing.T) {
-	tids := make(chan int)
-	for range 100 {
-		goLocked(func() { tids <- syscall.Gettid() })
-		require.NotEqual(t, syscall.Getpid(), <-tids)
-	}
 }
 
 func TestRunMatchesApply(t *testing.T) {

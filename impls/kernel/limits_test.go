@@ -122,9 +122,9 @@ func TestSemSleepers(t *testing.T) {
 	var teardown func()
 	var err error
 	before := childrenAsleepIn("")
-	m.t.run(func(t *thread) {
-		t.dirty = true
-		part, teardown, err = t.semSleepers(n, 3*n)
+	onWorker(m, func() {
+		m.n.dirty = true
+		part, teardown, err = semSleepers(m.n.tasks.pool.Bin(), n, 3*n)
 	})
 	require.NoError(t, err)
 	// GETNCNT counts a sleeper from the moment it is queued, a moment
@@ -136,11 +136,11 @@ func TestSemSleepers(t *testing.T) {
 		asleep = childrenAsleepIn("__do_semtimedop")
 	}
 	require.Len(t, asleep, n, "n sleeper processes asleep in semop")
-	m.t.run(func(*thread) { err = part() })
+	onWorker(m, func() { err = part() })
 	require.NoError(t, err)
 	var ncnt, vals []int64
 	var errno unix.Errno
-	m.t.run(func(*thread) {
+	onWorker(m, func() {
 		for i := range n {
 			for cmd, out := range map[int]*[]int64{semGetNcnt: &ncnt, semGetVal: &vals} {
 				r, _, e := unix.Syscall6(unix.SYS_SEMCTL, 0, uintptr(i), uintptr(cmd), 0, 0, 0)
@@ -173,9 +173,9 @@ func TestSemopDepth(t *testing.T) {
 		require.NoError(t, m.Reset(ops.Config{}))
 		var part func() error
 		var err error
-		m.t.run(func(t *thread) {
-			t.dirty = true
-			if part, err = t.semopDepth(k, 1000); err == nil {
+		onWorker(m, func() {
+			m.n.dirty = true
+			if part, err = semopDepth(k, 1000); err == nil {
 				err = part()
 			}
 		})
@@ -186,6 +186,24 @@ func TestSemopDepth(t *testing.T) {
 		require.True(t, rows[0].Atime && rows[1].Atime, "each array saw a semop")
 	}
 	var err error
-	m.t.run(func(t *thread) { _, err = t.semopDepth(ops.IPCMNI, 1) })
+	onWorker(m, func() { _, err = semopDepth(ops.IPCMNI, 1) })
 	require.Error(t, err)
+}
+
+// Every workload of the IPC subsystems runs at a small size, and leaves
+// nothing behind.
+func TestEveryWorkloadRuns(t *testing.T) {
+	m := newModel(t)
+	before := childrenAsleepIn("")
+	for _, w := range ops.Workloads {
+		if ops.WorkloadSubsystem(w) == "vma" {
+			continue
+		}
+		res, err := m.Measure(ops.Config{}, w, 4, 2)
+		require.NoError(t, err, w)
+		require.Len(t, res.WallNs, 2, w)
+	}
+	require.Empty(t, threadsAsleepIn("do_msgsnd"))
+	require.Empty(t, threadsAsleepIn("do_msgrcv"))
+	require.Equal(t, before, childrenAsleepIn(""), "no sleeper process left")
 }

@@ -5,7 +5,6 @@ package kernel
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 	"unsafe"
 
@@ -18,7 +17,7 @@ import (
 // task t0 run on the worker thread and never block (the vocabulary gives
 // them IPC_NOWAIT). By a task t1..t4 they are started in the task process
 // without waiting, then settled: the call returned (its result), or the task
-// sleeps in it (state S with wchan do_msgsnd or do_msgrcv, blocking.go), and
+// sleeps in it (state S with wchan do_msgsnd or do_msgrcv, package task), and
 // the result is Blocked. A sleeping task keeps its call pending; after every
 // operation every pending call is settled again, and those that returned are
 // the operation's completions (Result.Done).
@@ -39,15 +38,6 @@ var msgCmds = map[ops.MsgCmd]int{
 	ops.MsgInfoCmd: msgInfoCmd, ops.MsgStat: msgStatCmd, ops.MsgStatAny: msgStatAny,
 }
 
-// pendingCall is a task's call that has not returned (msgsnd, msgrcv or
-// semop): the task sleeps in it, or was woken and has not been settled
-// since.
-type pendingCall struct {
-	kind ops.Kind
-	id   int64  // the object id as the kernel read it (an int)
-	buf  []byte // the payload the call was started with; its answer comes back into it
-}
-
 // msgFlags turns the vocabulary's flags into the kernel's.
 func msgFlags(f uint8) uintptr {
 	var k uintptr
@@ -66,20 +56,15 @@ func msgFlags(f uint8) uintptr {
 	return k
 }
 
-// busy reports whether task n sleeps in an earlier call.
-func (t *thread) busy(n uint8) bool {
-	return n != 0 && int(n) < len(t.tasks) && t.tasks[n] != nil && t.tasks[n].pending != nil
-}
-
 // doMsg runs a msg operation.
-func (t *thread) doMsg(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) doMsg(op ops.Op) (ops.Result, unix.Errno, error) {
 	switch op.Kind {
 	case ops.KindMsgsnd:
-		return t.msgsnd(op)
+		return n.msgsnd(op)
 	case ops.KindMsgrcv:
-		return t.msgrcv(op)
+		return n.msgrcv(op)
 	case ops.KindMsgctl:
-		return t.msgctl(op)
+		return n.msgctl(op)
 	}
 	return ops.Result{}, 0, fmt.Errorf("not a msg operation")
 }
@@ -94,22 +79,33 @@ func msgBuf(size int64) []byte {
 	return make([]byte, 8+size)
 }
 
-func (t *thread) msgsnd(op ops.Op) (ops.Result, unix.Errno, error) {
+// msgRequest is the blocking call of a msgsnd or msgrcv op: the message
+// buffer is argument 1.
+func msgRequest(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, flags uintptr) blockingReq {
+	return blockingReq{
+		caller: callerOf(op), kind: op.Kind, id: int64(int32(op.Obj.ID)),
+		nr: nr, args: args, buf: buf, ptrs: 1 << 1, nowait: flags&unix.IPC_NOWAIT != 0,
+	}
+}
+
+func (n *ns) msgsnd(op ops.Op) (ops.Result, unix.Errno, error) {
 	buf := msgBuf(op.Size)
 	binary.NativeEndian.PutUint64(buf, uint64(op.Mtype))
 	copy(buf[8:], ops.MsgText(op.Fill, int64(len(buf)-8)))
-	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), msgFlags(op.MsgFlags)}
-	_, e, blocked, err := t.blockingCall(op, unix.SYS_MSGSND, args, buf, 1<<1, args[3]&unix.IPC_NOWAIT != 0, false)
+	flags := msgFlags(op.MsgFlags)
+	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), flags}
+	_, e, blocked, err := n.tasks.blockingCall(msgRequest(op, unix.SYS_MSGSND, args, buf, flags))
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	return ops.Result{Blocked: blocked}, 0, nil
 }
 
-func (t *thread) msgrcv(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) msgrcv(op ops.Op) (ops.Result, unix.Errno, error) {
 	buf := msgBuf(op.Size)
-	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), uintptr(op.Mtype), msgFlags(op.MsgFlags)}
-	r, e, blocked, err := t.blockingCall(op, unix.SYS_MSGRCV, args, buf, 1<<1, args[4]&unix.IPC_NOWAIT != 0, false)
+	flags := msgFlags(op.MsgFlags)
+	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(op.Size), uintptr(op.Mtype), flags}
+	r, e, blocked, err := n.tasks.blockingCall(msgRequest(op, unix.SYS_MSGRCV, args, buf, flags))
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -128,151 +124,17 @@ func receivedMessage(n uintptr, buf []byte) (ops.Message, error) {
 	return ops.Message{Type: int64(binary.NativeEndian.Uint64(buf)), Text: string(buf[8 : 8+n])}, nil
 }
 
-// blockingCall runs a call that may sleep (msgsnd, msgrcv, semop) as op's
-// task; each argument i whose bit is set in ptrs is an offset into buf.
-// nowait says the call cannot sleep; timed that it has a timeout, so that
-// it returns on its own (the vocabulary's only timeout that does not fail
-// at once is zero, and a semtimedop with a zero timeout does sleep, up to
-// the task's timer slack, 50 µs: its sleep is no evidence of blocking).
-// By t0 it is a plain syscall, run with every signal blocked, which must
-// not sleep for long (nowait or timed: the vocabulary makes sure). By
-// another task it is started in the task process and settled: blocked is
-// true when the task fell asleep in it, which leaves the call pending.
-func (t *thread) blockingCall(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, ptrs uint32, nowait, timed bool) (r uintptr, e unix.Errno, blocked bool, err error) {
-	if op.Task == 0 {
-		if !nowait && !timed {
-			return 0, 0, false, fmt.Errorf("%s by t0 without nowait would block the worker thread", op.Kind)
-		}
-		r, e = callBlockingSignals(nr, args, buf, ptrs)
-		return r, e, false, nil
-	}
-	p, err := t.task(int(op.Task))
-	if err != nil {
-		return 0, 0, false, err
-	}
-	req := taskReq{Kind: taskCall, Flags: taskInterruptible, Nr: uint64(nr), As: op.As, PtrArgs: ptrs}
-	for i, a := range args {
-		req.Args[i] = uint64(a)
-	}
-	if err := p.start(&req, buf); err != nil {
-		return 0, 0, false, err
-	}
-	var returned bool
-	if timed {
-		returned, err = p.readyWithin(settleTimeout)
-		if err == nil && !returned {
-			err = fmt.Errorf("task t%d (pid %d): a call with a timeout did not return within %v", p.n, p.pid, settleTimeout)
-		}
-	} else {
-		returned, err = p.settle()
-	}
-	if err != nil {
-		return 0, 0, false, err
-	}
-	if !returned {
-		p.pending = &pendingCall{kind: op.Kind, id: int64(int32(op.Obj.ID)), buf: buf}
-		return 0, 0, true, nil
-	}
-	resp, err := p.collect(buf)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	return uintptr(resp.R), unix.Errno(resp.Errno), false, nil
-}
-
-// callBlockingSignals runs a syscall on the worker thread, each argument
-// whose bit is set in ptrs being an offset into buf, with every signal
-// blocked, so that the runtime's signals cannot interrupt it.
-func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (uintptr, unix.Errno) {
-	for i := range args {
-		if ptrs&(1<<i) != 0 {
-			args[i] = uintptr(unsafe.Pointer(&buf[args[i]]))
-		}
-	}
-	all, old := ^uint64(0), uint64(0)
-	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
-		return 0, e
-	}
-	r, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
-	runtime.KeepAlive(buf)
-	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
-	return r, e
-}
-
-// settlePending settles every pending call until none returns any more: a
-// woken sender that gets in may itself hand its message to a sleeping
-// receiver, so a round with a return is followed by another. It returns
-// the calls that returned, in task order. Only when a whole round finds
-// every pending task asleep in its call is nothing left running.
-func (t *thread) settlePending() ([]ops.Completion, error) {
-	var done []ops.Completion
-	for {
-		progressed := false
-		for n, p := range t.tasks {
-			if p == nil || p.pending == nil {
-				continue
-			}
-			returned, err := p.settle()
-			if err != nil {
-				return nil, fmt.Errorf("settling task t%d: %w", n, err)
-			}
-			if !returned {
-				continue
-			}
-			c, err := p.complete(n)
-			if err != nil {
-				return nil, err
-			}
-			done = append(done, c)
-			progressed = true
-		}
-		if !progressed {
-			break
-		}
-	}
-	ops.SortCompletions(done)
-	return done, nil
-}
-
-// complete reads the response of task n's pending call, which has returned.
-func (p *taskProc) complete(n int) (ops.Completion, error) {
-	call := p.pending
-	p.pending = nil
-	resp, err := p.collect(call.buf)
-	if err != nil {
-		return ops.Completion{}, err
-	}
-	c := ops.Completion{Task: uint8(n), Err: ops.Errno(resp.Errno)}
-	if call.kind == ops.KindMsgrcv && resp.Errno == 0 {
-		if c.Msg, err = receivedMessage(uintptr(resp.R), call.buf); err != nil {
-			return ops.Completion{}, fmt.Errorf("task t%d: %w", n, err)
-		}
-		c.Recv = true
-	}
-	return c, nil
-}
-
-// msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
-type msqid64DS struct {
-	perm                unix.SysvIpcPerm
-	stime, rtime, ctime int64
-	cbytes, qnum        uint64
-	qbytes              uint64
-	lspid, lrpid        int32
-	_                   [2]uint64
-}
-
 // msgRow reads a msg row out of an IPC_STAT or MSG_STAT buffer.
-func (t *thread) msgRow(ds *msqid64DS) ops.Row {
+func (n *ns) msgRow(ds *msqid64DS) ops.Row {
 	return ops.Row{
 		Key: ds.perm.Key, Mode: uint16(ds.perm.Mode), Size: int64(ds.cbytes), Qnum: int64(ds.qnum),
-		Cpid: t.pid(int64(ds.lspid)), Lpid: t.pid(int64(ds.lrpid)),
+		Cpid: n.tasks.pid(int64(ds.lspid)), Lpid: n.tasks.pid(int64(ds.lrpid)),
 		UID: ds.perm.Uid, GID: ds.perm.Gid, CUID: ds.perm.Cuid, CGID: ds.perm.Cgid,
 		Atime: ds.stime != 0, Dtime: ds.rtime != 0, Ctime: ds.ctime != 0,
 	}
 }
 
-func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := msgCmds[op.MCmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown msgctl command %d", op.MCmd)
@@ -295,14 +157,14 @@ func (t *thread) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 		ds.perm.Mode = uint32(op.Mode & 0o777)
 		ds.qbytes = uint64(op.Value) // the kernel takes it as an int
 	}
-	r, e, err := t.sys(op, unix.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	var res ops.Result
 	switch op.MCmd {
 	case ops.MsgIPCStat, ops.MsgStat, ops.MsgStatAny:
-		res.Row = t.msgRow(ds)
+		res.Row = n.msgRow(ds)
 		res.Qbytes = int64(ds.qbytes)
 		if op.MCmd != ops.MsgIPCStat {
 			res.ID, res.Row.ID = int64(r), int64(r)
@@ -331,7 +193,7 @@ type msgCopyBuf struct {
 // queues reads every queue of rows (the msg rows of a listing, in idx
 // order): its messages in order, read with MSG_COPY so that nothing
 // changes, its qbytes, and the tasks asleep on it.
-func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
+func (n *ns) queues(rows []ops.Row) ([]ops.QueueState, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -354,14 +216,14 @@ func (t *thread) queues(rows []ops.Row) ([]ops.QueueState, error) {
 			return nil, fmt.Errorf("msgctl(%d, IPC_STAT): %w", row.ID, e)
 		}
 		q.Qbytes = int64((*msqid64DS)(unsafe.Pointer(&buf.ds)).qbytes)
-		for n, p := range t.tasks {
-			if p == nil || p.pending == nil || p.pending.id != row.ID || p.pending.kind == ops.KindSemop {
+		for t, call := range n.tasks.pending {
+			if call == nil || call.id != row.ID || call.kind == ops.KindSemop {
 				continue
 			}
-			if p.pending.kind == ops.KindMsgsnd {
-				q.Senders = append(q.Senders, uint8(n))
+			if call.kind == ops.KindMsgsnd {
+				q.Senders = append(q.Senders, uint8(t))
 			} else {
-				q.Receivers = append(q.Receivers, uint8(n))
+				q.Receivers = append(q.Receivers, uint8(t))
 			}
 		}
 		slices.Sort(q.Senders)

@@ -21,18 +21,23 @@ import (
 // field of "sem").
 var limitSysctl = [...]string{ops.Msg: "msgmni", ops.Sem: "sem", ops.Shm: "shmmni"}
 
-// readProc reads a whole /proc file into the thread's buffer. The result is
-// valid until the next readProc.
-func (t *thread) readProc(path string) ([]byte, unix.Errno, error) {
+// procfs reads /proc files into a buffer it reuses.
+type procfs struct {
+	buf []byte
+}
+
+// read reads a whole /proc file into the buffer. The result is valid
+// until the next read.
+func (p *procfs) read(path string) ([]byte, unix.Errno, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, errnoOf(err), nil
 	}
 	defer unix.Close(fd)
-	if cap(t.buf) < 64<<10 {
-		t.buf = make([]byte, 0, 64<<10)
+	if cap(p.buf) < 64<<10 {
+		p.buf = make([]byte, 0, 64<<10)
 	}
-	b := t.buf[:0]
+	b := p.buf[:0]
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -49,7 +54,7 @@ func (t *thread) readProc(path string) ([]byte, unix.Errno, error) {
 		}
 		b = b[:len(b)+n]
 	}
-	t.buf = b
+	p.buf = b
 	return b, 0, nil
 }
 
@@ -79,8 +84,8 @@ func errnoOf(err error) unix.Errno {
 }
 
 // readInt reads a one-number /proc file.
-func (t *thread) readInt(path string) (int64, error) {
-	b, e, err := t.readProc(path)
+func (p *procfs) readInt(path string) (int64, error) {
+	b, e, err := p.read(path)
 	if err == nil && e != 0 {
 		err = e
 	}
@@ -101,11 +106,11 @@ func setNextID(typ ops.IPCType, v int64) (unix.Errno, error) {
 
 // setLimit writes msgmni or shmmni, or for sem rewrites the four fields of
 // "sem" with the 4th (semmni) set to v and the others kept.
-func (t *thread) setLimit(typ ops.IPCType, v int64) (unix.Errno, error) {
+func (p *procfs) setLimit(typ ops.IPCType, v int64) (unix.Errno, error) {
 	path := "/proc/sys/kernel/" + limitSysctl[typ]
 	text := strconv.FormatInt(v, 10) + "\n"
 	if typ == ops.Sem {
-		b, e, err := t.readProc(path)
+		b, e, err := p.read(path)
 		if err != nil || e != 0 {
 			return e, err
 		}
@@ -116,15 +121,4 @@ func (t *thread) setLimit(typ ops.IPCType, v int64) (unix.Errno, error) {
 		text = fmt.Sprintf("%d %d %d %d\n", f[0], f[1], f[2], v)
 	}
 	return writeProc(path, text)
-}
-
-// listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
-// open or a read (a caller run as another user may be refused).
-func (t *thread) listing(typ ops.IPCType) ([]ops.Row, unix.Errno, error) {
-	b, e, err := t.readProc("/proc/sysvipc/" + typ.String())
-	if err != nil || e != 0 {
-		return nil, e, err
-	}
-	rows, err := parseSysvipc(typ, b, t.pid)
-	return rows, 0, err
 }

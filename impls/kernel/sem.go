@@ -46,27 +46,16 @@ var semCmds = map[ops.SemCmd]int{
 	ops.SemSetVal: semSetVal, ops.SemSetAll: semSetAll,
 }
 
-// semid64DS is struct semid64_ds on x86-64 (104 bytes).
-type semid64DS struct {
-	perm  unix.SysvIpcPerm
-	otime int64
-	_     uint64
-	ctime int64
-	_     uint64
-	nsems uint64
-	_     [2]uint64
-}
-
 // sembufSize is the size of a struct sembuf: sem_num, sem_op, sem_flg.
 const sembufSize = 6
 
 // doSem runs a sem operation.
-func (t *thread) doSem(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) doSem(op ops.Op) (ops.Result, unix.Errno, error) {
 	switch op.Kind {
 	case ops.KindSemop:
-		return t.semop(op)
+		return n.semop(op)
 	case ops.KindSemctl:
-		return t.semctl(op)
+		return n.semctl(op)
 	case ops.KindSemLimits:
 		l := op.Sem.Limits
 		e, err := writeProc("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", l[0], l[1], l[2], l[3]))
@@ -90,7 +79,7 @@ func semTimespec(t ops.SemTimeout) *unix.Timespec {
 
 // semop is semop(id, sops, nsops), or semtimedop with the op's timeout.
 // The payload holds the sembufs, then the timespec.
-func (t *thread) semop(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) semop(op ops.Op) (ops.Result, unix.Errno, error) {
 	sops := op.Sem.SopList()
 	tsAt := (len(sops)*sembufSize + 7) &^ 7
 	buf := make([]byte, tsAt+int(unsafe.Sizeof(unix.Timespec{})))
@@ -110,16 +99,16 @@ func (t *thread) semop(op ops.Op) (ops.Result, unix.Errno, error) {
 		binary.NativeEndian.PutUint16(b[2:], uint16(s.Op))
 		binary.NativeEndian.PutUint16(b[4:], flg)
 	}
-	nr := uintptr(unix.SYS_SEMOP)
-	args := [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(len(sops))}
-	ptrs := uint32(1 << 1)
-	ts := semTimespec(op.Sem.Timeout)
-	if ts != nil {
-		nr = unix.SYS_SEMTIMEDOP
-		*(*unix.Timespec)(unsafe.Pointer(&buf[tsAt])) = *ts
-		args[3], ptrs = uintptr(tsAt), ptrs|1<<3
+	q := blockingReq{
+		caller: callerOf(op), kind: op.Kind, id: int64(int32(op.Obj.ID)), nr: unix.SYS_SEMOP,
+		args: [6]uintptr{uintptr(op.Obj.ID), 0, uintptr(len(sops))}, buf: buf, ptrs: 1 << 1, nowait: nowait,
 	}
-	_, e, blocked, err := t.blockingCall(op, nr, args, buf, ptrs, nowait, ts != nil)
+	if ts := semTimespec(op.Sem.Timeout); ts != nil {
+		q.nr, q.timed = unix.SYS_SEMTIMEDOP, true
+		*(*unix.Timespec)(unsafe.Pointer(&buf[tsAt])) = *ts
+		q.args[3], q.ptrs = uintptr(tsAt), q.ptrs|1<<3
+	}
+	_, e, blocked, err := n.tasks.blockingCall(q)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -138,7 +127,7 @@ func semNsems(id int64) int {
 }
 
 // semctl runs one semctl command as op's task and caller.
-func (t *thread) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := semCmds[op.Sem.Cmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown semctl command %d", op.Sem.Cmd)
@@ -149,23 +138,23 @@ func (t *thread) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 		if op.Sem.Cmd == ops.SemSetVal {
 			args[3] = uintptr(op.Sem.Val) // the kernel reads an int
 		}
-		r, e, err := t.sys(op, unix.SYS_SEMCTL, args, nil, 0)
+		r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, nil, 0)
 		if err != nil || e != 0 || op.Sem.Cmd == ops.SemSetVal {
 			return ops.Result{}, e, err
 		}
 		if op.Sem.Cmd == ops.SemGetPid {
-			return ops.Result{Sem: ops.SemResult{Pid: t.pid(int64(r))}}, 0, nil
+			return ops.Result{Sem: ops.SemResult{Pid: n.tasks.pid(int64(r))}}, 0, nil
 		}
 		return ops.Result{ID: int64(r)}, 0, nil
 	case ops.SemGetAll, ops.SemSetAll:
-		return t.semAll(op, args)
+		return n.semAll(op, args)
 	}
 	var buf statBuf
 	ds := (*semid64DS)(unsafe.Pointer(&buf.ds))
 	if op.Sem.Cmd == ops.SemIPCSet {
 		ds.perm.Uid, ds.perm.Gid, ds.perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
-	r, e, err := t.sys(op, unix.SYS_SEMCTL, args, buf.bytes(), 3)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, buf.bytes(), 3)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -185,21 +174,21 @@ func (t *thread) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 
 // semAll is GETALL or SETALL: the payload is one unsigned short per
 // semaphore of the array (SETALL: the script's values, then zeros).
-func (t *thread) semAll(op ops.Op, args [6]uintptr) (ops.Result, unix.Errno, error) {
-	n := semNsems(op.Obj.ID)
-	buf := make([]byte, 2*max(n, 1))
+func (n *ns) semAll(op ops.Op, args [6]uintptr) (ops.Result, unix.Errno, error) {
+	nsems := semNsems(op.Obj.ID)
+	buf := make([]byte, 2*max(nsems, 1))
 	if op.Sem.Cmd == ops.SemSetAll {
 		for i, v := range op.Sem.ValList() {
-			if i < n {
+			if i < nsems {
 				binary.NativeEndian.PutUint16(buf[2*i:], uint16(v))
 			}
 		}
 	}
-	_, e, err := t.sys(op, unix.SYS_SEMCTL, args, buf, 3)
+	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, buf, 3)
 	if err != nil || e != 0 || op.Sem.Cmd == ops.SemSetAll {
 		return ops.Result{}, e, err
 	}
-	vals := make([]int64, n)
+	vals := make([]int64, nsems)
 	for i := range vals {
 		vals[i] = int64(binary.NativeEndian.Uint16(buf[2*i:]))
 	}
@@ -230,48 +219,56 @@ func seminfoOf(buf *statBuf) ops.SemInfo {
 // order) on the worker thread: the values (GETALL), and per semaphore the
 // pid of the last operation, GETNCNT and GETZCNT; and which tasks sleep in
 // a semop on it.
-func (t *thread) semArrays(rows []ops.Row) ([]ops.SemState, error) {
+func (n *ns) semArrays(rows []ops.Row) ([]ops.SemState, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	out := make([]ops.SemState, 0, len(rows))
 	for _, row := range rows {
-		n := int(row.Size)
-		st := ops.SemState{ID: row.ID, Vals: make([]int64, n), Pids: make([]ops.PID, n), Ncnt: make([]int64, n), Zcnt: make([]int64, n)}
-		vals := make([]uint16, max(n, 1))
-		semctl := func(num, cmd int, arg uintptr) (int64, error) {
-			r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(row.ID), uintptr(num), uintptr(cmd), arg, 0, 0)
-			if e != 0 {
-				return 0, fmt.Errorf("semctl(%d, %d, %d): %w", row.ID, num, cmd, e)
-			}
-			return int64(r), nil
-		}
-		if _, err := semctl(0, semGetAll, uintptr(unsafe.Pointer(&vals[0]))); err != nil {
+		st, err := n.semArray(row.ID, int(row.Size))
+		if err != nil {
 			return nil, err
 		}
-		for i := range n {
-			st.Vals[i] = int64(vals[i])
-			pid, err := semctl(i, semGetPid, 0)
-			if err != nil {
-				return nil, err
-			}
-			st.Pids[i] = t.pid(pid)
-			if st.Ncnt[i], err = semctl(i, semGetNcnt, 0); err != nil {
-				return nil, err
-			}
-			if st.Zcnt[i], err = semctl(i, semGetZcnt, 0); err != nil {
-				return nil, err
-			}
-		}
-		for task, p := range t.tasks {
-			if p != nil && p.pending != nil && p.pending.kind == ops.KindSemop && p.pending.id == row.ID {
-				st.Sleepers = append(st.Sleepers, uint8(task))
+		for t, call := range n.tasks.pending {
+			if call != nil && call.kind == ops.KindSemop && call.id == row.ID {
+				st.Sleepers = append(st.Sleepers, uint8(t))
 			}
 		}
 		slices.Sort(st.Sleepers)
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// semArray reads array id of nsems semaphores.
+func (n *ns) semArray(id int64, nsems int) (ops.SemState, error) {
+	st := ops.SemState{ID: id, Vals: make([]int64, nsems), Pids: make([]ops.PID, nsems), Ncnt: make([]int64, nsems), Zcnt: make([]int64, nsems)}
+	semctl := func(num, cmd int, arg uintptr) (int64, error) {
+		r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), uintptr(num), uintptr(cmd), arg, 0, 0)
+		if e != 0 {
+			return 0, fmt.Errorf("semctl(%d, %d, %d): %w", id, num, cmd, e)
+		}
+		return int64(r), nil
+	}
+	vals := make([]uint16, max(nsems, 1))
+	if _, err := semctl(0, semGetAll, uintptr(unsafe.Pointer(&vals[0]))); err != nil {
+		return st, err
+	}
+	for i := range nsems {
+		st.Vals[i] = int64(vals[i])
+		pid, err := semctl(i, semGetPid, 0)
+		if err != nil {
+			return st, err
+		}
+		st.Pids[i] = n.tasks.pid(pid)
+		if st.Ncnt[i], err = semctl(i, semGetNcnt, 0); err != nil {
+			return st, err
+		}
+		if st.Zcnt[i], err = semctl(i, semGetZcnt, 0); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
 }
 
 // semLimitsNow reads kernel.sem and the semaphores in use. IPC_INFO copies

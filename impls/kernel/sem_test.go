@@ -263,9 +263,9 @@ func TestReusedTaskStartsClean(t *testing.T) {
 	m := newModel(t)
 	pids := func() (out [ops.NumTasks]int) {
 		onWorker(m, func() {
-			for n, p := range m.t.tasks {
-				if p != nil {
-					out[n] = p.pid
+			for n := range out {
+				if p := m.n.tasks.pool.Proc(n); p != nil {
+					out[n] = p.Pid()
 				}
 			}
 		})

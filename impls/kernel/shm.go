@@ -34,94 +34,49 @@ var shmCmds = map[ops.ShmCmd]int{
 	ops.ShmIPCInfo: ipcInfo, ops.ShmInfoCmd: shmInfoCmd, ops.ShmStat: shmStatCmd, ops.ShmStatAny: shmStatAny,
 }
 
-// kattach is one attachment the adapter made: which task holds it, at
-// which address.
-type kattach struct {
-	att  int
-	task int
-	pid  ops.PID
-	addr uintptr
-	id   int64
-}
-
-// shmState is what the adapter remembers of the tasks and the shm subsystem
-// between two Resets: the task processes (which outlive a Reset, pool.go),
-// the pid of every task incarnation of the script, the attachments it
-// made, and whether shm_rmid_forced was written.
-type shmState struct {
-	tasks    [ops.NumTasks]*taskProc
-	gen      [ops.NumTasks]int
-	pids     map[int]ops.PID
-	attached []*kattach
-	atts     map[int]*kattach
-	// attachedBy records, per task, a shmat by that task in this script
-	// (by this incarnation or an earlier one): only those tasks can hold
-	// an attachment, so only their maps are read.
-	attachedBy    [ops.NumTasks]bool
-	forcedWritten bool
-}
-
-// init starts the state of a script; the task processes stay.
-func (s *shmState) init() {
-	s.gen = [ops.NumTasks]int{}
-	s.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
-	s.attached, s.atts = nil, map[int]*kattach{}
-	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
-}
-
-// pid translates a pid the kernel reports into a task identity.
-func (s *shmState) pid(p int64) ops.PID {
-	if p == 0 {
-		return 0
-	}
-	if id, ok := s.pids[int(p)]; ok {
-		return id
-	}
-	return ops.PIDUnknown
-}
-
-// endScript releases the tasks and detaches the worker's own attachments,
-// so that nothing is left of the namespace about to be dropped, and starts
-// the state of the next script.
-func (t *thread) endScript() error {
-	t.releaseTasks()
-	err := t.detachWorker()
-	t.shmState.init()
-	return err
-}
-
 // detachWorker detaches every segment the worker (t0) attached.
-func (t *thread) detachWorker() error {
+func (n *ns) detachWorker() error {
 	var err error
-	for _, a := range t.attached {
+	for _, a := range n.shm.attached {
 		if a.task == 0 {
 			if _, _, e := unix.Syscall(unix.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
 				err = fmt.Errorf("kernel: detaching %#x: %w", a.addr, e)
 			}
 		}
 	}
-	t.attached = slices.DeleteFunc(t.attached, func(a *kattach) bool { return a.task == 0 })
+	n.shm.attached = slices.DeleteFunc(n.shm.attached, func(a *kattach) bool { return a.task == 0 })
 	return err
 }
 
-// doShm runs a shm operation; ok is false for kinds it does not handle.
-func (t *thread) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
+// addrsOf lists the addresses task t attached.
+func (n *ns) addrsOf(t int) []uintptr {
+	var out []uintptr
+	for _, a := range n.shm.attached {
+		if a.task == t {
+			out = append(out, a.addr)
+		}
+	}
+	return out
+}
+
+// doShm runs a shm operation.
+func (n *ns) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 	switch op.Kind {
 	case ops.KindShmat:
-		return t.shmat(op)
+		return n.shmat(op)
 	case ops.KindShmdt:
-		return t.shmdt(op)
+		return n.shmdt(op)
 	case ops.KindShmctl:
-		return t.shmctl(op)
+		return n.shmctl(op)
 	case ops.KindRmidForced:
-		t.forcedWritten = true
+		n.shm.forcedWritten = true
 		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
 		return ops.Result{}, e, err
 	}
 	return ops.Result{}, 0, fmt.Errorf("not a shm operation")
 }
 
-func (t *thread) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
+func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	var flags uintptr
 	if op.Flags&ops.ShmatRdonly != 0 {
 		flags |= unix.SHM_RDONLY
@@ -133,44 +88,54 @@ func (t *thread) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	if op.Flags&ops.ShmatBadAddr != 0 {
 		addr = unalignedAt
 	}
-	r, e, err := t.sys(op, unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
-	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), t.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
-	t.attached = append(t.attached, a)
-	t.attachedBy[op.Task] = true
+	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
+	n.shm.attached = append(n.shm.attached, a)
+	n.shm.attachedBy[op.Task] = true
 	if op.Bind > 0 {
-		t.atts[op.Bind] = a
+		n.shm.atts[op.Bind] = a
 	}
 	return ops.Result{}, 0, nil
 }
 
-func (t *thread) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
-	a := t.atts[op.Att]
+func (n *ns) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
+	a := n.shm.atts[op.Att]
 	addr := uintptr(notAttached)
 	if a != nil && a.task == int(op.Task) {
 		addr = a.addr
 	}
-	_, e, err := t.sys(op, unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
+	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
 	if a == nil || addr != a.addr {
 		return ops.Result{}, 0, fmt.Errorf("shmdt(%#x) succeeded where nothing of ours is attached", addr)
 	}
-	t.forget(a)
+	n.forget(a)
 	return ops.Result{}, 0, nil
 }
 
-func (t *thread) forget(a *kattach) {
-	t.attached = slices.DeleteFunc(t.attached, func(x *kattach) bool { return x == a })
-	if t.atts[a.att] == a {
-		delete(t.atts, a.att)
+// forget drops an attachment that is gone.
+func (n *ns) forget(a *kattach) {
+	n.shm.attached = slices.DeleteFunc(n.shm.attached, func(x *kattach) bool { return x == a })
+	if n.shm.atts[a.att] == a {
+		delete(n.shm.atts, a.att)
 	}
 }
 
-func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
+// forgetTask drops the attachments of task t, whose process exited.
+func (n *ns) forgetTask(t int) {
+	for _, a := range slices.Clone(n.shm.attached) {
+		if a.task == t {
+			n.forget(a)
+		}
+	}
+}
+
+func (n *ns) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	cmd, ok := shmCmds[op.Cmd]
 	if !ok {
 		return ops.Result{}, 0, fmt.Errorf("unknown shmctl command %d", op.Cmd)
@@ -180,7 +145,7 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	if op.Cmd == ops.ShmIPCSet {
 		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
-	r, e, err := t.sys(op, unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -190,7 +155,7 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
 		res.Row = ops.Row{
 			Key: ds.Perm.Key, Mode: uint16(ds.Perm.Mode), Size: int64(ds.Segsz),
-			Cpid: t.pid(int64(ds.Cpid)), Lpid: t.pid(int64(ds.Lpid)), Nattch: int64(ds.Nattch),
+			Cpid: n.tasks.pid(int64(ds.Cpid)), Lpid: n.tasks.pid(int64(ds.Lpid)), Nattch: int64(ds.Nattch),
 			UID: ds.Perm.Uid, GID: ds.Perm.Gid, CUID: ds.Perm.Cuid, CGID: ds.Perm.Cgid,
 			Atime: ds.Atime != 0, Dtime: ds.Dtime != 0, Ctime: ds.Ctime != 0,
 		}
@@ -212,50 +177,89 @@ func (t *thread) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 // shmAttachments lists the shm mappings every live task has, from
 // /proc/<pid>/maps: the segment is the mapping's inode number (the shmid),
 // the handle the one whose shmat got that address in that task (0 if none
-// did).
-func (t *thread) shmAttachments() ([]ops.Attachment, error) {
+// did). The worker's (t0) are the mappings of this process that it made:
+// another Model in the same process maps its own segments here too.
+func (n *ns) shmAttachments() ([]ops.Attachment, error) {
 	var out []ops.Attachment
-	for n := range ops.NumTasks {
-		if !t.attachedBy[n] {
+	for t := range ops.NumTasks {
+		if !n.shm.attachedBy[t] {
 			continue
 		}
 		pid := os.Getpid()
-		if n > 0 {
-			if t.tasks[n] == nil || t.tasks[n].ns != t.nsGen {
+		if t > 0 {
+			p := n.tasks.pool.Current(t)
+			if p == nil {
 				continue // a task not in this namespace holds no attachment
 			}
-			pid = t.tasks[n].pid
+			pid = p.Pid()
 		}
-		b, e, err := t.readProc("/proc/" + strconv.Itoa(pid) + "/maps")
+		b, e, err := n.proc.read("/proc/" + strconv.Itoa(pid) + "/maps")
 		if err == nil && e != 0 {
 			err = e
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the maps of task t%d: %w", n, err)
+			return nil, fmt.Errorf("reading the maps of task t%d: %w", t, err)
 		}
-		me := ops.TaskPID(n, t.gen[n])
-		for len(b) > 0 {
-			var line []byte
-			line, b, _ = bytes.Cut(b, []byte("\n"))
-			f := bytes.Fields(line)
-			if len(f) < 6 || !bytes.HasPrefix(f[5], []byte("/SYSV")) {
-				continue
-			}
-			start, _, _ := bytes.Cut(f[0], []byte("-"))
-			addr, err1 := strconv.ParseUint(string(start), 16, 64)
-			id, err2 := strconv.ParseInt(string(f[4]), 10, 64)
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("task t%d maps line %q: bad address or inode", n, line)
-			}
-			a := ops.Attachment{Task: me, ID: id}
-			for _, k := range t.attached {
-				if k.task == n && k.addr == uintptr(addr) && t.atts[k.att] == k {
-					a.Att = k.att
-				}
-			}
-			out = append(out, a)
+		if out, err = n.appendMapped(out, t, b); err != nil {
+			return nil, err
 		}
 	}
 	ops.SortAttachments(out)
 	return out, nil
+}
+
+// appendMapped appends the shm mappings of task t that maps lists.
+func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attachment, error) {
+	me := ops.TaskPID(t, n.tasks.gen[t])
+	for len(maps) > 0 {
+		var line []byte
+		line, maps, _ = bytes.Cut(maps, []byte("\n"))
+		f := bytes.Fields(line)
+		if len(f) < 6 || !bytes.HasPrefix(f[5], []byte("/SYSV")) {
+			continue
+		}
+		start, _, _ := bytes.Cut(f[0], []byte("-"))
+		addr, err1 := strconv.ParseUint(string(start), 16, 64)
+		id, err2 := strconv.ParseInt(string(f[4]), 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("task t%d maps line %q: bad address or inode", t, line)
+		}
+		a := ops.Attachment{Task: me, ID: id}
+		mine := t > 0 // a task's maps are its own
+		for _, k := range n.shm.attached {
+			if k.task == t && k.addr == uintptr(addr) {
+				mine = true
+				if n.shm.atts[k.att] == k {
+					a.Att = k.att
+				}
+			}
+		}
+		if mine {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// shmSnapshot reads shm_tot (SHM_INFO), the live attachments (the tasks'
+// maps) and, if it was written since the last Reset, shm_rmid_forced (0 in
+// a new namespace). The sysctl is read last: a read of 1 destroys orphaned
+// segments nobody has attached, which the listing must not have hidden.
+func (n *ns) shmSnapshot() (ops.ShmState, error) {
+	var st ops.ShmState
+	var buf statBuf
+	if e := ipcCtl(ops.Shm, 0, shmInfoCmd, &buf); e != 0 {
+		return st, fmt.Errorf("SHM_INFO: %w", e)
+	}
+	st.Tot = (*[2]int64)(unsafe.Pointer(&buf.ds))[1]
+	var err error
+	if st.Attachments, err = n.shmAttachments(); err != nil {
+		return st, err
+	}
+	if n.shm.forcedWritten {
+		if st.RmidForced, err = n.proc.readInt("/proc/sys/kernel/shm_rmid_forced"); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
 }

@@ -80,9 +80,9 @@ func startTasks(t testing.TB, m *Model) {
 func modelTasks(m *Model) []int {
 	var out []int
 	onWorker(m, func() {
-		for _, p := range m.t.tasks {
-			if p != nil {
-				out = append(out, p.pid)
+		for n := range ops.NumTasks {
+			if p := m.n.tasks.pool.Proc(n); p != nil {
+				out = append(out, p.Pid())
 			}
 		}
 	})

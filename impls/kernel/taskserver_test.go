@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +24,7 @@ func taskExes(t *testing.T, m *Model) []string {
 // Where a C compiler is found, the tasks are the C task server.
 func TestTaskServerIsUsed(t *testing.T) {
 	t.Setenv(EnvTasks, "")
-	bin, err := taskServer()
+	bin, err := task.Server()
 	if err != nil {
 		t.Skipf("no C task server here: %v", err)
 	}

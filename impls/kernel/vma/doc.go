@@ -10,10 +10,16 @@
 //
 // # Build design
 //
-// The C source is embedded in the Go binary and compiled at first use with
-// the system's C compiler ($CC, else cc, else gcc) into a cache directory
-// (os.UserCacheDir()/ipcfuzz, named by a hash of the source and flags), as
-// a static -nostdlib executable; later runs reuse it. This was chosen over
+// The C source is embedded in the Go binary and compiled at first use by
+// package cbuild (the same routine and flags as the kernel task server,
+// -Werror among them) with the system's C compiler (Options.CC, $CC, cc,
+// else gcc) into a cache directory (os.UserCacheDir()/ipcfuzz, named by a
+// hash of the sources and flags), as a static -nostdlib executable; later
+// runs reuse it. The helper's runtime (syscalls, memcpy, whole reads and
+// writes) is cbuild's freestanding.h; the numbers it shares with Go (the
+// protocol's operations and refusals, the map flags, the quirk bits, the
+// MADV_* numbers) come from csrc/vma_proto.h, which proto_test.go writes
+// from the Go tables and checks (go generate). This was chosen over
 // a cgo constructor that takes over a re-executed Go binary (runc's nsenter
 // technique) because that would make the whole module need cgo (and
 // dynamic libc) for one subsystem, and the helper would still carry the Go

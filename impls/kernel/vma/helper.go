@@ -122,7 +122,7 @@ func (h *Helper) startCommand(cmd *exec.Cmd) error {
 		closeAll(reqR, reqW, respR, respW)
 		return fmt.Errorf("vma helper: pipe: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{reqR, respW}
+	cmd.ExtraFiles = []*os.File{reqR, respW} // fds 3 and 4: requestFD, responseFD
 	cmd.Stderr = errW
 	err = cmd.Start()
 	closeAll(reqR, respW, errW)
@@ -287,3 +287,8 @@ func (h *Helper) Quirks() ops.VMAQuirks { return h.quirks }
 
 // Release is the kernel release (uname -r).
 func (h *Helper) Release() string { return h.kernel }
+
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
+	return string(line)
+}

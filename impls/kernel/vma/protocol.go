@@ -9,8 +9,10 @@ import (
 )
 
 // The protocol between the adapter and vmahelper. Both pipes carry
-// little-endian fixed-size records; the helper reads requests on its fd 3
-// and answers each on its fd 4, in order.
+// little-endian fixed-size records; the helper reads requests on its fd
+// requestFD and answers each on its fd responseFD, in order. The C side
+// takes every number here from csrc/vma_proto.h, which proto_test.go
+// writes from these tables (go generate).
 //
 // A request is 56 bytes:
 //
@@ -20,7 +22,7 @@ import (
 // A response is 16 bytes, then n bytes of payload:
 //
 //	err i32 (0: success; > 0: the syscall's errno; < 0: the helper refused
-//	the request, see refusal), n u32, val i64
+//	the request, see refusals), n u32, val i64
 //
 // Before the first request the helper sends one response whose payload is
 // its hello line: "vmahelper 1 start_brk=<hex> quirks=<hex> release=<uname -r>".
@@ -63,6 +65,25 @@ const (
 	opMeasure
 )
 
+// opNames names the operations in C (OP_<name>).
+var opNames = [...]string{
+	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
+	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
+	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
+}
+
+// The helper's file descriptors: requests in, responses out.
+const (
+	requestFD  = 3
+	responseFD = 4
+)
+
+// The regions a request's range lies in.
+const (
+	regionWindow uint32 = iota // the window
+	regionHeap                 // the heap area
+)
+
 const (
 	requestSize  = 56
 	responseSize = 16
@@ -97,18 +118,24 @@ func decodeResponse(b *[responseSize]byte) response {
 	return response{err: int32(le.Uint32(b[0:])), n: le.Uint32(b[4:]), val: int64(le.Uint64(b[8:]))}
 }
 
-// refusal turns a negative err (the helper's BAD_REQUEST, BAD_RANGE,
-// BAD_HANDLE, HELPER_FAILED) into an error.
+// The helper's refusals: a negative err, and what it means.
+var refusals = []struct {
+	code int32
+	name string // in C
+	err  error
+}{
+	{-1, "BAD_REQUEST", errors.New("the helper refused the request: bad request")},
+	{-2, "BAD_RANGE", errors.New("the helper refused the request: range outside the window or the heap area")},
+	{-3, "BAD_HANDLE", errors.New("the helper refused the request: bad file handle")},
+	{-4, "HELPER_FAILED", errors.New("the helper failed to carry the request out")},
+}
+
+// refusal turns a negative err into an error.
 func refusal(err int32) error {
-	switch err {
-	case -1:
-		return errors.New("the helper refused the request: bad request")
-	case -2:
-		return errors.New("the helper refused the request: range outside the window or the heap area")
-	case -3:
-		return errors.New("the helper refused the request: bad file handle")
-	case -4:
-		return errors.New("the helper failed to carry the request out")
+	for _, r := range refusals {
+		if r.code == err {
+			return r.err
+		}
 	}
 	return fmt.Errorf("the helper refused the request: code %d", err)
 }

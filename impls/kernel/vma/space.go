@@ -12,11 +12,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-func region(a ops.VMAArgs) uint32 {
+// regionOf is the region of a range.
+func regionOf(a ops.VMAArgs) uint32 {
 	if a.Heap {
-		return 1
+		return regionHeap
 	}
-	return 0
+	return regionWindow
 }
 
 func b2i(b bool) int64 {
@@ -31,7 +32,7 @@ func (h *Helper) rangeCall(op uint32, a ops.VMAArgs, args ...int64) (ops.Errno, 
 	if err := ops.CheckVMAArgs(a); err != nil {
 		return 0, err
 	}
-	q := request{op: op, region: region(a), start: a.Start, pages: a.Pages}
+	q := request{op: op, region: regionOf(a), start: a.Start, pages: a.Pages}
 	copy(q.a[:], args)
 	return h.errnoCall(q)
 }

@@ -2,33 +2,29 @@
  * vmahelper: the process in which ipcfuzz runs VMA operations on the real
  * kernel. Its address space must hold nothing but what the operations put
  * there, so it is freestanding: no libc, no loader, no malloc, no stdio,
- * no threads; static buffers and raw syscalls only. The Go side (package
- * impls/kernel/vma) builds it with the system's C compiler and drives it
- * over two pipes. See protocol.go for the protocol.
+ * no threads; static buffers and raw syscalls only (freestanding.h). The
+ * Go side (package impls/kernel/vma) builds it with the system's C
+ * compiler and drives it over two pipes. See protocol.go for the protocol;
+ * vma_proto.h carries its numbers, written from the Go tables.
  *
  * argv: vmahelper <window-base-hex> <window-pages> <heap-pages>
  *                 <file-pages> <measure-base-hex> <parent-pid>
- * fd 3: requests in; fd 4: responses out; fd 2: one line if it refuses.
+ * fd VMA_REQ_FD: requests in; fd VMA_RESP_FD: responses out; fd 2: one
+ * line if it refuses.
  */
-#if !defined(__x86_64__)
-#error "vmahelper supports x86-64 only"
-#endif
-
-typedef unsigned long u64;
-typedef long i64;
-typedef unsigned int u32;
-typedef int i32;
+#include "freestanding.h"
+#include "vma_proto.h"
 
 #define PAGE 4096L
 
 /* x86-64 syscall numbers */
 enum {
-	SYS_read = 0, SYS_write = 1, SYS_open = 2, SYS_close = 3, SYS_fstat = 5,
+	SYS_open = 2, SYS_close = 3, SYS_fstat = 5,
 	SYS_rt_sigaction = 13, SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
 	SYS_mremap = 25, SYS_madvise = 28, SYS_dup = 32, SYS_exit = 60,
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
-	SYS_exit_group = 231, SYS_pipe2 = 293, SYS_memfd_create = 319,
+	SYS_pipe2 = 293, SYS_memfd_create = 319,
 	SYS_mlock2 = 325,
 };
 
@@ -41,86 +37,7 @@ enum {
 	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9,
 	CLOCK_MONOTONIC = 1,
 	EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
-	MADV_DONTNEED = 4, MADV_MERGEABLE = 12, MADV_UNMERGEABLE = 13,
-	MADV_HUGEPAGE = 14, MADV_DONTDUMP = 16, MADV_GUARD_INSTALL = 102,
 };
-
-static i64 sys6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
-{
-	i64 r;
-	register i64 r10 __asm__("r10") = d;
-	register i64 r8 __asm__("r8") = e;
-	register i64 r9 __asm__("r9") = f;
-	__asm__ volatile("syscall" : "=a"(r)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return r;
-}
-#define sys0(n) sys6(n, 0, 0, 0, 0, 0, 0)
-#define sys1(n, a) sys6(n, (i64)(a), 0, 0, 0, 0, 0)
-#define sys2(n, a, b) sys6(n, (i64)(a), (i64)(b), 0, 0, 0, 0)
-#define sys3(n, a, b, c) sys6(n, (i64)(a), (i64)(b), (i64)(c), 0, 0, 0)
-#define sys4(n, a, b, c, d) sys6(n, (i64)(a), (i64)(b), (i64)(c), (i64)(d), 0, 0)
-#define sys5(n, a, b, c, d, e) sys6(n, (i64)(a), (i64)(b), (i64)(c), (i64)(d), (i64)(e), 0)
-
-/* The compiler may emit calls to these. */
-void *memset(void *d, int c, u64 n)
-{
-	unsigned char *p = d;
-	while (n--)
-		*p++ = (unsigned char)c;
-	return d;
-}
-
-void *memcpy(void *d, const void *s, u64 n)
-{
-	unsigned char *p = d;
-	const unsigned char *q = s;
-	while (n--)
-		*p++ = *q++;
-	return d;
-}
-
-static __attribute__((noreturn)) void die(int code)
-{
-	for (;;)
-		sys1(SYS_exit_group, code);
-}
-
-/* Text helpers on static buffers. */
-static u64 slen(const char *s)
-{
-	u64 n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
-static int wrall(int fd, const void *buf, u64 n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		i64 r = sys3(SYS_write, fd, p, n);
-		if (r < 0)
-			return -1;
-		p += r;
-		n -= r;
-	}
-	return 0;
-}
-
-static int rdall(int fd, void *buf, u64 n)
-{
-	char *p = buf;
-	while (n > 0) {
-		i64 r = sys3(SYS_read, fd, p, n);
-		if (r <= 0)
-			return r == 0 ? 0 : -1;
-		p += r;
-		n -= r;
-	}
-	return 1;
-}
 
 struct out {
 	char *buf;
@@ -191,7 +108,7 @@ static __attribute__((noreturn)) void refuse(const char *what, u64 a, u64 b)
 		puts_(&o, ")");
 	}
 	puts_(&o, "\n");
-	wrall(2, errline, o.len);
+	write_all(2, errline, o.len);
 	die(2);
 }
 
@@ -336,16 +253,7 @@ static i64 smaps_select(struct out *o, const struct ranges *r)
 }
 
 /* ---------------------------------------------------------------- */
-/* The protocol (see protocol.go). */
-
-enum {
-	OP_MAP = 1, OP_UNMAP, OP_PROTECT, OP_TOUCH, OP_ADVISE, OP_LOCK,
-	OP_UNLOCK, OP_REMAP, OP_BRK, OP_OPEN, OP_REOPEN, OP_DUP, OP_STATE,
-	OP_RESET, OP_MEASURE,
-};
-
-/* Helper-level failures (negative err): the request itself was bad. */
-enum { BAD_REQUEST = -1, BAD_RANGE = -2, BAD_HANDLE = -3, HELPER_FAILED = -4 };
+/* The protocol (see protocol.go; the numbers are vma_proto.h's). */
 
 struct req {
 	u32 op, region;
@@ -359,22 +267,25 @@ struct resp {
 	i64 val;
 };
 
+_Static_assert(sizeof(struct req) == REQUEST_SIZE, "struct req");
+_Static_assert(sizeof(struct resp) == RESPONSE_SIZE, "struct resp");
+
 static char outbuf[1 << 20];
 
 static void reply(i32 err, i64 val, const void *payload, u32 n)
 {
 	struct resp r = {err, n, val};
-	if (wrall(4, &r, sizeof r) < 0 || (n && wrall(4, payload, n) < 0))
+	if (write_all(VMA_RESP_FD, &r, sizeof r) < 0 || (n && write_all(VMA_RESP_FD, payload, n) < 0))
 		die(3);
 }
 
-static u64 region_base(u32 region) { return region ? start_brk : window_base; }
-static i64 region_pages(u32 region) { return region ? heap_pages : window_pages; }
+static u64 region_base(u32 region) { return region == REGION_HEAP ? start_brk : window_base; }
+static i64 region_pages(u32 region) { return region == REGION_HEAP ? heap_pages : window_pages; }
 
 /* range_ok: [start, start+pages) lies inside the region. */
 static int range_ok(u32 region, i64 start, i64 pages)
 {
-	return region <= 1 && start >= 0 && pages >= 0 && start + pages <= region_pages(region);
+	return (region == REGION_WINDOW || region == REGION_HEAP) && start >= 0 && pages >= 0 && start + pages <= region_pages(region);
 }
 
 static u64 addr_of(const struct req *q, i64 page) { return region_base(q->region) + page * PAGE; }
@@ -388,15 +299,15 @@ static int fd_of(i64 h) { return handle_ok(h) ? handle_fd[h] : -1; }
 static i64 op_map(const struct req *q)
 {
 	i64 prot = q->a[0], flags = q->a[1], h = q->a[2], off = q->a[3];
-	i64 mflags = MAP_FIXED | ((flags & 1) ? MAP_SHARED : MAP_PRIVATE);
+	i64 mflags = MAP_FIXED | ((flags & MAPF_SHARED) ? MAP_SHARED : MAP_PRIVATE);
 	i64 fd = -1;
-	if (flags & 2)
+	if (flags & MAPF_NORESERVE)
 		mflags |= MAP_NORESERVE;
-	if (flags & 4)
+	if (flags & MAPF_POPULATE)
 		mflags |= MAP_POPULATE;
-	if (flags & 8)
+	if (flags & MAPF_LOCKED)
 		mflags |= MAP_LOCKED;
-	if (flags & 16)
+	if (flags & MAPF_STACK)
 		mflags |= MAP_STACK;
 	if (h == 0)
 		mflags |= MAP_ANONYMOUS;
@@ -435,9 +346,9 @@ static i64 op_touch(const struct req *q)
 
 static int advice_ok(i64 a)
 {
+#define ADVICE(n) case n:
 	switch (a) {
-	case 0: case 1: case 2: case 4: case 10: case 11: case 12: case 13:
-	case 14: case 15: case 16: case 17: case 18: case 19: case 102: case 103:
+	MADV_LIST(ADVICE)
 		return 1;
 	}
 	return 0;
@@ -728,13 +639,6 @@ static char probe_flags[1024];
 
 static void clear_window(void) { sys2(SYS_munmap, window_base, window_pages * PAGE); }
 
-/* Quirk bits, as ops.VMAQuirks numbers them. */
-enum {
-	Q_ANON_MERGE_FIX = 1 << 0, Q_STICKY_GUARD = 1 << 1, Q_GUARD_REGIONS = 1 << 2,
-	Q_ACCOUNT_DROP = 1 << 3, Q_STACK_NOHUGE = 1 << 4, Q_EXEC_ONLY_PKEY = 1 << 5,
-	Q_KSM = 1 << 6, Q_THP = 1 << 7, Q_MULTI_MOVE = 1 << 8,
-};
-
 /* probe_quirks finds the version-dependent rules by trying them in the
  * window, which it leaves empty. */
 static u64 probe_quirks(void)
@@ -744,7 +648,7 @@ static u64 probe_quirks(void)
 	map_anon(0, 2, PROT_READ | PROT_WRITE, 0);
 	sys3(SYS_madvise, W(1), PAGE, MADV_DONTDUMP);
 	{
-		struct req t = {OP_TOUCH, 0, 0, 1, {1}};
+		struct req t = {OP_TOUCH, REGION_WINDOW, 0, 1, {1}};
 		op_touch(&t);
 	}
 	sys3(SYS_madvise, W(0), PAGE, MADV_DONTDUMP);
@@ -877,7 +781,7 @@ void start_c(u64 *sp)
 	static struct req q;
 	start(sp);
 	for (;;) {
-		int r = rdall(3, &q, sizeof q);
+		int r = read_all(VMA_REQ_FD, &q, sizeof q);
 		if (r == 0)
 			die(0);
 		if (r < 0)

@@ -1,11 +1,11 @@
 //go:build linux && amd64
 
-package kernel
+package task
 
 import (
 	"math"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/worker"
 )
 
 // Starting a task process costs the worker about half a millisecond (fork
@@ -13,43 +13,41 @@ import (
 // it answers. A script that ends a task (exit) needs a new process for the
 // task's next incarnation, so spare processes are started ahead, off the
 // worker's path, by a spawner: a second locked thread, in a private IPC
-// namespace of its own that nothing ever uses, that keeps spareCount
-// processes started. The worker takes one when it needs a new process; the
+// namespace of its own that nothing ever uses, that keeps one process
+// started per task. The worker takes one when it needs a new process; the
 // spare joins the worker's namespace at that first use (pool.go), as any
 // reused task does. A spare is a child of the spawner thread: its
 // parent-death signal fires when that thread ends (at Close, or with the
 // host process), and the spawner kills and reaps the spares nobody took.
-
-// spareCount is how many spare task processes a spawner keeps.
-const spareCount = ops.MaxTask
 
 // spareNS is the namespace generation of a spare: never the worker's.
 const spareNS = math.MaxUint64
 
 // spawner starts spare task processes on its own locked thread.
 type spawner struct {
-	spares chan *taskProc // started processes nobody took yet
-	want   chan struct{}  // one token per spare to start
-	stop   chan struct{}  // closed by close
-	exited chan struct{}  // closed when the spawner's goroutine ends
+	spares chan *Proc    // started processes nobody took yet
+	want   chan struct{} // one token per spare to start
+	stop   chan struct{} // closed by close
+	exited chan struct{} // closed when the spawner's goroutine ends
 }
 
-// startSpawner starts a spawner and has it start its spares; it fails,
-// having started nothing, when it cannot have a private namespace.
-func startSpawner(bin string) (*spawner, error) {
+// startSpawner starts a spawner and has it start its spares (count of
+// them); it fails, having started nothing, when it cannot have a private
+// namespace.
+func startSpawner(bin string, count int) (*spawner, error) {
 	s := &spawner{
-		spares: make(chan *taskProc, spareCount),
-		want:   make(chan struct{}, spareCount),
+		spares: make(chan *Proc, count),
+		want:   make(chan struct{}, count),
 		stop:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
 	ready := make(chan error, 1)
-	goLocked(func() { s.loop(ready, bin) })
+	worker.GoLocked(func() { s.loop(ready, bin) })
 	if err := <-ready; err != nil {
 		<-s.exited
 		return nil, err
 	}
-	for range spareCount {
+	for range count {
 		s.want <- struct{}{}
 	}
 	return s, nil
@@ -57,7 +55,7 @@ func startSpawner(bin string) (*spawner, error) {
 
 func (s *spawner) loop(ready chan<- error, bin string) {
 	defer close(s.exited)
-	if err := enterNewNamespace(); err != nil {
+	if err := worker.EnterNewNamespace(); err != nil {
 		ready <- err
 		return
 	}
@@ -68,7 +66,7 @@ func (s *spawner) loop(ready chan<- error, bin string) {
 			return
 		case <-s.want:
 		}
-		p, err := startTaskProcess(0, bin)
+		p, err := StartProcess(0, bin)
 		if err != nil {
 			continue // the worker starts its own when no spare is there
 		}
@@ -78,7 +76,7 @@ func (s *spawner) loop(ready chan<- error, bin string) {
 }
 
 // take returns a spare, or nil if none is ready, and asks for another.
-func (s *spawner) take() *taskProc {
+func (s *spawner) take() *Proc {
 	select {
 	case p := <-s.spares:
 		s.want <- struct{}{}
@@ -95,7 +93,7 @@ func (s *spawner) close() {
 	for {
 		select {
 		case p := <-s.spares:
-			p.kill()
+			p.Kill()
 		default:
 			return
 		}

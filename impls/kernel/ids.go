@@ -23,19 +23,41 @@ type statBuf struct {
 	slack [16]uint64
 }
 
+// msqid64DS is struct msqid64_ds on x86-64 (120 bytes).
+type msqid64DS struct {
+	perm                unix.SysvIpcPerm
+	stime, rtime, ctime int64
+	cbytes, qnum        uint64
+	qbytes              uint64
+	lspid, lrpid        int32
+	_                   [2]uint64
+}
+
+// semid64DS is struct semid64_ds on x86-64 (104 bytes).
+type semid64DS struct {
+	perm  unix.SysvIpcPerm
+	otime int64
+	_     uint64
+	ctime int64
+	_     uint64
+	nsems uint64
+	_     [2]uint64
+}
+
 func init() {
 	// The layouts above are the kernel ABI; a wrong size would be a bug here.
-	if unsafe.Sizeof(unix.SysvIpcPerm{}) != 48 || unsafe.Sizeof(msqid64DS{}) != 120 ||
+	if unsafe.Sizeof(statBuf{}) != 256 || unsafe.Sizeof(unix.SysvIpcPerm{}) != 48 || unsafe.Sizeof(msqid64DS{}) != 120 ||
 		unsafe.Sizeof(semid64DS{}) != 104 || unsafe.Sizeof(unix.SysvShmDesc{}) != 112 {
 		panic("kernel: SysV IPC struct layouts do not match the x86-64 ABI")
 	}
 }
 
-// ipcGet is msgget(key, flags), semget(key, size, flags) or
-// shmget(key, size, flags). Only the 0777 bits of mode are passed, so a mode
-// can never smuggle in IPC_NOWAIT, SHM_HUGETLB or the like. key, size and the
-// flags go to the kernel as they are, which truncates key and nsems to int.
-func ipcGet(op ops.Op) (int64, unix.Errno) {
+// getCall is the syscall of a get op: msgget(key, flags), semget(key,
+// size, flags) or shmget(key, size, flags). Only the 0777 bits of mode are
+// passed, so a mode can never smuggle in IPC_NOWAIT, SHM_HUGETLB or the
+// like. key, size and the flags go to the kernel as they are, which
+// truncates key and nsems to int.
+func getCall(op ops.Op) (uintptr, [6]uintptr) {
 	flags := uintptr(op.Mode & 0o777)
 	if op.Creat {
 		flags |= unix.IPC_CREAT
@@ -44,17 +66,33 @@ func ipcGet(op ops.Op) (int64, unix.Errno) {
 		flags |= unix.IPC_EXCL
 	}
 	key := uintptr(op.Key) // sign-extended; the kernel reads the low 32 bits as key_t
-	var r uintptr
-	var e unix.Errno
 	switch op.Type {
 	case ops.Msg:
-		r, _, e = unix.Syscall(unix.SYS_MSGGET, key, flags, 0)
+		return unix.SYS_MSGGET, [6]uintptr{key, flags}
 	case ops.Sem:
-		r, _, e = unix.Syscall(unix.SYS_SEMGET, key, uintptr(op.Size), flags)
-	case ops.Shm:
-		r, _, e = unix.Syscall(unix.SYS_SHMGET, key, uintptr(op.Size), flags)
+		return unix.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}
 	}
+	return unix.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}
+}
+
+// ipcGet is the get op's syscall (getCall), issued by the calling thread.
+func ipcGet(op ops.Op) (int64, unix.Errno) {
+	nr, a := getCall(op)
+	r, _, e := unix.Syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5])
 	return int64(r), e
+}
+
+// ctlCall is the syscall of msgctl, semctl (semnum 0) or shmctl of cmd on
+// id; its buffer is argument bufArg. A negative id is passed through
+// (sign-extended) for the kernel to refuse.
+func ctlCall(t ops.IPCType, id int64, cmd int) (nr uintptr, args [6]uintptr, bufArg int) {
+	switch t {
+	case ops.Msg:
+		return unix.SYS_MSGCTL, [6]uintptr{uintptr(id), uintptr(cmd)}, 2
+	case ops.Sem:
+		return unix.SYS_SEMCTL, [6]uintptr{uintptr(id), 0, uintptr(cmd)}, 3
+	}
+	return unix.SYS_SHMCTL, [6]uintptr{uintptr(id), uintptr(cmd)}, 2
 }
 
 // ipcCtl is msgctl, semctl (semnum 0) or shmctl of cmd on id, with buf as the
@@ -117,38 +155,17 @@ func ipcLimit(t ops.IPCType) (int64, unix.Errno) {
 	return int64(*(*uint64)(unsafe.Add(b, 16))), 0
 }
 
-// get is ipcGet issued by op's task.
-func (t *thread) get(op ops.Op) (int64, unix.Errno, error) {
-	if op.Task == 0 {
-		id, e := ipcGet(op)
-		return id, e, nil
-	}
-	flags := uintptr(op.Mode & 0o777)
-	if op.Creat {
-		flags |= unix.IPC_CREAT
-	}
-	if op.Excl {
-		flags |= unix.IPC_EXCL
-	}
-	key := uintptr(op.Key)
-	var r uintptr
-	var e unix.Errno
-	var err error
-	switch op.Type {
-	case ops.Msg:
-		r, e, err = t.sys(op, unix.SYS_MSGGET, [6]uintptr{key, flags}, nil, 0)
-	case ops.Sem:
-		r, e, err = t.sys(op, unix.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
-	default:
-		r, e, err = t.sys(op, unix.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}, nil, 0)
-	}
+// get is the get op's syscall, issued by op's task.
+func (n *ns) get(op ops.Op) (int64, unix.Errno, error) {
+	nr, args := getCall(op)
+	r, e, err := n.tasks.sys(callerOf(op), nr, args, nil, 0)
 	return int64(r), e, err
 }
 
 // churn creates an IPC_PRIVATE object and removes it again, op.Value
 // times, and returns the last id; an object it cannot create ends the loop
 // with that errno.
-func (t *thread) churn(op ops.Op) (int64, unix.Errno, error) {
+func churn(op ops.Op) (int64, unix.Errno, error) {
 	get := ops.Op{Kind: ops.KindGet, Type: op.Type, Mode: 0o600, Size: 1}
 	var id int64
 	for range op.Value {
@@ -164,37 +181,44 @@ func (t *thread) churn(op ops.Op) (int64, unix.Errno, error) {
 }
 
 // ctl is ipcCtl of cmd on op's object, issued by op's task.
-func (t *thread) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
+func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 	if op.Task == 0 {
 		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
 	}
-	id := uintptr(op.Obj.ID)
 	var b []byte
 	if buf != nil {
 		b = buf.bytes()
 	}
-	var e unix.Errno
-	var err error
-	switch op.Type {
-	case ops.Msg:
-		_, e, err = t.sys(op, unix.SYS_MSGCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
-	case ops.Sem:
-		_, e, err = t.sys(op, unix.SYS_SEMCTL, [6]uintptr{id, 0, uintptr(cmd)}, b, 3)
-	default:
-		_, e, err = t.sys(op, unix.SYS_SHMCTL, [6]uintptr{id, uintptr(cmd)}, b, 2)
-	}
+	nr, args, bufArg := ctlCall(op.Type, op.Obj.ID, cmd)
+	_, e, err := n.tasks.sys(callerOf(op), nr, args, b, bufArg)
 	return e, err
 }
 
 // statObject is ipcStatObject issued by op's task.
-func (t *thread) statObject(op ops.Op) (ops.Object, unix.Errno, error) {
+func (n *ns) statObject(op ops.Op) (ops.Object, unix.Errno, error) {
 	if op.Task == 0 {
 		o, e := ipcStatObject(op.Type, op.Obj.ID)
 		return o, e, nil
 	}
 	var buf statBuf
-	if e, err := t.ctl(op, unix.IPC_STAT, &buf); e != 0 || err != nil {
+	if e, err := n.ctl(op, unix.IPC_STAT, &buf); e != 0 || err != nil {
 		return ops.Object{}, e, err
 	}
 	return statObjectOf(op.Type, &buf), 0, nil
+}
+
+// listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
+// open or a read (a caller run as another user may be refused).
+func (n *ns) listing(typ ops.IPCType) ([]ops.Row, unix.Errno, error) {
+	b, e, err := n.proc.read("/proc/sysvipc/" + typ.String())
+	if err != nil || e != 0 {
+		return nil, e, err
+	}
+	rows, err := parseSysvipc(typ, b, n.tasks.pid)
+	return rows, 0, err
+}
+
+// bytes is the memory of a stat buffer as bytes.
+func (b *statBuf) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
 }

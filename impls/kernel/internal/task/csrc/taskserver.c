@@ -1,35 +1,34 @@
 /*
  * ipcfuzz kernel task server: one task process (t1..t4) of the kernel
- * adapter, for x86-64 Linux, freestanding (no libc, one thread). It speaks
- * the protocol of task.go: on fd 3 a request (struct req, then len payload
- * bytes), on fd 4 the response (struct resp, then the payload as the call
- * left it). A request runs one SysV IPC syscall (every argument whose bit
- * is set in ptrargs is an offset into the payload), optionally as another
- * user and interruptible by SIGUSR1, or joins the IPC namespace whose
- * /proc path is the payload; a call whose joinlen is not 0 first joins the
- * namespace whose path is the last joinlen bytes of its payload. The end of the requests is the task's exit.
- * Anything it cannot do as asked is fatal: it answers fatal=1 and exits 2.
+ * adapter, for x86-64 Linux, freestanding (no libc, one thread; the runtime
+ * is freestanding.h). It speaks the protocol of protocol.go, whose
+ * constants and layouts task_proto.h carries: on TASK_REQ_FD a request
+ * (struct req, then len payload bytes), on TASK_RESP_FD the response
+ * (struct resp, then the payload as the call left it). A request runs one
+ * SysV IPC syscall (every argument whose bit is set in ptrargs is an offset
+ * into the payload), optionally as another user and interruptible by
+ * TASK_INTERRUPT_SIGNAL, or joins the IPC namespace whose /proc path is the
+ * payload; a call whose joinlen is not 0 first joins the namespace whose
+ * path is the last joinlen bytes of its payload. The end of the requests
+ * is the task's exit. Anything it cannot do as asked is fatal: it answers
+ * fatal=TASK_FATAL and exits 2.
  */
 
-typedef unsigned long u64;
-typedef long i64;
-typedef unsigned int u32;
+#include "freestanding.h"
+#include "task_proto.h"
 
 enum {
-	SYS_read = 0, SYS_write = 1, SYS_close = 3, SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14,
-	SYS_rt_sigreturn = 15, SYS_shmget = 29, SYS_shmat = 30, SYS_shmctl = 31, SYS_getpid = 39,
-	SYS_semget = 64, SYS_semop = 65, SYS_semctl = 66, SYS_shmdt = 67, SYS_msgget = 68,
-	SYS_msgsnd = 69, SYS_msgrcv = 70, SYS_msgctl = 71, SYS_getgroups = 115, SYS_setgroups = 116,
-	SYS_setresuid = 117, SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120,
-	SYS_getppid = 110, SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_semtimedop = 220,
-	SYS_exit_group = 231, SYS_openat = 257, SYS_readlinkat = 267, SYS_setns = 308,
+	SYS_close = 3, SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14, SYS_rt_sigreturn = 15,
+	SYS_getpid = 39, SYS_getgroups = 115, SYS_setgroups = 116, SYS_setresuid = 117,
+	SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120, SYS_getppid = 110,
+	SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_openat = 257,
+	SYS_readlinkat = 267, SYS_setns = 308,
 };
 
-enum { EINTR = 4, AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
-enum { SIGUSR1 = 10, SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
+enum { AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
+enum { SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
 enum { PR_SET_PDEATHSIG = 1, PR_GET_DUMPABLE = 3, PR_SET_DUMPABLE = 4, SIGKILL = 9 };
-enum { TASK_CALL = 1, TASK_JOIN = 2, TASK_INTERRUPTIBLE = 1 };
-enum { MAX_PAYLOAD = 1 << 20, MAX_GROUPS = 256, NS_LEN = 64 };
+enum { MAX_GROUPS = 256, NS_LEN = 64 };
 
 struct req {
 	u32 kind, flags, as, ptrargs;
@@ -40,8 +39,16 @@ struct req {
 };
 
 struct resp {
-	u64 r, err, fatal, len;
+	u64 r, errno, fatal, len;
 };
+
+/* The layouts are the Go side's (task_proto.h). */
+#define REQ_AT(f, off) _Static_assert(__builtin_offsetof(struct req, f) == off, "struct req." #f);
+#define RESP_AT(f, off) _Static_assert(__builtin_offsetof(struct resp, f) == off, "struct resp." #f);
+TASK_REQ(REQ_AT)
+TASK_RESP(RESP_AT)
+_Static_assert(sizeof(struct req) == TASK_REQ_SIZE, "struct req");
+_Static_assert(sizeof(struct resp) == TASK_RESP_SIZE, "struct resp");
 
 struct creds {
 	u32 ruid, euid, suid, rgid, egid, sgid;
@@ -51,106 +58,33 @@ struct creds {
 	i64 dumpable;
 };
 
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-#define sys3(n, a, b, c) sys6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
-
-/* The compiler may emit calls to these for copies and zeroing. */
-void *memcpy(void *d, const void *s, u64 n)
-{
-	char *dp = d;
-	const char *sp = s;
-	while (n--)
-		*dp++ = *sp++;
-	return d;
-}
-
-void *memset(void *d, int c, u64 n)
-{
-	char *dp = d;
-	while (n--)
-		*dp++ = (char)c;
-	return d;
-}
-
-static u64 slen(const char *s)
-{
-	u64 n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
-static int mem_eq(const void *a, const void *b, u64 n)
-{
-	const char *x = a, *y = b;
-	for (u64 i = 0; i < n; i++)
-		if (x[i] != y[i])
-			return 0;
-	return 1;
-}
-
-static void die(const char *msg)
-{
-	static const char pre[] = "ipcfuzz kernel task: ";
-	sys3(SYS_write, 2, pre, sizeof(pre) - 1);
-	sys3(SYS_write, 2, msg, slen(msg));
-	sys3(SYS_write, 2, "\n", 1);
-	sys3(SYS_exit_group, 2, 0, 0);
-	for (;;)
-		;
-}
+static __attribute__((noreturn)) void fail(const char *msg) { die_msg(2, "ipcfuzz kernel task: ", msg); }
 
 /* read_full reads n bytes; 0 at once is the end (returns 0), else 1. */
 static int read_full(int fd, void *b, u64 n)
 {
-	u64 got = 0;
-	while (got < n) {
-		long r = sys3(SYS_read, fd, (char *)b + got, n - got);
-		if (r == -EINTR)
-			continue;
-		if (r < 0)
-			die("reading a request");
-		if (r == 0) {
-			if (got == 0)
-				return 0;
-			die("a request cut short");
-		}
-		got += (u64)r;
+	switch (read_all(fd, b, n)) {
+	case 1:
+		return 1;
+	case 0:
+		return 0;
+	case -2:
+		fail("a request cut short");
 	}
-	return 1;
+	fail("reading a request");
 }
 
 static void write_full(int fd, const void *b, u64 n)
 {
-	while (n > 0) {
-		long r = sys3(SYS_write, fd, b, n);
-		if (r == -EINTR)
-			continue;
-		if (r < 0)
-			die("writing a response");
-		b = (const char *)b + r;
-		n -= (u64)r;
-	}
+	if (write_all(fd, b, n) < 0)
+		fail("writing a response");
 }
 
 static int allowed(u64 nr)
 {
+#define ALLOWED(n) case n:
 	switch (nr) {
-	case SYS_shmget: case SYS_shmat: case SYS_shmdt: case SYS_shmctl:
-	case SYS_msgget: case SYS_msgctl: case SYS_msgsnd: case SYS_msgrcv:
-	case SYS_semget: case SYS_semctl: case SYS_semop: case SYS_semtimedop:
+	TASK_SYSCALLS(ALLOWED)
 		return 1;
 	}
 	return 0;
@@ -219,9 +153,9 @@ static long parent;
 static void rearm(void)
 {
 	if (sys3(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0)
-		die("setting the parent-death signal");
+		fail("setting the parent-death signal");
 	if (sys3(SYS_getppid, 0, 0, 0) != parent)
-		sys3(SYS_exit_group, 3, 0, 0);
+		die(3);
 }
 
 static char my_ns[NS_LEN];
@@ -261,64 +195,64 @@ static long join(const char *p, u64 len)
 	return 0;
 }
 
-static char buf[MAX_PAYLOAD + 64] __attribute__((aligned(16)));
+static char buf[TASK_MAX_PAYLOAD + 64] __attribute__((aligned(16)));
 
 static void serve(void)
 {
 	for (;;) {
 		struct req q;
 		struct resp a = {0, 0, 0, 0};
-		if (!read_full(3, &q, sizeof(q)))
+		if (!read_full(TASK_REQ_FD, &q, sizeof(q)))
 			return;
-		if (q.len > MAX_PAYLOAD)
-			die("a request too large");
-		if (q.len > 0 && !read_full(3, buf, q.len))
-			die("a request without its payload");
+		if (q.len > TASK_MAX_PAYLOAD)
+			fail("a request too large");
+		if (q.len > 0 && !read_full(TASK_REQ_FD, buf, q.len))
+			fail("a request without its payload");
 		a.len = q.len;
 		if (q.kind == TASK_CALL && q.joinlen > 0) {
 			/* the first call of a script joins its namespace first */
 			if (q.joinlen > q.len || join(buf + q.len - q.joinlen, q.joinlen) != 0)
-				die("could not join the namespace a call names");
+				fail("could not join the namespace a call names");
 		}
 		if (q.kind == TASK_JOIN) {
 			long e = join(buf, q.len);
 			if (e < 0)
-				a.fatal = 1;
+				a.fatal = TASK_FATAL;
 			else
-				a.err = (u64)e;
+				a.errno = (u64)e;
 		} else if (q.kind != TASK_CALL || !allowed(q.nr)) {
-			a.fatal = 1;
+			a.fatal = TASK_FATAL;
 		} else {
 			u64 args[6];
 			for (int i = 0; i < 6; i++) {
 				args[i] = q.args[i];
 				if (q.ptrargs & (1u << i)) {
 					if (args[i] >= q.len)
-						a.fatal = 1;
+						a.fatal = TASK_FATAL;
 					args[i] += (u64)buf;
 				}
 			}
 			if (!a.fatal && q.as != 0 && !become_user(q.as))
-				a.fatal = 1;
+				a.fatal = TASK_FATAL;
 			if (!a.fatal && q.as != 0)
 				rearm();
 			if (!a.fatal) {
 				u64 mask = ~0ul, old = 0;
 				if (q.flags & TASK_INTERRUPTIBLE)
-					mask &= ~(1ul << (SIGUSR1 - 1));
+					mask &= ~(1ul << (TASK_INTERRUPT_SIGNAL - 1));
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&old, 8, 0, 0) < 0)
-					a.fatal = 1;
+					a.fatal = TASK_FATAL;
 				long r = sys6((long)q.nr, (long)args[0], (long)args[1], (long)args[2], (long)args[3],
 					      (long)args[4], (long)args[5]);
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0) < 0)
-					a.fatal = 1;
+					a.fatal = TASK_FATAL;
 				if (r < 0 && r > -4096)
-					a.err = (u64)-r;
+					a.errno = (u64)-r;
 				else
 					a.r = (u64)r;
 			}
 			if (q.as != 0 && !restore())
-				a.fatal = 1;
+				a.fatal = TASK_FATAL;
 			if (q.as != 0)
 				rearm();
 		}
@@ -326,17 +260,17 @@ static void serve(void)
 			static char out[sizeof(struct resp) + 4096];
 			memcpy(out, &a, sizeof(a));
 			memcpy(out + sizeof(a), buf, q.len);
-			write_full(4, out, sizeof(a) + q.len);
+			write_full(TASK_RESP_FD, out, sizeof(a) + q.len);
 		} else {
-			write_full(4, &a, sizeof(a));
-			write_full(4, buf, q.len);
+			write_full(TASK_RESP_FD, &a, sizeof(a));
+			write_full(TASK_RESP_FD, buf, q.len);
 		}
 		if (a.fatal)
-			die("could not run a request as asked");
+			fail("could not run a request as asked");
 	}
 }
 
-static const char ENV[] = "IPCFUZZ_KERNEL_TASK_IPCNS=";
+static const char ENV[] = TASK_ENV "=";
 
 __attribute__((used)) void cmain(long *sp)
 {
@@ -347,13 +281,13 @@ __attribute__((used)) void cmain(long *sp)
 		if (mem_eq(*envp, ENV, sizeof(ENV) - 1))
 			want = *envp + sizeof(ENV) - 1;
 	if (!want)
-		die("no namespace named in the environment");
+		fail("no namespace named in the environment");
 	if (sys3(SYS_gettid, 0, 0, 0) != sys3(SYS_getpid, 0, 0, 0))
-		die("not the main thread");
+		fail("not the main thread");
 	if (!in_ns(want))
-		die("not in the worker's IPC namespace: refusing to run");
+		fail("not in the worker's IPC namespace: refusing to run");
 	if (!read_creds(&self))
-		die("reading my credentials");
+		fail("reading my credentials");
 	parent = sys3(SYS_getppid, 0, 0, 0);
 	struct {
 		void (*h)(int);
@@ -361,8 +295,8 @@ __attribute__((used)) void cmain(long *sp)
 		void (*r)(void);
 		u64 mask;
 	} act = {handler, SA_RESTORER | SA_RESTART, restorer, 0};
-	if (sys6(SYS_rt_sigaction, SIGUSR1, (long)&act, 0, 8, 0, 0) < 0)
-		die("installing the interrupt handler");
+	if (sys6(SYS_rt_sigaction, TASK_INTERRUPT_SIGNAL, (long)&act, 0, 8, 0, 0) < 0)
+		fail("installing the interrupt handler");
 	/* A task shares the process group of the process that started it (a
 	 * test binary, a plugin): Ctrl-C, or timeout -s INT signalling the
 	 * group, must not end it in the middle of a script. It ends with its
@@ -378,9 +312,9 @@ __attribute__((used)) void cmain(long *sp)
 	} ign = {1 /* SIG_IGN */, 0, 0, 0};
 	for (unsigned i = 0; i < sizeof job_signals / sizeof job_signals[0]; i++)
 		if (sys6(SYS_rt_sigaction, job_signals[i], (long)&ign, 0, 8, 0, 0) < 0)
-			die("ignoring the job-control signals");
+			fail("ignoring the job-control signals");
 	serve();
-	sys3(SYS_exit_group, 0, 0, 0);
+	die(0);
 }
 
 __asm__(".text\n"

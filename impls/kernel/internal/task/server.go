@@ -1,0 +1,261 @@
+//go:build linux && amd64
+
+package task
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	ossignal "os/signal"
+	"runtime"
+	"slices"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/creds"
+)
+
+// The Go task: where no C server is built (cserver.go), a task process is
+// this very binary re-executed with EnvNamespace set; the init below
+// notices, serves requests over two pipes and exits, before main (or a
+// test) ever runs. So every binary that links this package can host tasks.
+
+func init() {
+	ns, ok := os.LookupEnv(EnvNamespace)
+	if !ok {
+		return
+	}
+	runtime.LockOSThread()
+	// Like the C server: a signal to the whole process group (Ctrl-C,
+	// timeout -s INT) must not end a task in the middle of a script.
+	ossignal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM)
+	if err := serve(ns); err != nil {
+		fmt.Fprintf(os.Stderr, "ipcfuzz kernel task %d: %v\n", os.Getpid(), err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// server is a task process's state: its credentials at start, and its
+// parent.
+type server struct {
+	self   creds.Creds
+	parent int
+	buf    []byte
+}
+
+// serve is a task process's life: check the namespace, then run requests
+// until the worker closes the request pipe.
+func serve(wantNS string) error {
+	// init runs on the main thread, where this goroutine stays locked:
+	// the worker signals the thread whose id is the process id.
+	if unix.Gettid() != unix.Getpid() {
+		return errors.New("not serving on the main thread")
+	}
+	if err := checkNamespace(wantNS); err != nil {
+		return err
+	}
+	self, err := creds.Current()
+	if err != nil {
+		return err
+	}
+	// The runtime installs its handler for InterruptSignal at start and
+	// drops the signal when nothing asked to be notified of it: a handler
+	// runs, so a call it interrupts returns EINTR (msgsnd and msgrcv give
+	// ERESTARTNOHAND, which a handler turns into EINTR; semop never
+	// restarts). No Notify: it would start a goroutine, and a thread.
+	s := &server{self: self, parent: os.Getppid()}
+	for {
+		done, err := s.serveOne()
+		if done || err != nil {
+			return err
+		}
+	}
+}
+
+// serveOne reads a request, runs it and answers; done is the end of the
+// requests (the task's exit).
+func (s *server) serveOne() (done bool, err error) {
+	var req Req
+	if err := readFull(ReqFD, structBytes(&req)); err != nil {
+		if errors.Is(err, errEOF) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading a request: %w", err)
+	}
+	if req.Len > MaxPayload {
+		return false, fmt.Errorf("a request of %d payload bytes", req.Len)
+	}
+	if uint64(cap(s.buf)) < req.Len {
+		s.buf = make([]byte, req.Len)
+	}
+	payload := s.buf[:req.Len]
+	if err := readFull(ReqFD, payload); err != nil {
+		return false, fmt.Errorf("reading a request's payload: %w", err)
+	}
+	if req.JoinLen > 0 && req.Kind == KindCall {
+		at := len(payload) - int(req.JoinLen)
+		if at < 0 {
+			return false, errors.New("a join path longer than its payload")
+		}
+		if err := joinNamespace(payload[at:]); err != nil {
+			return false, fmt.Errorf("joining the namespace before a call: %w", err)
+		}
+	}
+	resp := s.run(&req, payload)
+	if err := writeResp(RespFD, &resp, payload); err != nil {
+		return false, fmt.Errorf("writing a response: %w", err)
+	}
+	if resp.Fatal != 0 {
+		return false, errors.New("could not run a request as asked")
+	}
+	return false, nil
+}
+
+// checkNamespace fails unless the calling thread is in the IPC namespace
+// want ("ipc:[N]").
+func checkNamespace(want string) error {
+	ns, err := os.Readlink("/proc/thread-self/ns/ipc")
+	if err != nil {
+		return fmt.Errorf("reading my IPC namespace: %w", err)
+	}
+	if ns != want {
+		return fmt.Errorf("in IPC namespace %s, not the worker's %s: refusing to run", ns, want)
+	}
+	return nil
+}
+
+// run carries out one request.
+func (s *server) run(req *Req, payload []byte) Resp {
+	resp := Resp{Len: uint64(len(payload))}
+	switch req.Kind {
+	case KindJoin:
+		if err := joinNamespace(payload); err != nil {
+			resp.Errno = uint64(errnoOf(err))
+			if resp.Errno == 0 {
+				resp.Fatal = Fatal
+			}
+		}
+		return resp
+	case KindCall:
+		return s.call(req, payload)
+	}
+	resp.Fatal = Fatal
+	return resp
+}
+
+// call runs the syscall of a KindCall request, as req.As when it is not 0.
+func (s *server) call(req *Req, payload []byte) Resp {
+	resp := Resp{Len: uint64(len(payload)), Fatal: Fatal}
+	if !slices.Contains(Syscalls, req.Nr) {
+		return resp
+	}
+	args := req.Args
+	for i := range args {
+		if req.PtrArgs&(1<<i) != 0 {
+			if args[i] >= uint64(len(payload)) {
+				return resp
+			}
+			args[i] = uint64(uintptr(unsafe.Pointer(&payload[args[i]])))
+		}
+	}
+	if req.As != 0 {
+		if err := creds.BecomeUser(s.self, req.As); err != nil {
+			return resp
+		}
+		rearmParentDeath(s.parent)
+	}
+	resp.Fatal = 0
+	r, e, ok := callMasked(req, args)
+	runtime.KeepAlive(payload)
+	if !ok {
+		resp.Fatal = Fatal
+	}
+	if req.As != 0 {
+		if err := creds.Restore(s.self); err != nil {
+			resp.Fatal = Fatal
+		}
+		rearmParentDeath(s.parent)
+	}
+	resp.R, resp.Errno = uint64(r), uint64(e)
+	return resp
+}
+
+// callMasked runs the syscall with every signal blocked but, for an
+// interruptible call, InterruptSignal. A task is a Go process, whose
+// runtime signals its threads (SIGURG for preemption, among others) and
+// handles every signal: a call asleep when one arrives returns EINTR, a
+// result the script never asked for. SIGKILL and SIGSTOP cannot be blocked:
+// the parent-death signal still ends the task. The runtime gets whatever
+// arrived once the call is over. ok is false when the mask could not be
+// set or put back.
+func callMasked(req *Req, args [6]uint64) (r uintptr, e unix.Errno, ok bool) {
+	mask := ^uint64(0)
+	if req.Flags&Interruptible != 0 {
+		mask &^= 1 << (InterruptSignal - 1)
+	}
+	var old uint64
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+		return 0, 0, false
+	}
+	r, _, e = unix.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
+	_, _, me := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	return r, e, me == 0
+}
+
+// rearmParentDeath sets the parent-death signal again after a change of
+// effective ids, which clears it (commit_creds): a task asleep as another
+// user when its worker dies must die too. A parent that died in between is
+// seen by its pid.
+func rearmParentDeath(parent int) {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil || os.Getppid() != parent {
+		os.Exit(3)
+	}
+}
+
+// joinNamespace moves the calling thread into the IPC namespace at path
+// (the worker's, /proc/<pid>/task/<tid>/ns/ipc) and checks that it got
+// there. Leaving a namespace applies the task's semaphore adjustments
+// there and drops its undo list (exit_sem, as at exit).
+func joinNamespace(path []byte) error {
+	fd, err := unix.Open(string(path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWIPC); err != nil {
+		return err
+	}
+	want, err := os.Readlink(string(path))
+	if err != nil {
+		return err
+	}
+	return checkNamespace(want)
+}
+
+// errnoOf is the errno of a failed open or setns (EIO for an error of
+// another kind).
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
+}
+
+// writeResp writes a response and its payload in one write (two when the
+// payload is large).
+func writeResp(fd int, resp *Resp, payload []byte) error {
+	h := structBytes(resp)
+	if len(payload) > 4096 {
+		if err := writeFull(fd, h); err != nil {
+			return err
+		}
+		return writeFull(fd, payload)
+	}
+	var b [RespSize + 4096]byte
+	n := copy(b[:], h)
+	n += copy(b[n:], payload)
+	return writeFull(fd, b[:n])
+}

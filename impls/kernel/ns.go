@@ -1,0 +1,58 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/worker"
+)
+
+// ns is the adapter on the worker thread: the thread (package worker), and
+// what the adapter remembers of the namespace the thread is in, between
+// two Resets. Only the thread itself touches the rest; the Model holds w.
+type ns struct {
+	w *worker.Thread
+	// dirty says an op ran since the last unshare: the namespace is no
+	// longer fresh.
+	dirty bool
+	// nextIDWritten records, per type, a write to <type>_next_id since the
+	// last unshare. Only such a write can make the value differ from the
+	// -1 of a new namespace (the allocator only ever sets it back to -1,
+	// and nothing else can reach this private namespace), so a snapshot
+	// reads the file only then: the first open of a sysctl file in a new
+	// namespace costs about 100 µs.
+	nextIDWritten [len(ops.IPCTypes)]bool
+	// proc reads /proc for the thread.
+	proc procfs
+	// tasks are t1..t4.
+	tasks *tasks
+	shm   shmState
+}
+
+// shmState is what the adapter remembers of the shm subsystem in a script:
+// the attachments it made, and whether shm_rmid_forced was written.
+type shmState struct {
+	attached []*kattach
+	atts     map[int]*kattach
+	// attachedBy records, per task, a shmat by that task in this script
+	// (by this incarnation or an earlier one): only those tasks can hold
+	// an attachment, so only their maps are read.
+	attachedBy    [ops.NumTasks]bool
+	forcedWritten bool
+}
+
+// kattach is one attachment the adapter made: which task holds it, at
+// which address.
+type kattach struct {
+	att  int
+	task int
+	pid  ops.PID
+	addr uintptr
+	id   int64
+}
+
+// begin starts the state of a script.
+func (s *shmState) begin() {
+	s.attached, s.atts = nil, map[int]*kattach{}
+	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
+}
