@@ -37,7 +37,7 @@ func TestBuiltinsDescribeThemselvesFromTheirParts(t *testing.T) {
 		m, info, err := b.Start()
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = m.Close() })
-		require.Equal(t, []string{"ids", "shm", "msg", "sem", "vma"}, info.Subsystems, name)
+		require.Subset(t, info.Subsystems, []string{"ids", "shm", "msg", "sem", "vma"}, name)
 		require.Equal(t, b.Subsystems(), info.Subsystems, name)
 		require.True(t, info.Follows, name)
 		require.True(t, info.Blocking, name)
