@@ -114,16 +114,17 @@ func Open(t testing.TB, spec string, sub engine.Subsystem) runner.Side {
 // here ("" when it can).
 func Try(t testing.TB, spec string, sub engine.Subsystem) (runner.Side, string) {
 	t.Helper()
-	name, cfg, err := ops.ParseImplName(spec)
+	served, asPlugin := strings.CutPrefix(spec, "plugin:") // before the options' colon
+	name, cfg, err := ops.ParseImplName(served)
 	if err != nil {
 		t.Fatal(err)
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
+	case asPlugin:
+		side.Impl = openPlugin(t, spec, ipcfuzzBinary(t), []string{"plugin", "serve", name})
 	case strings.ContainsRune(name, '/'):
 		side.Impl = openPlugin(t, spec, name, nil)
-	case strings.HasPrefix(name, "plugin:"):
-		side.Impl = openPlugin(t, spec, ipcfuzzBinary(t), []string{"plugin", "serve", strings.TrimPrefix(name, "plugin:")})
 	default:
 		b, err := impls.Lookup(name)
 		if err != nil {
@@ -166,37 +167,56 @@ func openPlugin(t testing.TB, spec, path string, args []string) ops.Impl {
 }
 
 var built struct {
-	once sync.Once
-	path string
-	err  error
+	mu    sync.Mutex
+	users int // tests running that use it
+	dir   string
+	path  string
 }
 
-// ipcfuzzBinary builds cmd/ipcfuzz once per test process, to serve
-// built-ins as plugins.
+// ipcfuzzBinary builds cmd/ipcfuzz to serve built-ins as plugins, once for
+// all the tests that use it at the same time. It lives in a temporary
+// directory that is removed when the last of them ends.
 func ipcfuzzBinary(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() {
-		var out []byte
-		out, built.err = exec.Command("go", "env", "GOMOD").Output()
-		if built.err != nil {
-			return
-		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "ipcfuzz-sides-")
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.users == 0 {
+		dir, path, err := buildIpcfuzz(t)
 		if err != nil {
-			built.err = err
-			return
+			t.Fatalf("building ipcfuzz to serve built-ins as plugins: %v", err)
 		}
-		built.path = filepath.Join(dir, "ipcfuzz")
-		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/ipcfuzz")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = err
-			t.Logf("go build: %s", out)
+		built.dir, built.path = dir, path
+	}
+	built.users++
+	t.Cleanup(func() {
+		built.mu.Lock()
+		defer built.mu.Unlock()
+		if built.users--; built.users == 0 {
+			_ = os.RemoveAll(built.dir)
+			built.dir, built.path = "", ""
 		}
 	})
-	if built.err != nil {
-		t.Fatalf("building ipcfuzz to serve built-ins as plugins: %v", built.err)
-	}
 	return built.path
+}
+
+// buildIpcfuzz builds cmd/ipcfuzz into a new temporary directory.
+func buildIpcfuzz(t testing.TB) (dir, path string, err error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", "", err
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	dir, err = os.MkdirTemp("", "ipcfuzz-sides-")
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(dir, "ipcfuzz")
+	cmd := exec.Command("go", "build", "-o", path, "./cmd/ipcfuzz")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("go build: %s", out)
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, path, nil
 }
