@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,24 +23,10 @@ func needNightlyTools(t *testing.T) {
 	}
 }
 
-var (
-	twoBugsOnce sync.Once
-	twoBugsPath string
-	twoBugsErr  error
-)
-
 // twoBugs builds the planted-divergence plugin once.
 func twoBugs(t *testing.T) string {
 	t.Helper()
-	twoBugsOnce.Do(func() {
-		twoBugsPath = filepath.Join(filepath.Dir(bin), "twobugs")
-		out, err := exec.Command("go", "build", "-o", twoBugsPath, "./testdata/twobugs").CombinedOutput()
-		if err != nil {
-			twoBugsErr = fmt.Errorf("building twobugs: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, twoBugsErr)
-	return twoBugsPath
+	return testProgram(t, "./testdata/twobugs")
 }
 
 // nightly runs ci/nightly.sh with this test's ipcfuzz and extra environment.
@@ -92,6 +77,7 @@ func table(t *testing.T, kind, sub, command string) string {
 
 // Exit 0: a shard of the registry's table that finds nothing.
 func TestNightlyCleanShardExits0(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()
 	id := shardNamed(t, "ids-naive-optimized")
@@ -115,6 +101,7 @@ func TestNightlyCleanShardExits0(t *testing.T) {
 // Exit 1: a compare shard against the planted plugin keeps going and
 // records each of its two signatures once, with hits.
 func TestNightlyFindingExits1(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()
 	tab := table(t, "compare", "ids", "ipcfuzz compare "+twoBugs(t)+" optimized --subsystem ids --engine rapid --equiv exact")
@@ -139,6 +126,12 @@ func TestNightlyFindingExits1(t *testing.T) {
 
 // Exit 1 from a fuzz shard: the planted plugin fails a seed input, which
 // is kept and turned into a signed corpus finding.
+//
+// Not parallel, nor is the next test: a fuzz shard's failing inputs are
+// written into props/ids/testdata/fuzz of the checkout, which the shard
+// then moves out. Sequential tests run before the parallel ones, so
+// neither sees the other's inputs, and TestReadme (its go test -fuzz
+// ./props/ids, and git status) sees neither.
 func TestNightlyFuzzFindingExits1(t *testing.T) {
 	needNightlyTools(t)
 	out := t.TempDir()
@@ -164,9 +157,7 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 // shard is clean, says why, and keeps the input.
 func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
 	needNightlyTools(t)
-	plugin := filepath.Join(t.TempDir(), "failsonce")
-	out, err := exec.Command("go", "build", "-o", plugin, "./testdata/failsonce").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	plugin := testProgram(t, "./testdata/failsonce")
 	marker := filepath.Join(t.TempDir(), "marker")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
 	dir := t.TempDir()
@@ -183,6 +174,7 @@ func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
 
 // Exit 2: what is wrong with the arguments, the table or the setup.
 func TestNightlyInfrastructureExits2(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	missing := table(t, "compare", "ids", "ipcfuzz compare ./no-such-plugin optimized --subsystem ids")
 	cases := []struct {

@@ -60,6 +60,7 @@ func TestShardTableCoversRegistry(t *testing.T) {
 // The fuzz shards are exactly the packages that have Fuzz targets, as go
 // test -list finds them: a target is never left out of the nights.
 func TestFuzzShardsMatchFuzzTargets(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "test", "-list", "^Fuzz", "../../props/...").CombinedOutput()
 	require.NoError(t, err, string(out))
 	withTargets := map[string]bool{}

@@ -3,22 +3,27 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
 // Each plugin process gets a private directory for its Unix socket, in the
-// temporary directory, named ipcfuzz-plugin-<host pid>-<random>. The host
-// removes it when it stops the plugin; a host killed with SIGKILL cannot,
-// so the first launch of every host removes the directories of hosts that
-// are gone: their pid is not alive, and no process holds the lock (flock)
-// the owning host took on the directory for as long as it uses it (so a
-// reused pid or a host in another pid namespace sharing the directory is
-// never mistaken for a dead one).
+// temporary directory, named ipcfuzz-plugin-<host pid>-<n> (short: the
+// plugin's socket, pluginNNNNNNNNNN, goes in it, and a socket's path has at
+// most 107 bytes; no longer than the ipcfuzz-plugin-<random> it was).
+//
+// The host removes it when it stops the plugin; a host killed with SIGKILL
+// cannot, so the first launch of every host removes the directories of
+// hosts that are gone: their pid is not alive, and no process holds the
+// lock (flock) the owning host took on the directory for as long as it
+// uses it (so a reused pid or a host in another pid namespace sharing the
+// directory is never mistaken for a dead one).
 const sockDirPrefix = "ipcfuzz-plugin-"
 
 var sweepStale sync.Once
@@ -28,7 +33,7 @@ var sweepStale sync.Once
 // removing the directories of dead hosts (once per process).
 func makeSockDir() (string, *os.File, error) {
 	sweepStale.Do(func() { removeStaleSockDirs(os.TempDir()) })
-	path, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", sockDirPrefix, os.Getpid()))
+	path, err := mkSockDir()
 	if err != nil {
 		return "", nil, err
 	}
@@ -43,6 +48,26 @@ func makeSockDir() (string, *os.File, error) {
 		return "", nil, err
 	}
 	return path, lock, nil
+}
+
+var sockDirSeq atomic.Uint64
+
+// mkSockDir makes the next ipcfuzz-plugin-<pid>-<n> directory that does
+// not exist yet (one of a dead host with the same pid may), or, after many
+// that do, one with a random suffix.
+func mkSockDir() (string, error) {
+	prefix := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-", sockDirPrefix, os.Getpid()))
+	for range 100 {
+		path := prefix + strconv.FormatUint(sockDirSeq.Add(1), 10)
+		err := os.Mkdir(path, 0o700)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return os.MkdirTemp("", filepath.Base(prefix))
 }
 
 // removeSockDir deletes a directory of makeSockDir and releases its lock.

@@ -39,7 +39,11 @@ func startHost(t *testing.T, mode string) (*exec.Cmd, string, int) {
 // alone those of hosts that live, and those whose lock a process still
 // holds (a host in another pid namespace, or a reused pid).
 func TestStaleSocketDirsOfDeadHostsAreRemoved(t *testing.T) {
-	tmp := t.TempDir()
+	// The hosts' TMPDIR. Not t.TempDir(): with this test's name in it, the
+	// plugins' socket paths would pass the 107 bytes a socket's path has.
+	tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	t.Setenv("TMPDIR", tmp)
 
 	live, liveDir, _ := startHost(t, "hold")
