@@ -46,7 +46,10 @@ func TestReadme(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the README's commands take about a minute")
 	}
-	t.Parallel()
+	// Not t.Parallel(): then its blocks (the fuzz and complexity ones are
+	// the package's longest) would start last, behind every parallel test
+	// of the package. As it is, they run in parallel with each other as
+	// soon as it is reached, and the parallel tests after.
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
