@@ -104,6 +104,34 @@ func summary(t *testing.T, r outcome) map[string]any {
 	return m
 }
 
+// syncBuffer is a bytes.Buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitRunning waits until a compare whose stderr is errb has opened all its
+// plugins and started comparing: it says "ipcfuzz: ipcfuzz compare ... (N
+// jobs)" then. (Waiting for a plugin process to appear and sleeping is not
+// enough on a loaded machine: the other plugins may still be starting.)
+func waitRunning(t *testing.T, errb *syncBuffer) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "ipcfuzz: ipcfuzz compare ") },
+		time.Minute, 20*time.Millisecond, "the run never started: %s", errb)
+}
+
 func needKernel(t *testing.T) {
 	t.Helper()
 	m, err := kernel.New()
@@ -281,10 +309,11 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--json", "--corpus", t.TempDir())
-		var out, errb bytes.Buffer
+		var out bytes.Buffer
+		var errb syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		require.NoError(t, cmd.Start())
-		require.Eventually(t, func() bool { return childServing(cmd.Process.Pid, "optimized") > 0 }, 20*time.Second, 20*time.Millisecond)
+		waitRunning(t, &errb)
 		time.Sleep(500 * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(sig))
 		err := cmd.Wait()
@@ -318,18 +347,16 @@ func TestKillKernelPluginMidRun(t *testing.T) {
 func killKernelPluginMidRun(t *testing.T, subsystem string) {
 	needKernel(t)
 	dir := t.TempDir()
-	// Killed 1s into a 3s run: the budget starts once the plugins serve,
-	// so the run has 2s to go on with a fresh plugin however slow the
-	// machine is.
+	// Killed 1s into a 3s run (the budget starts once the plugins serve,
+	// and so does the second): the run has 2s to go on with a fresh plugin.
 	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", subsystem, "--time", "3s", "--seed", "1", "--json", "--corpus", dir)
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
-	var victim int
-	require.Eventually(t, func() bool {
-		victim = childServing(cmd.Process.Pid, "kernel")
-		return victim > 0
-	}, 20*time.Second, 50*time.Millisecond)
+	waitRunning(t, &errb)
+	victim := childServing(cmd.Process.Pid, "kernel")
+	require.NotZero(t, victim, "no kernel plugin")
 	time.Sleep(time.Second)
 	tasks := taskProcs(victim)
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
@@ -420,10 +447,12 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 			env := append(os.Environ(), "TMPDIR="+tmp)
 			cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", sub, "--jobs", "4", "--time", "60s", "--seed", "1", "--corpus", t.TempDir())
 			cmd.Env = env
+			var errb syncBuffer
+			cmd.Stderr = &errb
 			require.NoError(t, cmd.Start())
-			require.Eventually(t, func() bool {
-				return childServing(cmd.Process.Pid, "kernel") > 0 && childServing(cmd.Process.Pid, "optimized") > 0
-			}, 20*time.Second, 50*time.Millisecond)
+			waitRunning(t, &errb) // its 4 pairs of plugins serve
+			require.NotZero(t, childServing(cmd.Process.Pid, "kernel"))
+			require.NotZero(t, childServing(cmd.Process.Pid, "optimized"))
 			time.Sleep(time.Second) // tasks started, scripts under way
 			family := descendants(cmd.Process.Pid, map[int]string{})
 			require.NoError(t, cmd.Process.Kill())
