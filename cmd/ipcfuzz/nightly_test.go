@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -124,16 +125,21 @@ func TestNightlyFindingExits1(t *testing.T) {
 	require.Contains(t, string(junit), "finding ids:rmid:EIDRM-EINVAL")
 }
 
+// fuzzShards is held by the tests that run a fuzz shard of props/ids: a
+// shard writes its failing inputs into props/ids/testdata/fuzz of the
+// checkout, then moves the new ones out, and would take the other's for
+// its own. (TestReadme, whose go test -fuzz ./props/ids would read them
+// and whose git status would see them, is not a parallel test: it never
+// runs beside them.)
+var fuzzShards sync.Mutex
+
 // Exit 1 from a fuzz shard: the planted plugin fails a seed input, which
 // is kept and turned into a signed corpus finding.
-//
-// Not parallel, nor is the next test: a fuzz shard's failing inputs are
-// written into props/ids/testdata/fuzz of the checkout, which the shard
-// then moves out. Sequential tests run before the parallel ones, so
-// neither sees the other's inputs, and TestReadme (its go test -fuzz
-// ./props/ids, and git status) sees neither.
 func TestNightlyFuzzFindingExits1(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
+	fuzzShards.Lock()
+	defer fuzzShards.Unlock()
 	out := t.TempDir()
 	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
 	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + twoBugs(t) + ",optimized"}, "0", "5s", out)
@@ -156,7 +162,10 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 // fuzzer fails, and the replay of that input on a fresh plugin agrees. The
 // shard is clean, says why, and keeps the input.
 func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
+	fuzzShards.Lock()
+	defer fuzzShards.Unlock()
 	plugin := testProgram(t, "./testdata/failsonce")
 	marker := filepath.Join(t.TempDir(), "marker")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))

@@ -49,7 +49,10 @@ func TestReadme(t *testing.T) {
 	// Not t.Parallel(): then its blocks (the fuzz and complexity ones are
 	// the package's longest) would start last, behind every parallel test
 	// of the package. As it is, they run in parallel with each other as
-	// soon as it is reached, and the parallel tests after.
+	// soon as it is reached, and the parallel tests after: none runs
+	// beside them (the fuzz shards of the nightly tests write into
+	// props/ids/testdata/fuzz for a while, which go test -fuzz ./props/ids
+	// would read and git status see).
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
