@@ -22,7 +22,9 @@ leaked() { ipcs -a | awk '$1 ~ /^0x/' | wc -l; }
 
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
-IPCFUZZ=$(mktemp -d)/ipcfuzz
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ipcfuzz-local-shards.XXXXXX") || exit 2
+trap 'rm -rf "$scratch"' EXIT
+IPCFUZZ=$scratch/ipcfuzz
 export IPCFUZZ
 (cd "$repo" && go build -o "$IPCFUZZ" ./cmd/ipcfuzz) || { say "building ipcfuzz failed"; exit 2; }
 mapfile -t ids < <("$IPCFUZZ" list --shards | awk -F'\t' 'NR > 1 { print $1 }')

@@ -28,6 +28,10 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# scratch holds what the run makes for itself (the fuzz test binary, an
+# ipcfuzz built here, file listings); it goes when the script exits.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ipcfuzz-nightly.XXXXXX") || { echo "nightly: cannot make a scratch directory" >&2; exit 2; }
+trap 'rm -rf "$scratch"' EXIT
 dir=""     # OUT/shard-N once known
 result=""  # the run's JSON object
 status=2
@@ -157,7 +161,7 @@ keep() {
 # and prints the failing inputs it kept.
 fuzz_target() {
 	local t=$1 pkgdir=$2 bin=$3 before rc
-	before=$(mktemp)
+	before=$(mktemp "$scratch/before.XXXXXX")
 	find "$pkgdir/testdata/fuzz/$t" -type f 2>/dev/null | sort >"$before"
 	(cd "$pkgdir" && go tool test2json -t -p "$importpath" timeout --preserve-status -s INT -k 60 "$per" \
 		"$bin" -test.v=test2json -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime 1000000000x \
@@ -177,7 +181,7 @@ run_fuzz() {
 	targets=$(cd "$repo" && go test -list '^Fuzz' "$pkg" | grep '^Fuzz') || infra "no Fuzz target in $pkg"
 	n=$(wc -w <<<"$targets")
 	per=$((secs / n > 0 ? secs / n : 1))
-	bin=$(mktemp -d)/fuzz.test
+	bin=$scratch/fuzz.test
 	: >"$dir/test.json"
 	inputs=()
 	for t in $targets; do
@@ -227,7 +231,7 @@ fuzz_result() {
 run_rapid() {
 	local pkg=${command##* } round=0 rc before start=$SECONDS
 	local pkgdir="$repo/${pkg#./}"
-	before=$(mktemp)
+	before=$(mktemp "$scratch/before.XXXXXX")
 	find "$pkgdir/testdata/rapid" -type f 2>/dev/null | sort >"$before"
 	: >"$dir/test.json"
 	while :; do
@@ -263,7 +267,7 @@ main() {
 		command -v "$tool" >/dev/null || { say "$tool is needed"; exit 2; }
 	done
 	if [ -z "${IPCFUZZ:-}" ]; then
-		IPCFUZZ=$(mktemp -d)/ipcfuzz
+		IPCFUZZ=$scratch/ipcfuzz
 		(cd "$repo" && go build -o "$IPCFUZZ" ./cmd/ipcfuzz) || { say "building ipcfuzz failed"; exit 2; }
 	fi
 	row=$(table | awk -F'\t' -v id="$shard" 'NR > 1 && $1 == id') || { say "cannot read the shard table"; exit 2; }

@@ -47,16 +47,17 @@ func (e *SpecError) Unwrap() error { return e.Err }
 // Open starts the implementation spec names and reads what it says of
 // itself (Side.Info). The side is the caller's to close.
 func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
-	name, cfg, err := ops.ParseImplName(spec)
+	served, asPlugin := strings.CutPrefix(spec, "plugin:") // before the options' colon
+	name, cfg, err := ops.ParseImplName(served)
 	if err != nil {
 		return runner.Side{}, &SpecError{err}
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
+	case asPlugin:
+		side.Impl, err = openServed(ctx, spec, name, o)
 	case strings.ContainsRune(name, '/'):
 		side.Impl, err = openPath(ctx, spec, name, o)
-	case strings.HasPrefix(name, "plugin:"):
-		side.Impl, err = openServed(ctx, spec, strings.TrimPrefix(name, "plugin:"), o)
 	case o.InProcess:
 		side.Impl, err = openInProcess(name)
 	default:

@@ -34,6 +34,7 @@ func hostIPC(t *testing.T) string {
 // The counters are deterministic, so their growth can be asserted: the naive
 // walk is quadratic, the optimized one is not. Wall times are only reported.
 func TestComplexityCountersAndHostUntouched(t *testing.T) {
+	t.Parallel()
 	needKernel(t)
 	before := hostIPC(t)
 	dir := t.TempDir()
@@ -61,6 +62,7 @@ func TestComplexityCountersAndHostUntouched(t *testing.T) {
 }
 
 func TestComplexityTableAndBenchstat(t *testing.T) {
+	t.Parallel()
 	r := ipcfuzz(t, "complexity", "naive", "optimized", "--workload", "lookup-depth", "--sizes", "64,4096,32768", "--reps", "3")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "naive ms")
@@ -79,6 +81,7 @@ func TestComplexityTableAndBenchstat(t *testing.T) {
 }
 
 func TestComplexityBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -100,10 +103,9 @@ func TestComplexityBadInput(t *testing.T) {
 
 // A plugin whose /proc walk drops the object at max_idx is caught by compare.
 func TestCompareCatchesListingThatSkipsMaxIdx(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	mutant := filepath.Join(dir, "skipmax")
-	out, err := exec.Command("go", "build", "-o", mutant, "./testdata/skipmax").CombinedOutput()
-	require.NoError(t, err, string(out))
+	mutant := testProgram(t, "./testdata/skipmax")
 	r := ipcfuzz(t, "compare", mutant, "optimized", "--checks", "200", "--seed", "1", "--json", "--corpus", dir)
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)

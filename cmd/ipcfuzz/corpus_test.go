@@ -47,6 +47,7 @@ func findingsBySignature(t *testing.T, s map[string]any) map[string]int {
 // with its hits and a minimal script; two runs merged keep one script per
 // signature and add up the hits.
 func TestKeepGoingTwoBugsThenMerge(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	runs := []string{filepath.Join(root, "run1"), filepath.Join(root, "run2")}
 	hits := map[string]int{}
@@ -87,6 +88,7 @@ func TestKeepGoingTwoBugsThenMerge(t *testing.T) {
 // corpus merge on real replays: the counts of its report, and committed
 // files that stay as they were.
 func TestCorpusMergeCounts(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	plugin := twoBugs(t)
 	into, in := filepath.Join(root, "corpus"), filepath.Join(root, "shard-0")
@@ -140,6 +142,7 @@ func TestCorpusMergeCounts(t *testing.T) {
 // minimize is a dry run unless told where to write, replays smallest
 // first, and never touches its input.
 func TestCorpusMinimize(t *testing.T) {
+	t.Parallel()
 	r := ipcfuzz(t, "corpus", "minimize", "../../corpus", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var rep minimizeReport
@@ -174,6 +177,7 @@ func TestCorpusMinimize(t *testing.T) {
 
 // Built with -cover, minimize counts the models' coverage units too.
 func TestCorpusMinimizeCoverage(t *testing.T) {
+	t.Parallel()
 	cover := filepath.Join(t.TempDir(), "ipcfuzz-cover")
 	out, err := exec.Command("go", "build", "-cover", "-covermode=atomic", "-coverpkg=../../impls/...,.", "-o", cover, ".").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -189,6 +193,7 @@ func TestCorpusMinimizeCoverage(t *testing.T) {
 // script also reached while it was shrunk (seeds 2 and 3 used to file a
 // get signature under a one-op rmid script).
 func TestShrunkScriptKeepsItsSignature(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []string{"2", "3"} {
 		dir := t.TempDir()
 		s := keepGoing(t, dir, seed)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -31,6 +30,7 @@ func withoutTimes(s map[string]any) map[string]any {
 // fields) is the same for 1, 2 and 4 jobs, on a pair of models and, where
 // it can run, on the live kernel.
 func TestJobsDoNotChangeTheSummary(t *testing.T) {
+	t.Parallel()
 	pairs := [][]string{{"naive", "optimized", "msg"}}
 	if m, err := kernel.New(); err == nil {
 		m.Close()
@@ -40,6 +40,7 @@ func TestJobsDoNotChangeTheSummary(t *testing.T) {
 	}
 	for _, p := range pairs {
 		t.Run(p[0]+"-"+p[1]+"-"+p[2], func(t *testing.T) {
+			t.Parallel()
 			var first map[string]any
 			for _, jobs := range []int{1, 2, 4} {
 				r := ipcfuzz(t, "compare", p[0], p[1], "--subsystem", p[2], "--checks", "300", "--seed", "11", "--stats", "--json", "--jobs", strconv.Itoa(jobs), "--corpus", t.TempDir())
@@ -59,10 +60,9 @@ func TestJobsDoNotChangeTheSummary(t *testing.T) {
 // With a planted divergence (the noseqbump plugin), --jobs 4 reports the
 // same first script and the same shrunk script as --jobs 1.
 func TestJobsReportTheSameDivergence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	mutant := filepath.Join(dir, "noseqbump")
-	out, err := exec.Command("go", "build", "-o", mutant, "../../plugins/example/noseqbump").CombinedOutput()
-	require.NoError(t, err, string(out))
+	mutant := testProgram(t, "../../plugins/example/noseqbump")
 	var found []map[string]any
 	var texts []string
 	for _, jobs := range []string{"1", "4"} {

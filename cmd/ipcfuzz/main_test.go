@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +38,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testBuilds are the programs the tests build (plugins, mutants), once per
+// test process, beside bin.
+var testBuilds sync.Map // package path -> *testBuild
+
+type testBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// testProgram builds the main package pkg (a path relative to this
+// directory) once per test process and returns the executable.
+func testProgram(t *testing.T, pkg string) string {
+	t.Helper()
+	v, _ := testBuilds.LoadOrStore(pkg, &testBuild{})
+	b := v.(*testBuild)
+	b.once.Do(func() {
+		b.path = filepath.Join(filepath.Dir(bin), filepath.Base(pkg))
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("building %s: %w\n%s", pkg, err, out)
+		}
+	})
+	require.NoError(t, b.err)
+	return b.path
+}
+
 type outcome struct {
 	code           int
 	stdout, stderr string
@@ -43,9 +71,19 @@ type outcome struct {
 
 func ipcfuzz(t *testing.T, args ...string) outcome {
 	t.Helper()
+	return ipcfuzzEnv(t, nil, args...)
+}
+
+// ipcfuzzEnv runs ipcfuzz with env added to the environment (its plugins
+// inherit it).
+func ipcfuzzEnv(t *testing.T, env []string, args ...string) outcome {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -66,6 +104,34 @@ func summary(t *testing.T, r outcome) map[string]any {
 	return m
 }
 
+// syncBuffer is a bytes.Buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitRunning waits until a compare whose stderr is errb has opened all its
+// plugins and started comparing: it says "ipcfuzz: ipcfuzz compare ... (N
+// jobs)" then. (Waiting for a plugin process to appear and sleeping is not
+// enough on a loaded machine: the other plugins may still be starting.)
+func waitRunning(t *testing.T, errb *syncBuffer) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "ipcfuzz: ipcfuzz compare ") },
+		time.Minute, 20*time.Millisecond, "the run never started: %s", errb)
+}
+
 func needKernel(t *testing.T) {
 	t.Helper()
 	m, err := kernel.New()
@@ -76,6 +142,7 @@ func needKernel(t *testing.T) {
 }
 
 func TestCompareNaiveOptimizedIsDeterministic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r1 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "300", "--seed", "7", "--json", "--corpus", dir)
 	require.Equal(t, 0, r1.code, r1.stderr)
@@ -92,6 +159,7 @@ func TestCompareNaiveOptimizedIsDeterministic(t *testing.T) {
 }
 
 func TestCompareLegacyAgainstKernel(t *testing.T) {
+	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()
 	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1", "--json", "--corpus", dir)
@@ -113,10 +181,9 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 // A third-party plugin binary with a wrong allocator: compare must find the
 // bug and shrink the script.
 func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	mutant := filepath.Join(dir, "noseqbump")
-	out, err := exec.Command("go", "build", "-o", mutant, "../../plugins/example/noseqbump").CombinedOutput()
-	require.NoError(t, err, string(out))
+	mutant := testProgram(t, "../../plugins/example/noseqbump")
 	r := ipcfuzz(t, "compare", mutant, "optimized", "--checks", "500", "--seed", "3", "--json", "--corpus", dir)
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
@@ -136,6 +203,7 @@ func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 }
 
 func TestReplayCorpusOnKernel(t *testing.T) {
+	t.Parallel()
 	needKernel(t)
 	files, err := filepath.Glob("../../corpus/ids/*.ops")
 	require.NoError(t, err)
@@ -147,6 +215,7 @@ func TestReplayCorpusOnKernel(t *testing.T) {
 
 // Bad input gets one clear line naming the file, line or plugin, and exit 2.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.ops")
 	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n"), 0o644))
@@ -177,11 +246,12 @@ func TestBadInput(t *testing.T) {
 }
 
 // replay refuses what is not a strict script in one short line, exit 2,
-// before any plugin starts.
+// before any plugin starts. The line names the file as it was given (a
+// path as long as the user's), and what it adds to that stays short: a
+// huge line or token is not echoed.
 func TestReplayRefusesLooseScripts(t *testing.T) {
-	dir, err := os.MkdirTemp("", "r")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Parallel()
+	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
@@ -199,7 +269,8 @@ func TestReplayRefusesLooseScripts(t *testing.T) {
 		require.Equal(t, 2, r.code, r.stderr)
 		require.Contains(t, r.stderr, c.want)
 		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
-		require.Less(t, len(r.stderr), 200, r.stderr)
+		require.Contains(t, r.stderr, c.file+":", "the line names the file as given")
+		require.Less(t, len(r.stderr)-len(c.file), 200, "beyond the file's name: %s", r.stderr)
 	}
 }
 
@@ -207,13 +278,13 @@ func TestReplayRefusesLooseScripts(t *testing.T) {
 // signal), its whole stderr is saved beside the corpus file, and only a
 // few of its lines reach the terminal.
 func TestCrashIsSummarisedInOneLine(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
+	crashy := testProgram(t, "./testdata/crashy")
 	for _, how := range []string{"panic", "segv"} {
 		t.Run(how, func(t *testing.T) {
-			bin := filepath.Join(dir, "crashy-"+how)
-			out, err := exec.Command("go", "build", "-ldflags", "-X main.how="+how, "-o", bin, "./testdata/crashy").CombinedOutput()
-			require.NoError(t, err, string(out))
-			r := ipcfuzz(t, "compare", bin, "optimized", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
+			t.Parallel()
+			dir := t.TempDir()
+			r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=" + how}, "compare", crashy, "optimized", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.NotZero(t, s["plugin_failures"])
@@ -235,12 +306,14 @@ func TestCrashIsSummarisedInOneLine(t *testing.T) {
 // SIGINT or SIGTERM stops a run cleanly: a summary of what was compared,
 // exit status 130 when nothing was found, and no plugin left behind.
 func TestInterruptStopsCleanly(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--json", "--corpus", t.TempDir())
-		var out, errb bytes.Buffer
+		var out bytes.Buffer
+		var errb syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		require.NoError(t, cmd.Start())
-		require.Eventually(t, func() bool { return childServing(cmd.Process.Pid, "optimized") > 0 }, 20*time.Second, 20*time.Millisecond)
+		waitRunning(t, &errb)
 		time.Sleep(500 * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(sig))
 		err := cmd.Wait()
@@ -259,8 +332,12 @@ func TestInterruptStopsCleanly(t *testing.T) {
 // kill -9 of the kernel plugin in the middle of a run is reported as a plugin
 // failure; the run goes on with a fresh plugin and nothing leaks.
 func TestKillKernelPluginMidRun(t *testing.T) {
+	t.Parallel()
 	for _, sub := range []string{"ids", "msg"} {
-		t.Run(sub, func(t *testing.T) { killKernelPluginMidRun(t, sub) })
+		t.Run(sub, func(t *testing.T) {
+			t.Parallel()
+			killKernelPluginMidRun(t, sub)
+		})
 	}
 }
 
@@ -270,15 +347,16 @@ func TestKillKernelPluginMidRun(t *testing.T) {
 func killKernelPluginMidRun(t *testing.T, subsystem string) {
 	needKernel(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", subsystem, "--time", "6s", "--seed", "1", "--json", "--corpus", dir)
-	var out, errb bytes.Buffer
+	// Killed 1s into a 3s run (the budget starts once the plugins serve,
+	// and so does the second): the run has 2s to go on with a fresh plugin.
+	cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", subsystem, "--time", "3s", "--seed", "1", "--json", "--corpus", dir)
+	var out bytes.Buffer
+	var errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
-	var victim int
-	require.Eventually(t, func() bool {
-		victim = childServing(cmd.Process.Pid, "kernel")
-		return victim > 0
-	}, 20*time.Second, 50*time.Millisecond)
+	waitRunning(t, &errb)
+	victim := childServing(cmd.Process.Pid, "kernel")
+	require.NotZero(t, victim, "no kernel plugin")
 	time.Sleep(time.Second)
 	tasks := taskProcs(victim)
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
@@ -352,16 +430,29 @@ func childServing(parent int, name string) int {
 
 // A host killed with SIGKILL cannot stop its plugins: they notice and exit,
 // and the kernel plugins' task processes and namespaces go with them, with
-// --jobs 4 too.
+// --jobs 4 too. Nor can it remove their socket directories: the next host
+// run does.
 func TestPluginsDieWithKilledHost(t *testing.T) {
+	t.Parallel()
 	needKernel(t)
 	for _, sub := range []string{"msg", "sem", "shm"} {
 		t.Run(sub, func(t *testing.T) {
+			t.Parallel()
+			// The hosts' TMPDIR, for their plugins' socket directories. Not
+			// t.TempDir(): with the test's name in it, the sockets' paths
+			// would pass the 107 bytes a socket's path has.
+			tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			env := append(os.Environ(), "TMPDIR="+tmp)
 			cmd := exec.Command(bin, "compare", "optimized", "kernel", "--subsystem", sub, "--jobs", "4", "--time", "60s", "--seed", "1", "--corpus", t.TempDir())
+			cmd.Env = env
+			var errb syncBuffer
+			cmd.Stderr = &errb
 			require.NoError(t, cmd.Start())
-			require.Eventually(t, func() bool {
-				return childServing(cmd.Process.Pid, "kernel") > 0 && childServing(cmd.Process.Pid, "optimized") > 0
-			}, 20*time.Second, 50*time.Millisecond)
+			waitRunning(t, &errb) // its 4 pairs of plugins serve
+			require.NotZero(t, childServing(cmd.Process.Pid, "kernel"))
+			require.NotZero(t, childServing(cmd.Process.Pid, "optimized"))
 			time.Sleep(time.Second) // tasks started, scripts under way
 			family := descendants(cmd.Process.Pid, map[int]string{})
 			require.NoError(t, cmd.Process.Kill())
@@ -379,6 +470,17 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 				return true
 			}, 15*time.Second, 50*time.Millisecond, "of %d processes under the killed host, some outlived it", len(family))
 			t.Logf("%d plugin and task processes ended with their host", len(family))
+
+			stale, err := filepath.Glob(filepath.Join(tmp, "ipcfuzz-plugin-*"))
+			require.NoError(t, err)
+			require.Len(t, stale, 8, "the killed host's 4 pairs of plugins should have left their socket directories")
+			next := exec.Command(bin, "compare", "naive", "optimized", "--checks", "1", "--corpus", t.TempDir())
+			next.Env = env
+			out, err := next.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			left, err := filepath.Glob(filepath.Join(tmp, "ipcfuzz-plugin-*"))
+			require.NoError(t, err)
+			require.Empty(t, left, "the next host left the killed host's socket directories")
 		})
 	}
 }

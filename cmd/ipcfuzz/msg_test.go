@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,13 +12,13 @@ import (
 // Each deliberate message-queue bug is found against the optimized model
 // and shrunk to a few operations.
 func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
+	mutant := testProgram(t, "./testdata/msgmutant")
 	for _, m := range []string{"fits", "lifo", "e2big", "text", "noerror"} {
 		t.Run(m, func(t *testing.T) {
-			bin := filepath.Join(dir, "msgmutant-"+m)
-			out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation="+m, "-o", bin, "./testdata/msgmutant").CombinedOutput()
-			require.NoError(t, err, string(out))
-			r := ipcfuzz(t, "compare", bin, "optimized", "--subsystem", "msg", "--checks", "1000", "--seed", "1", "--json", "--corpus", dir)
+			t.Parallel()
+			dir := t.TempDir()
+			r := ipcfuzzEnv(t, []string{"IPCFUZZ_MUTATION=" + m}, "compare", mutant, "optimized", "--subsystem", "msg", "--checks", "1000", "--seed", "1", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.EqualValues(t, 1, s["divergences"])
@@ -34,11 +32,10 @@ func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
 // A received text that is wrong but of the right length is seen by exact
 // equality, within 100 checks, at the msgrcv itself.
 func TestWrongReceivedTextIsFoundAtTheMsgrcv(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "msgmutant-text")
-	out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation=text", "-o", bin, "./testdata/msgmutant").CombinedOutput()
-	require.NoError(t, err, string(out))
-	r := ipcfuzz(t, "compare", bin, "optimized", "--subsystem", "msg", "--checks", "100", "--seed", "3", "--equiv", "exact", "--json", "--corpus", dir)
+	mutant := testProgram(t, "./testdata/msgmutant")
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_MUTATION=text"}, "compare", mutant, "optimized", "--subsystem", "msg", "--checks", "100", "--seed", "3", "--equiv", "exact", "--json", "--corpus", dir)
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
 	require.EqualValues(t, 1, s["divergences"])
@@ -51,6 +48,7 @@ func TestWrongReceivedTextIsFoundAtTheMsgrcv(t *testing.T) {
 // against the kernel, where which woken sender gets in first is up to the
 // scheduler: the model follows, and the statistics stop at the first race.
 func TestMsgStatsAreDeterministic(t *testing.T) {
+	t.Parallel()
 	needKernel(t)
 	run := func() map[string]any {
 		r := ipcfuzz(t, "compare", "optimized", "kernel", "--subsystem", "msg", "--checks", "150", "--seed", "7", "--stats", "--json", "--corpus", t.TempDir())

@@ -24,24 +24,10 @@ func needNightlyTools(t *testing.T) {
 	}
 }
 
-var (
-	twoBugsOnce sync.Once
-	twoBugsPath string
-	twoBugsErr  error
-)
-
 // twoBugs builds the planted-divergence plugin once.
 func twoBugs(t *testing.T) string {
 	t.Helper()
-	twoBugsOnce.Do(func() {
-		twoBugsPath = filepath.Join(filepath.Dir(bin), "twobugs")
-		out, err := exec.Command("go", "build", "-o", twoBugsPath, "./testdata/twobugs").CombinedOutput()
-		if err != nil {
-			twoBugsErr = fmt.Errorf("building twobugs: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, twoBugsErr)
-	return twoBugsPath
+	return testProgram(t, "./testdata/twobugs")
 }
 
 // nightly runs ci/nightly.sh with this test's ipcfuzz and extra environment.
@@ -92,6 +78,7 @@ func table(t *testing.T, kind, sub, command string) string {
 
 // Exit 0: a shard of the registry's table that finds nothing.
 func TestNightlyCleanShardExits0(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()
 	id := shardNamed(t, "ids-naive-optimized")
@@ -115,6 +102,7 @@ func TestNightlyCleanShardExits0(t *testing.T) {
 // Exit 1: a compare shard against the planted plugin keeps going and
 // records each of its two signatures once, with hits.
 func TestNightlyFindingExits1(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()
 	tab := table(t, "compare", "ids", "ipcfuzz compare "+twoBugs(t)+" optimized --subsystem ids --engine rapid --equiv exact")
@@ -137,10 +125,21 @@ func TestNightlyFindingExits1(t *testing.T) {
 	require.Contains(t, string(junit), "finding ids:rmid:EIDRM-EINVAL")
 }
 
+// fuzzShards is held by the tests that run a fuzz shard of props/ids: a
+// shard writes its failing inputs into props/ids/testdata/fuzz of the
+// checkout, then moves the new ones out, and would take the other's for
+// its own. (TestReadme, whose go test -fuzz ./props/ids would read them
+// and whose git status would see them, is not a parallel test: it never
+// runs beside them.)
+var fuzzShards sync.Mutex
+
 // Exit 1 from a fuzz shard: the planted plugin fails a seed input, which
 // is kept and turned into a signed corpus finding.
 func TestNightlyFuzzFindingExits1(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
+	fuzzShards.Lock()
+	defer fuzzShards.Unlock()
 	out := t.TempDir()
 	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
 	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + twoBugs(t) + ",optimized"}, "0", "5s", out)
@@ -163,10 +162,11 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 // fuzzer fails, and the replay of that input on a fresh plugin agrees. The
 // shard is clean, says why, and keeps the input.
 func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
-	plugin := filepath.Join(t.TempDir(), "failsonce")
-	out, err := exec.Command("go", "build", "-o", plugin, "./testdata/failsonce").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	fuzzShards.Lock()
+	defer fuzzShards.Unlock()
+	plugin := testProgram(t, "./testdata/failsonce")
 	marker := filepath.Join(t.TempDir(), "marker")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
 	dir := t.TempDir()
@@ -183,6 +183,7 @@ func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
 
 // Exit 2: what is wrong with the arguments, the table or the setup.
 func TestNightlyInfrastructureExits2(t *testing.T) {
+	t.Parallel()
 	needNightlyTools(t)
 	missing := table(t, "compare", "ids", "ipcfuzz compare ./no-such-plugin optimized --subsystem ids")
 	cases := []struct {

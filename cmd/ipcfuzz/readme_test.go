@@ -20,12 +20,15 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 )
 
-// The README is executable: every block of it is run here, by its fence.
+// The README is executable: every block of it is run here, by its fence,
+// the blocks in parallel.
 //
-//   - sh: each line is a command, run from the repository's root; a
+//   - sh: each line is a command, run as from the repository's root; a
 //     trailing "# exit N" is its expected exit status (default 0). "go run
 //     ./cmd/ipcfuzz" is this test's build of ipcfuzz; "go build" and "go
 //     test" run as written, except "go test ./...", which is this suite.
+//     What the commands write (findings/, out.svg, bin/) goes to a scratch
+//     root of the block's own (see runReadme), not into the checkout.
 //   - console: "$ COMMAND" then the output it prints. Each line of the
 //     output shown must appear in the real one, in order, with decimal
 //     numbers (timings, fitted exponents) free to differ and integers (sizes,
@@ -37,21 +40,37 @@ import (
 //     text holds synopses).
 //
 // Commands that need the kernel side skip, saying so, where it cannot run.
-// After every block has run, git status is what it was.
+// After every block has run, git status, ignored files included, is what
+// it was.
 func TestReadme(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the README's commands take about a minute")
 	}
+	// Not t.Parallel(): then its blocks (the fuzz and complexity ones are
+	// the package's longest) would start last, behind every parallel test
+	// of the package. As it is, they run in parallel with each other as
+	// soon as it is reached, and the parallel tests after: none runs
+	// beside them (the fuzz shards of the nightly tests write into
+	// props/ids/testdata/fuzz for a while, which go test -fuzz ./props/ids
+	// would read and git status see).
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
 	before := gitStatus(t, root)
+	t.Cleanup(func() { // after the blocks, which run in parallel
+		if after := gitStatus(t, root); after != before {
+			t.Errorf("the README's commands changed the work tree:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	})
+	tracked := trackedTopLevel(t, root)
 	kernelOK := kernelAvailable()
 	for _, b := range blocks {
 		name := fmt.Sprintf("line%d_%s", b.line, b.lang)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			switch b.lang {
 			case "sh":
+				scratch := scratchRoot(t, root, tracked)
 				for i, line := range b.lines {
 					cmd, want := readmeCommand(line)
 					if cmd == "" {
@@ -62,7 +81,7 @@ func TestReadme(t *testing.T) {
 						t.Logf("%s: skipped: the kernel side needs a private IPC namespace (root)", where)
 						continue
 					}
-					code, out := runReadme(t, root, cmd)
+					code, out := runReadme(t, root, scratch, cmd)
 					require.Equal(t, want, code, "%s\n%s", where, clipOutput(out))
 				}
 			case "console":
@@ -71,7 +90,7 @@ func TestReadme(t *testing.T) {
 				if needsKernel(cmd) && !kernelOK {
 					t.Skipf("README.md:%d: the kernel side needs a private IPC namespace (root)", b.line+1)
 				}
-				code, out := runReadme(t, root, cmd)
+				code, out := runReadme(t, root, scratchRoot(t, root, tracked), cmd)
 				require.Equal(t, 0, code, "README.md:%d: %s\n%s", b.line+1, cmd, clipOutput(out))
 				matchShown(t, b.line+2, b.lines[1:], out)
 			case "ops":
@@ -93,7 +112,36 @@ func TestReadme(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, before, gitStatus(t, root), "the README's commands changed the work tree")
+}
+
+// trackedTopLevel lists the names at the top of the checkout that git
+// tracks (go.mod, cmd, corpus, ...).
+func trackedTopLevel(t *testing.T, root string) []string {
+	cmd := exec.Command("git", "ls-files", "-z")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if top, _, _ := strings.Cut(f, "/"); top != "" && !seen[top] {
+			seen[top] = true
+			names = append(names, top)
+		}
+	}
+	return names
+}
+
+// scratchRoot makes a directory of the test's own that stands for the
+// repository's root: a symbolic link to each tracked name at the top of
+// the checkout, and nothing else, so that a command reads corpus/... as it
+// is and writes findings/, out.svg or bin/ here.
+func scratchRoot(t *testing.T, root string, tracked []string) string {
+	dir := t.TempDir()
+	for _, name := range tracked {
+		require.NoError(t, os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)))
+	}
+	return dir
 }
 
 type readmeBlock struct {
@@ -156,13 +204,17 @@ func needsKernel(cmd string) bool {
 	return strings.Contains(cmd, "-fuzz=") && !strings.Contains(cmd, "IPCFUZZ_IMPLS=")
 }
 
-// runReadme runs one command of the README from the repository's root.
-func runReadme(t *testing.T, root, line string) (int, string) {
+// runReadme runs one command of the README as from the repository's root:
+// in scratch (see scratchRoot), except go commands, which run in the root
+// itself (a package seen through a link would miss the build cache) with
+// a relative -o taken in scratch.
+func runReadme(t *testing.T, root, scratch, line string) (int, string) {
 	args := shellWords(t, line)
 	var env []string
 	for len(args) > 1 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(args[0]) {
 		env, args = append(env, args[0]), args[1:]
 	}
+	dir := scratch
 	switch {
 	case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/ipcfuzz":
 		args = append([]string{bin}, args[3:]...)
@@ -170,13 +222,19 @@ func runReadme(t *testing.T, root, line string) (int, string) {
 		t.Logf("%s: this suite itself, not run again", line)
 		return 0, ""
 	case args[0] == "go":
+		dir = root
+		for i := 1; i+1 < len(args); i++ {
+			if args[i] == "-o" && !filepath.IsAbs(args[i+1]) {
+				args[i+1] = filepath.Join(scratch, args[i+1])
+			}
+		}
 	default:
-		args[0] = filepath.Join(root, args[0])
+		args[0] = filepath.Join(scratch, args[0])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir = root
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -259,7 +317,7 @@ func shownPattern(s string) string {
 }
 
 func gitStatus(t *testing.T, root string) string {
-	cmd := exec.Command("git", "status", "--porcelain")
+	cmd := exec.Command("git", "status", "--porcelain", "--ignored")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

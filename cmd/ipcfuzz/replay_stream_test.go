@@ -15,6 +15,7 @@ import (
 // the middle is reported with the steps around it, not the whole table
 // (which a script of more than runner.DefaultFullTable steps does not get).
 func TestLongScriptsStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString("subsystem ids\n")

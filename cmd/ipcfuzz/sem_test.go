@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,16 +13,16 @@ import (
 // shrunk to a few operations; so is the counting rule of Linux 3.10-3.15
 // (naive:ncnt=legacy).
 func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
 	for _, m := range []string{"zerolast", "noclamp", "ncnt=legacy"} {
 		t.Run(m, func(t *testing.T) {
-			impl := "naive:" + m
+			t.Parallel()
+			dir := t.TempDir()
+			impl, env := "naive:"+m, []string(nil)
 			if m != "ncnt=legacy" {
-				impl = filepath.Join(dir, "semmutant-"+m)
-				out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation="+m, "-o", impl, "./testdata/semmutant").CombinedOutput()
-				require.NoError(t, err, string(out))
+				impl, env = testProgram(t, "./testdata/semmutant"), []string{"IPCFUZZ_MUTATION=" + m}
 			}
-			r := ipcfuzz(t, "compare", impl, "optimized", "--subsystem", "sem", "--checks", "10000", "--seed", "1", "--json", "--corpus", dir)
+			r := ipcfuzzEnv(t, env, "compare", impl, "optimized", "--subsystem", "sem", "--checks", "10000", "--seed", "1", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.EqualValues(t, 1, s["divergences"])
@@ -38,9 +36,8 @@ func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
 // replay and state refuse a script whose subsystem a plugin does not say
 // it runs, rather than trusting whatever it answers.
 func TestReplayRefusesAnUndeclaredSubsystem(t *testing.T) {
-	plugin := filepath.Join(t.TempDir(), "noseqbump")
-	out, err := exec.Command("go", "build", "-o", plugin, "../../plugins/example/noseqbump").CombinedOutput()
-	require.NoError(t, err, string(out))
+	t.Parallel()
+	plugin := testProgram(t, "../../plugins/example/noseqbump")
 	for _, args := range [][]string{
 		{"replay", "../../corpus/sem/ltp-semop05.ops", "--impls", "optimized," + plugin},
 		{"state", "../../corpus/sem/ltp-semop05.ops", "--impl", plugin},

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,22 +64,31 @@ func TestShardTableCoversRegistry(t *testing.T) {
 }
 
 // The fuzz shards are exactly the packages that have Fuzz targets, as go
-// test -list finds them: a target is never left out of the nights.
+// test finds them (a FuzzXxx(*testing.F) in a test file of the package, as
+// go list gives them; nightly.sh lists them with go test -list, which
+// TestNightlyFuzzFindingExits1 runs): a target is never left out of the
+// nights. Read from the source, not with go test -list, which links a
+// test binary per package.
 func TestFuzzShardsMatchFuzzTargets(t *testing.T) {
-	out, err := exec.Command("go", "test", "-list", "^Fuzz", "../../props/...").CombinedOutput()
-	require.NoError(t, err, string(out))
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,TestGoFiles,XTestGoFiles", "../../props/...").Output()
+	require.NoError(t, err)
 	withTargets := map[string]bool{}
-	pending := 0
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 1 && strings.HasPrefix(f[0], "Fuzz"):
-			pending++
-		case len(f) >= 2 && f[0] == "ok":
-			if pending > 0 {
-				withTargets["./"+strings.TrimPrefix(f[1], "github.com/ipcfuzz/ipcfuzz/")] = true
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var pkg struct {
+			ImportPath, Dir           string
+			TestGoFiles, XTestGoFiles []string
+		}
+		require.NoError(t, dec.Decode(&pkg))
+		for _, name := range append(pkg.TestGoFiles, pkg.XTestGoFiles...) {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(pkg.Dir, name), nil, parser.SkipObjectResolution)
+			require.NoError(t, err)
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && isFuzzTarget(fn) {
+					withTargets["./"+strings.TrimPrefix(pkg.ImportPath, "github.com/ipcfuzz/ipcfuzz/")] = true
+				}
 			}
-			pending = 0
 		}
 	}
 	fuzzed := map[string]bool{}
@@ -93,4 +108,26 @@ func TestListShardsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	require.Equal(t, shardTable(), got)
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(out.String()), "\n")+1, "one line, for a workflow output")
+}
+
+// isFuzzTarget is go test's rule: func FuzzXxx(f *testing.F), Xxx not
+// starting with a lower-case letter.
+func isFuzzTarget(fn *ast.FuncDecl) bool {
+	name, ok := strings.CutPrefix(fn.Name.Name, "Fuzz")
+	if !ok || fn.Recv != nil || fn.Type.TypeParams != nil {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(name); unicode.IsLower(r) {
+		return false
+	}
+	params := fn.Type.Params.List
+	if len(params) != 1 || len(params[0].Names) > 1 {
+		return false
+	}
+	star, ok := params[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "F"
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,14 +23,15 @@ func vmaKernel(t *testing.T) bool {
 // thousand checks and shrunk to a few operations; on the script found,
 // naive, optimized and the kernel agree, and the mutant does not.
 func TestVMAMutantsAreFoundAndShrunk(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
 	kernel := vmaKernel(t)
+	bin := testProgram(t, "./testdata/vmamutant")
 	for _, m := range []string{"anon", "pgoff"} {
 		t.Run(m, func(t *testing.T) {
-			bin := filepath.Join(dir, "vmamutant-"+m)
-			out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation="+m, "-o", bin, "./testdata/vmamutant").CombinedOutput()
-			require.NoError(t, err, string(out))
-			r := ipcfuzz(t, "compare", bin, "optimized", "--subsystem", "vma", "--checks", "3000", "--seed", "1", "--json", "--corpus", dir)
+			t.Parallel()
+			dir := t.TempDir()
+			env := []string{"IPCFUZZ_MUTATION=" + m}
+			r := ipcfuzzEnv(t, env, "compare", bin, "optimized", "--subsystem", "vma", "--checks", "3000", "--seed", "1", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.EqualValues(t, 1, s["divergences"])
@@ -40,7 +40,7 @@ func TestVMAMutantsAreFoundAndShrunk(t *testing.T) {
 			sc, err := corpus.Read(path)
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(sc.Steps), 8)
-			require.Equal(t, 1, ipcfuzz(t, "replay", path, "--impls", bin+",optimized").code)
+			require.Equal(t, 1, ipcfuzzEnv(t, env, "replay", path, "--impls", bin+",optimized").code)
 			r = ipcfuzz(t, "replay", path, "--impls", "naive,optimized")
 			require.Equal(t, 0, r.code, r.stdout+r.stderr)
 			if kernel {
@@ -53,10 +53,10 @@ func TestVMAMutantsAreFoundAndShrunk(t *testing.T) {
 
 // A mutant built without a known mutation refuses to serve.
 func TestVMAMutantNeedsAMutation(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "vmamutant")
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/vmamutant").CombinedOutput()
-	require.NoError(t, err, string(out))
-	out, err = exec.Command(bin).CombinedOutput()
+	t.Parallel()
+	cmd := exec.Command(testProgram(t, "./testdata/vmamutant"))
+	cmd.Env = []string{} // no IPCFUZZ_MUTATION either
+	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "without a known mutation")
 }

@@ -7,7 +7,8 @@
 // *PluginError naming the plugin and saying what happened: it could not be
 // started, failed the handshake, crashed, hung, or answered garbage. A plugin
 // that crashed or hung is dead until Restart; Close leaves no process and no
-// socket behind.
+// socket behind. (A host killed with SIGKILL leaves its plugins' socket
+// directories; the next host removes them: see sockdir.go.)
 //
 // Plugin output never reaches the host's stdout: the plugin's log lines and
 // stderr go to the Launch's logger (Warn and above by default, on stderr), its

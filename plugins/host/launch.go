@@ -30,6 +30,7 @@ type proc struct {
 	rpc     ipcfuzzv1.ImplClient
 	pid     int
 	sockDir string
+	sockFd  *os.File // holds sockDir's lock (see makeSockDir)
 	stderr  *stderrTail
 
 	stopping atomic.Bool // the host is stopping it: errors from now on are not the plugin's fault
@@ -47,7 +48,7 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &PluginError{Plugin: name, Kind: Start, Err: fmt.Errorf("launch abandoned: %w", err)}
 	}
-	sockDir, err := os.MkdirTemp("", "ipcfuzz-plugin-")
+	sockDir, sockFd, err := makeSockDir()
 	if err != nil {
 		return nil, &PluginError{Plugin: name, Kind: Start, Err: fmt.Errorf("socket directory: %w", err)}
 	}
@@ -80,7 +81,7 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 		SyncStdout:       p.logger.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		SyncStderr:       p.logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 	})
-	pr := &proc{client: client, cmd: cmd, kill: kill, sockDir: sockDir, stderr: tail}
+	pr := &proc{client: client, cmd: cmd, kill: kill, sockDir: sockDir, sockFd: sockFd, stderr: tail}
 
 	// Start in the background so ctx can abandon it: cancelling procCtx kills
 	// the process, which ends the handshake wait.
@@ -185,7 +186,7 @@ func (pr *proc) stop(graceful bool) {
 		}
 		_ = killGroup(pr.pid) // orphans that held no pipe
 		pr.kill()
-		_ = os.RemoveAll(pr.sockDir)
+		removeSockDir(pr.sockDir, pr.sockFd)
 	})
 }
 

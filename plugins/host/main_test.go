@@ -23,12 +23,16 @@ import (
 const (
 	modeEnv    = "IPCFUZZ_TEST_PLUGIN"
 	crashAtEnv = "IPCFUZZ_TEST_CRASH_AT" // the Apply call that crashes (1-based)
+	hostEnv    = "IPCFUZZ_TEST_HOST"     // the test binary is a host (see runHost)
 )
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(modeEnv); mode != "" {
 		servePlugin(mode)
 		os.Exit(0)
+	}
+	if mode := os.Getenv(hostEnv); mode != "" {
+		os.Exit(runHost(mode))
 	}
 	code := m.Run()
 	plugin.CleanupClients()
@@ -316,4 +320,21 @@ func (u *unfollowing) Snapshot(ctx context.Context, req *ipcfuzzv1.SnapshotReque
 		resp.Followed = false
 	}
 	return resp, err
+}
+
+// runHost is a host process for the tests: it opens the toy plugin and
+// prints its socket directory and pid, then "hold" waits to be killed and
+// "once" closes the plugin and exits.
+func runHost(mode string) int {
+	p, err := Open(context.Background(), Launch{Name: "toy", Path: os.Args[0], Env: []string{modeEnv + "=toy"}, CallTimeout: 20 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(p.cur.sockDir, p.Pid())
+	if mode == "hold" {
+		select {}
+	}
+	p.Close()
+	return 0
 }

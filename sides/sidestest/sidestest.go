@@ -127,37 +127,56 @@ func Pair(t testing.TB, sub engine.Subsystem, a, b string, rel equiv.Relation) *
 }
 
 var built struct {
-	once sync.Once
-	path string
-	err  error
+	mu    sync.Mutex
+	users int // tests running that use it
+	dir   string
+	path  string
 }
 
-// ipcfuzzBinary builds cmd/ipcfuzz once per test process, to serve
-// built-ins as plugins.
+// ipcfuzzBinary builds cmd/ipcfuzz to serve built-ins as plugins, once for
+// all the tests that use it at the same time. It lives in a temporary
+// directory that is removed when the last of them ends.
 func ipcfuzzBinary(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() {
-		var out []byte
-		out, built.err = exec.Command("go", "env", "GOMOD").Output()
-		if built.err != nil {
-			return
-		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "ipcfuzz-sides-")
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.users == 0 {
+		dir, path, err := buildIpcfuzz(t)
 		if err != nil {
-			built.err = err
-			return
+			t.Fatalf("building ipcfuzz to serve built-ins as plugins: %v", err)
 		}
-		built.path = filepath.Join(dir, "ipcfuzz")
-		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/ipcfuzz")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = err
-			t.Logf("go build: %s", out)
+		built.dir, built.path = dir, path
+	}
+	built.users++
+	t.Cleanup(func() {
+		built.mu.Lock()
+		defer built.mu.Unlock()
+		if built.users--; built.users == 0 {
+			_ = os.RemoveAll(built.dir)
+			built.dir, built.path = "", ""
 		}
 	})
-	if built.err != nil {
-		t.Fatalf("building ipcfuzz to serve built-ins as plugins: %v", built.err)
-	}
 	return built.path
+}
+
+// buildIpcfuzz builds cmd/ipcfuzz into a new temporary directory.
+func buildIpcfuzz(t testing.TB) (dir, path string, err error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", "", err
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	dir, err = os.MkdirTemp("", "ipcfuzz-sides-")
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(dir, "ipcfuzz")
+	cmd := exec.Command("go", "build", "-o", path, "./cmd/ipcfuzz")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("go build: %s", out)
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, path, nil
 }

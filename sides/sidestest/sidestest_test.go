@@ -1,7 +1,9 @@
 package sidestest
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -45,4 +47,29 @@ func TestNamedImplementationMustRunTheSubsystem(t *testing.T) {
 	r := fromEnv(t, engine.Subsystem{Name: "nosuch"})
 	require.Empty(t, r.skip)
 	require.Equal(t, `IPCFUZZ_IMPLS="naive,optimized": naive does not run the nosuch subsystem`, r.fatal)
+}
+
+// A built-in served as a plugin runs from an ipcfuzz built once for the
+// tests that use it at the same time, in a temporary directory removed
+// when the last of them ends.
+func TestPluginBinaryGoesWithItsTests(t *testing.T) {
+	ids := engine.Subsystem{Name: "ids"}
+	var path string
+	t.Run("users", func(t *testing.T) {
+		a := Open(t, "plugin:naive", ids)
+		path = built.path
+		require.FileExists(t, path)
+		t.Run("another", func(t *testing.T) {
+			b := Open(t, "plugin:naive:alloc=legacy", ids)
+			require.Equal(t, map[string]string{"alloc": "legacy"}, b.Config.Options)
+			require.Equal(t, path, built.path, "built twice")
+			_, err := b.Impl.Info(context.Background())
+			require.NoError(t, err)
+		})
+		require.FileExists(t, path, "removed while a test still uses it")
+		_, err := a.Impl.Info(context.Background())
+		require.NoError(t, err)
+	})
+	require.NoFileExists(t, path)
+	require.NoDirExists(t, filepath.Dir(path))
 }

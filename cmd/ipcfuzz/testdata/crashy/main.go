@@ -15,6 +15,8 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
 
+// how is set with -ldflags "-X main.how=..."; $IPCFUZZ_CRASH, when set,
+// overrides it (the tests build crashy once).
 var how = "panic"
 
 type crashy struct{ *ops.Local }
@@ -44,6 +46,9 @@ func die(depth int) {
 }
 
 func main() {
+	if h := os.Getenv("IPCFUZZ_CRASH"); h != "" {
+		how = h
+	}
 	m, err := optimized.New()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,5 +1,6 @@
 // Command msgmutant is a test-only implementation plugin: the optimized
-// model with one deliberate message-queue bug, chosen when it is built:
+// model with one deliberate message-queue bug, chosen when it is built
+// (or, without one, by $IPCFUZZ_MUTATION at run time):
 //
 //	go build -ldflags "-X main.mutation=fits" ./cmd/ipcfuzz/testdata/msgmutant
 //
@@ -21,7 +22,9 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
 
-// mutation is set with -ldflags "-X main.mutation=...".
+// mutation is set with -ldflags "-X main.mutation=..." or, in a build
+// without it, by $IPCFUZZ_MUTATION (the tests build the mutant once and
+// choose the mutation per run).
 var mutation string
 
 // received is the namespace with what a receiver gets rewritten.
@@ -63,6 +66,9 @@ func tailUnderNoerror(op ops.Op, m ops.Message) ops.Message {
 }
 
 func main() {
+	if mutation == "" {
+		mutation = os.Getenv("IPCFUZZ_MUTATION")
+	}
 	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
 	var m ops.Model = ns
 	quirks := map[string]msgq.Quirk{"fits": msgq.QuirkFitsStrict, "lifo": msgq.QuirkReceiversLIFO, "e2big": msgq.QuirkE2BIGStays}

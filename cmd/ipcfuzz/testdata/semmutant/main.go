@@ -1,5 +1,6 @@
 // Command semmutant is a test-only implementation plugin: the optimized
-// model with one deliberate semaphore bug, chosen when it is built:
+// model with one deliberate semaphore bug, chosen when it is built
+// (or, without one, by $IPCFUZZ_MUTATION at run time):
 //
 //	go build -ldflags "-X main.mutation=zerolast" ./cmd/ipcfuzz/testdata/semmutant
 //
@@ -20,10 +21,15 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
 
-// mutation is set with -ldflags "-X main.mutation=...".
+// mutation is set with -ldflags "-X main.mutation=..." or, in a build
+// without it, by $IPCFUZZ_MUTATION (the tests build the mutant once and
+// choose the mutation per run).
 var mutation string
 
 func main() {
+	if mutation == "" {
+		mutation = os.Getenv("IPCFUZZ_MUTATION")
+	}
 	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped}
 	q, ok := quirks[mutation]
 	if !ok {

@@ -1,5 +1,6 @@
 // Command vmamutant is a test-only implementation plugin: the optimized VMA
-// model with one deliberate merging bug, chosen when it is built:
+// model with one deliberate merging bug, chosen when it is built
+// (or, without one, by $IPCFUZZ_MUTATION at run time):
 //
 //	go build -ldflags "-X main.mutation=anon" ./cmd/ipcfuzz/testdata/vmamutant
 //
@@ -27,10 +28,15 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
 
-// mutation is set with -ldflags "-X main.mutation=...".
+// mutation is set with -ldflags "-X main.mutation=..." or, in a build
+// without it, by $IPCFUZZ_MUTATION (the tests build the mutant once and
+// choose the mutation per run).
 var mutation string
 
 func main() {
+	if mutation == "" {
+		mutation = os.Getenv("IPCFUZZ_MUTATION")
+	}
 	spaces := map[string]func(ops.VMAQuirks) ops.AddressSpace{"anon": newOneAnon, "pgoff": newKeepPgoff}
 	newSpace, ok := spaces[mutation]
 	if !ok {
