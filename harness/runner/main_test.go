@@ -64,8 +64,11 @@ func open(t testing.TB, spec string, asPlugin bool) opened {
 			t.Fatal(err)
 		}
 		p, err := host.Open(context.Background(), host.Launch{Name: spec, Path: self, Env: []string{pluginEnv + "=" + name}, CallTimeout: 2 * time.Minute})
-		if err != nil {
-			t.Skipf("%s: %v", spec, err)
+		switch {
+		case err != nil && name == "kernel":
+			t.Skipf("%s (the kernel needs a private IPC namespace): %v", spec, err)
+		case err != nil:
+			t.Fatalf("%s: %v", spec, err)
 		}
 		t.Cleanup(func() { p.Close() })
 		s.Impl = p
@@ -75,8 +78,11 @@ func open(t testing.TB, spec string, asPlugin bool) opened {
 			t.Fatal(err)
 		}
 		m, info, err := b.Start()
-		if err != nil {
-			t.Skipf("%s: %v", spec, err)
+		switch {
+		case err != nil && name == "kernel":
+			t.Skipf("%s (the kernel needs a private IPC namespace): %v", spec, err)
+		case err != nil:
+			t.Fatalf("%s: %v", spec, err)
 		}
 		l := ops.NewLocal(info, m)
 		t.Cleanup(func() { l.Close() })

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 //go:embed freestanding.h
@@ -60,7 +61,10 @@ func Build(ctx context.Context, src fs.FS, name string, opt Options) (string, er
 		return "", err
 	}
 	path := filepath.Join(dir, name+"-"+hash(files))
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&0o100 != 0 {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&0o100 != 0 {
+		if err := private(path, fi); err != nil {
+			return "", err
+		}
 		return path, nil
 	}
 	cc, err := findCompiler(opt)
@@ -101,19 +105,46 @@ func hash(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
+// cacheDir is the directory programs are built in: Options.CacheDir, or
+// the user's cache directory, or (without one: no HOME) a directory of
+// this user's in the temp dir. The programs found there are run, by root
+// too: a directory, or a program, that another user could have written is
+// refused.
 func cacheDir(opt Options) (string, error) {
 	dir := opt.CacheDir
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "ipcfuzz")
+		} else {
+			dir = filepath.Join(os.TempDir(), fmt.Sprintf("ipcfuzz-cache-%d", os.Getuid()))
 		}
-		dir = filepath.Join(base, "ipcfuzz")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("cache directory: %w", err)
 	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("cache directory: %w", err)
+	}
+	if err := private(dir, fi); err != nil {
+		return "", err
+	}
 	return dir, nil
+}
+
+// private refuses a file of the cache that is not this user's, or that
+// others may write: the programs built there are run.
+func private(path string, fi os.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("cache: %s is a symbolic link: refusing to run what it holds", path)
+	case ok && int(st.Uid) != os.Getuid():
+		return fmt.Errorf("cache: %s belongs to uid %d, not to this user (%d): refusing to run what it holds", path, st.Uid, os.Getuid())
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("cache: others may write %s (mode %04o): refusing to run what it holds", path, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // findCompiler looks for Options.CC, $CC, cc and gcc, in that order.

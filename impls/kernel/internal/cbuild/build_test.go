@@ -5,6 +5,7 @@ package cbuild
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,4 +90,40 @@ func TestNoCompiler(t *testing.T) {
 	_, err := Build(context.Background(), hello, "hello", Options{CacheDir: t.TempDir()})
 	require.ErrorIs(t, err, ErrNoCompiler)
 	require.NotContains(t, err.Error(), "\n")
+}
+
+// The cache holds programs that are run, by root too: a cache directory or
+// a cached program that another user could have written is refused, and
+// without a home the cache is this user's own directory in the temp dir.
+func TestCacheThatOthersCouldWriteIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := build(t, Options{CacheDir: dir})
+
+	require.NoError(t, os.Chmod(path, 0o777))
+	_, err := Build(context.Background(), hello, "hello", Options{CacheDir: dir})
+	require.ErrorContains(t, err, "others may write")
+	require.NoError(t, os.Chmod(path, 0o755))
+
+	require.NoError(t, os.Chmod(dir, 0o777))
+	_, err = Build(context.Background(), hello, "hello", Options{CacheDir: dir})
+	require.ErrorContains(t, err, "others may write")
+	require.NoError(t, os.Chmod(dir, 0o700))
+
+	if os.Getuid() == 0 {
+		require.NoError(t, os.Chown(path, 1000, 1000))
+		_, err = Build(context.Background(), hello, "hello", Options{CacheDir: dir})
+		require.ErrorContains(t, err, "belongs to uid 1000")
+		require.NoError(t, os.Chown(path, 0, 0))
+	}
+
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	path = build(t, Options{})
+	own := filepath.Join(tmp, fmt.Sprintf("ipcfuzz-cache-%d", os.Getuid()))
+	require.Equal(t, own, filepath.Dir(path))
+	fi, err := os.Stat(own)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 }
