@@ -26,7 +26,9 @@ func (q *queues) Step(src engine.Source) ops.Op {
 	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Mode: 0o600, Bind: q.next}
 }
 
-func (q *queues) Copy() engine.Shadow { return &queues{live: append([]int(nil), q.live...), next: q.next} }
+func (q *queues) Copy() engine.Shadow {
+	return &queues{live: append([]int(nil), q.live...), next: q.next}
+}
 
 // A subsystem is described once, by its shadow (the generator); every
 // engine draws from it: rapid and gopter for compare, fuzz bytes for

@@ -89,12 +89,13 @@ const (
 	actForced
 	actList
 	actOtherType
+	actShmmax
 	numActions
 )
 
 // Step draws one operation and advances the shadow by its expected effect.
 func (s *Shadow) Step(src engine.Source) ops.Op {
-	menu := []action{actCreate, actCreate, actGetKey, actGetKey, actInfo, actStatIdx, actExit, actForced, actList, actOtherType}
+	menu := []action{actCreate, actCreate, actGetKey, actGetKey, actInfo, actStatIdx, actExit, actForced, actList, actOtherType, actShmmax}
 	live, stale := s.handles(true), s.handles(false)
 	liveAtts, staleAtts := s.attHandles(true), s.attHandles(false)
 	if len(live) > 0 {
@@ -114,6 +115,8 @@ func (s *Shadow) Step(src engine.Source) ops.Op {
 		return s.get(src, ops.IPCPrivate)
 	case actGetKey:
 		return s.get(src, engine.Pick(src, keyPool, "key"))
+	case actShmmax:
+		return s.atShmmax(src)
 	case actAttach:
 		return s.attach(src, engine.Pick(src, live, "handle"))
 	case actAttachStale:
@@ -250,6 +253,25 @@ func (s *Shadow) get(src engine.Source, key int32) ops.Op {
 		s.keys[key] = g
 	}
 	return op
+}
+
+// shmmaxSizes are segment sizes at the top of the range: shmmax (a size_t,
+// ULONG_MAX - 2^24 by default; as the int64 of Op.Size, negative), one
+// below and one above it, and LLONG_MAX and one above it, where
+// shmem_kernel_file_setup's loff_t turns negative.
+var shmmaxSizes = []int64{shmmax, shmmax - 1, shmmax + 1, math.MaxInt64, math.MinInt64}
+
+// shmmax is ops.DefaultShmmax as the int64 Op.Size holds it.
+var shmmax = bitsOf(ops.DefaultShmmax)
+
+// bitsOf is the int64 with the bits of u.
+func bitsOf(u uint64) int64 { return int64(u) }
+
+// atShmmax draws a get of a new segment whose size is at the top of the
+// range (shmmaxSizes): never created, EINVAL or ENOMEM.
+func (s *Shadow) atShmmax(src engine.Source) ops.Op {
+	s.nextHandle++
+	return ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Mode: 0o600, Size: engine.Pick(src, shmmaxSizes, "size"), Task: s.task(src)}
 }
 
 func (s *Shadow) bind(h int, g *segment) {
