@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -34,7 +35,11 @@ func (s Subsystem) CompareChain(ctx context.Context, script []ops.Op, pairs []*r
 		if sh.Flaky {
 			why = v.Div
 		}
-		return fmt.Errorf("%s vs %s: %v\nminimal script (%d of %d ops):\n%s", p.A.Name, p.B.Name, why, len(sh.Script), len(script), ops.Format(ops.NewScript(s.Name, sh.Script)))
+		cut := ""
+		if len(sh.Skipped) > 0 {
+			cut = fmt.Sprintf("; the shrink was cut short, %d steps failed on a side: %s", len(sh.Skipped), strings.Join(sh.Skipped, "; "))
+		}
+		return fmt.Errorf("%s vs %s: %v\nminimal script (%d of %d ops%s):\n%s", p.A.Name, p.B.Name, why, len(sh.Script), len(script), cut, ops.Format(ops.NewScript(s.Name, sh.Script)))
 	}
 	return nil
 }

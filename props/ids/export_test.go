@@ -8,7 +8,7 @@ import (
 // NoWrap is Subsystem without the seq wrap scenario, for the properties
 // that run against the live kernel in go test, where one wrap takes
 // seconds: the same scripts otherwise, the wrap's draws included. The
-// kernel meets the wrap in the corpus (seed-seq-wrap-fill.ops) and in the
+// kernel meets the wrap in TestSeqWrapOnEveryImplementation and in the
 // nightly shards, which draw Subsystem.
 var NoWrap = func() engine.Subsystem {
 	s := Subsystem

@@ -124,3 +124,21 @@ func TestGeneratedScriptsReachSeqWrap(t *testing.T) {
 func FuzzIDs(f *testing.F) {
 	sub.Fuzz(f, sidestest.FromEnv(f, sub))
 }
+
+// The seq wrap of testdata/seq-wrap.ops gives every result it states on
+// every built-in, the kernel included where it can run: once, since the
+// wrap takes seconds there (the kernel properties above draw without it).
+func TestSeqWrapOnEveryImplementation(t *testing.T) {
+	sc, err := corpus.Read("testdata/seq-wrap.ops")
+	require.NoError(t, err)
+	for _, name := range []string{"naive", "optimized", "kernel"} {
+		s, why := sidestest.Try(t, name, sub)
+		if why != "" {
+			t.Logf("left out: %s", why)
+			continue
+		}
+		problems, err := runner.CheckStated(context.Background(), sc, s)
+		require.NoError(t, err, name)
+		require.Empty(t, problems, name)
+	}
+}
