@@ -56,9 +56,10 @@ type Shrunk struct {
 	// MaxShrinkSkips-th stops the shrink (CutShort).
 	Skipped []string
 	// CutShort: shrinking stopped before its end because its steps kept
-	// failing on a side (or a side could not be restarted); Script is the
-	// shortest diverging script found until then.
-	CutShort bool
+	// failing on a side (or a side could not be restarted), or its time
+	// (Pair.ShrinkTime) was up (TimeUp); Script is the shortest diverging
+	// script found until then.
+	CutShort, TimeUp bool
 }
 
 // MaxShrinkSkips is how many failed steps a shrink skips before it stops:
@@ -81,19 +82,27 @@ var errCutShort = errors.New("shrinking cut short: its steps kept failing on a s
 // saw stands. Only the end of ctx is an error.
 func (p *Pair) Shrink(ctx context.Context, script []ops.Op, first Verdict, keep Keep) (Shrunk, error) {
 	r := &shrinkRun{p: p, keep: keep, orig: script, first: first, best: script, bestV: first}
+	mctx := ctx
+	if p.ShrinkTime > 0 {
+		var cancel context.CancelFunc
+		mctx, cancel = context.WithTimeout(ctx, p.ShrinkTime)
+		defer cancel()
+	}
 	start := script
 	if d := first.Div; d != nil && d.Step >= 0 && d.Step+1 < len(script) {
-		if fails, err := r.oracle(ctx, [][]ops.Op{script[:d.Step+1]}); err == nil && fails[0] {
+		if fails, err := r.oracle(mctx, [][]ops.Op{script[:d.Step+1]}); err == nil && fails[0] {
 			start = script[:d.Step+1]
 		}
 	}
-	min, err := shrink.Minimize(ctx, start, r.oracle)
+	min, err := shrink.Minimize(mctx, start, r.oracle)
 	out := Shrunk{Script: min}
 	switch {
 	case errors.Is(err, shrink.ErrBudget):
 		out.Budget = true
 	case err != nil && ctx.Err() != nil:
 		return out, err
+	case err != nil && mctx.Err() != nil:
+		out.CutShort, out.TimeUp = true, true
 	case err != nil:
 		out.CutShort = true
 	}
