@@ -59,7 +59,7 @@ type edges struct {
 }
 
 var allEdges = []edges{
-	{ids.Subsystem, []string{"seq at 65534", "seq wrapped", "max_idx lowered", "more than 64 live"}, idsReached, 600},
+	{ids.Subsystem, []string{"seq at 65534", "seq wrapped", "max_idx lowered", "more than 64 live"}, idsReached, 450},
 	{sem.Subsystem, []string{"exit clamped at SEMVMX", "exit clamped at 0", "complex ahead of simple", "restart after complex"}, semReached, 100},
 	{msg.Subsystem, []string{"queue at msgmnb"}, msgReached, 100},
 	{shm.Subsystem, []string{"segment at shmmax"}, shmReached, 100},

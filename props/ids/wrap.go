@@ -7,8 +7,8 @@ import (
 
 // WrapOneIn: one script in 2^WrapOneIn (32) begins with the seq wrap
 // scenario, the boundary no handful of operations reaches. Such a script
-// makes about 1.4 million objects: a quarter of a second on the models,
-// three to six on the live kernel.
+// makes about 1.4 million objects: a tenth of a second on the models, one
+// and a half to three on the live kernel.
 const WrapOneIn = 5
 
 // wrapLive are the objects a wrap scenario keeps live: 43 make the fewest
@@ -23,22 +23,23 @@ func perPass(live int) int64 {
 	return int64(min(max(live*3/2, ops.MinCycle), ops.IPCMNI) - live)
 }
 
-// beginWrap plans the seq wrap scenario on msg (or sem, one time in four):
-// a fill of about 43 objects, a churn that brings seq to its wrap (from
-// 65534 to 0), and a get that shows where it stands. The get is the first
-// allocation with seq 65534, the last one, the first with seq 0 after the
-// wrap (two times in five), or the one after it: an allocator that wraps
-// one value early is seen at each, one that wraps a value late from the
-// third on.
+// beginWrap plans the seq wrap scenario on msg (or sem, one time in
+// eight: a sem churn costs three times a msg one on the kernel): a fill of
+// about 43 objects, a churn that brings seq to its wrap (from 65534 to 0),
+// and a get that shows where it stands. The get is the first allocation
+// with seq 65534 (one time in five), the first with seq 0 after the wrap
+// (two in five), the one after it, or the first of the next pass: an
+// allocator that wraps one value early is seen at each, one that wraps a
+// value late at all but the first.
 //
-// Compared up to renaming, where fills are left out, the scenario is four
-// times rarer, the objects are made by gets and the churn ends a little
-// before, at, or a little after the wrap of the cyclic allocator.
+// Compared up to renaming, where fills are left out, the objects are made
+// by gets and the churn ends a little before, at, or a little after the
+// wrap of the cyclic allocator (beginChurnWrap).
 func (s *Shadow) beginWrap(src Source) {
-	if s.renamed && !engine.OneIn(src, 2, "seq wrap up to renaming") {
-		return // four times rarer: the legacy allocator scans from idx 0 at every allocation
+	if s.renamed && !engine.OneIn(src, 4, "seq wrap up to renaming") {
+		return // sixteen times rarer: see beginChurnWrap
 	}
-	t := pick(src, []ops.IPCType{ops.Msg, ops.Msg, ops.Msg, ops.Sem}, "wrap type")
+	t := pick(src, []ops.IPCType{ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Sem}, "wrap type")
 	s.focus = t
 	if s.renamed {
 		s.beginChurnWrap(src, t)
@@ -50,7 +51,7 @@ func (s *Shadow) beginWrap(src Source) {
 	per := perPass(live)
 	first := per*(ops.SeqMax-1) + 1 // the churn's allocation that first has seq 65534
 	again := per*ops.SeqMax + 1     // the first with seq 0 again
-	at := pick(src, []int64{first, again - 1, again, again, again + 1}, "where the wrap ends")
+	at := pick(src, []int64{first, again, again, again + 1, again + per}, "where the wrap ends")
 	s.plan.Add(ops.Op{Kind: ops.KindChurn, Type: t, Value: at - 1}, s.plainGet(t))
 }
 
@@ -69,7 +70,12 @@ func (s *Shadow) plainGet(t ops.IPCType) ops.Op {
 }
 
 // beginChurnWrap is the wrap scenario without a fill: up to 79 gets, then
-// a churn that ends a little before, at, or a little after the wrap.
+// a churn that ends a little before, at, or a little after the wrap. Its
+// churn makes up to 4.2 million objects, and it compares the legacy
+// allocator (which scans from idx 0 at every allocation) with the cyclic
+// one up to renaming, where the wrap of one is no edge of the other: it is
+// drawn sixteen times less often than the wrap scenario (one script in
+// 512, as before the fill).
 func (s *Shadow) beginChurnWrap(src Source, t ops.IPCType) {
 	for range src.Intn(80, "live before the wrap") {
 		s.plan.Add(s.get(src, t, ops.IPCPrivate))
