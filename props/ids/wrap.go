@@ -36,8 +36,8 @@ func perPass(live int) int64 {
 // by gets and the churn ends a little before, at, or a little after the
 // wrap of the cyclic allocator (beginChurnWrap).
 func (s *Shadow) beginWrap(src Source) {
-	if s.renamed && !engine.OneIn(src, 4, "seq wrap up to renaming") {
-		return // sixteen times rarer: see beginChurnWrap
+	if s.renamed && !engine.OneIn(src, 6, "seq wrap up to renaming") {
+		return // 64 times rarer: see beginChurnWrap
 	}
 	t := pick(src, []ops.IPCType{ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Msg, ops.Sem}, "wrap type")
 	s.focus = t
@@ -74,8 +74,8 @@ func (s *Shadow) plainGet(t ops.IPCType) ops.Op {
 // churn makes up to 4.2 million objects, and it compares the legacy
 // allocator (which scans from idx 0 at every allocation) with the cyclic
 // one up to renaming, where the wrap of one is no edge of the other: it is
-// drawn sixteen times less often than the wrap scenario (one script in
-// 512, as before the fill).
+// drawn 64 times less often than the wrap scenario (one script in 2048,
+// about as often as before the fill).
 func (s *Shadow) beginChurnWrap(src Source, t ops.IPCType) {
 	for range src.Intn(80, "live before the wrap") {
 		s.plan.Add(s.get(src, t, ops.IPCPrivate))
