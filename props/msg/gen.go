@@ -3,10 +3,12 @@
 // Subsystem.
 //
 // The generator keeps a rough shadow of each queue (its capacity, what is
-// queued, who sleeps on it) to steer the choices, and sets up races on
-// purpose: small queues filled by the main task, several tasks asleep as
-// senders with messages that fit once a receive frees space, receivers
-// asleep before a send. The shadow only steers; it is never an oracle.
+// queued, who sleeps on it) to steer the choices among named actions
+// (actions.go), and sets up races and edges on purpose (scenarios.go):
+// small queues filled by the main task, several tasks asleep as senders
+// with messages that fit once a receive frees space, receivers asleep
+// before a send, a queue filled to exactly msgmnb. The shadow only steers;
+// it is never an oracle.
 package msg
 
 import (
