@@ -325,9 +325,11 @@ func renamedResult(ren *renaming, t ops.IPCType, r ops.Result) ops.Result {
 }
 
 // renamedSnapshot maps every id of a snapshot into B's and sorts every list
-// of objects by id.
+// of objects by id. max_idx is left out: it is a slot index, which no
+// renaming of ids relates (as IPC_INFO's result, see ops.KindSpec.OpaqueIDs).
 func renamedSnapshot(ren *renaming, s ops.Snapshot) ops.Snapshot {
 	for _, t := range ops.IPCTypes {
+		s.IDs[t].MaxIdx = 0
 		s.IDs[t].Objects = renamedSorted(ren, t, s.IDs[t].Objects, func(o *ops.Object) *int64 { return &o.ID })
 		s.Rows[t] = renamedSorted(ren, t, s.Rows[t], rowID)
 	}

@@ -65,6 +65,15 @@ const (
 	KindChurn
 )
 
+// KindFill creates Value IPC_PRIVATE objects (mode 0600, size 1, one
+// semaphore), for real, and keeps them: the cheap way for a script to make a
+// table large (the cyclic window grows past 64 live objects, max_idx climbs,
+// the limits are reached). Its result is the id of the last object it made;
+// an object it cannot make ends it with that error, and the objects made
+// before stay. The objects have no handles: a listing or a stat by id shows
+// them. It is outside the ids range 1-7, which was full.
+const KindFill Kind = 96
+
 // Limits of the id space in the kernel's normal mode (no ipcmni_extend).
 const (
 	IPCMNI     = 32768 // slots per type; idx has 15 bits
@@ -75,6 +84,8 @@ const (
 	// MaxChurn is the most create/remove cycles one churn may ask for: a
 	// little more than it takes to wrap seq once with an empty namespace.
 	MaxChurn = 1 << 23
+	// MaxFill is the most objects one fill may ask for: every slot of a type.
+	MaxFill = IPCMNI
 )
 
 // Default per-namespace limits of a fresh IPC namespace.
@@ -126,6 +137,11 @@ type TypeState struct {
 	Objects []Object // live objects in ascending idx order
 	NextID  int64    // the pending <type>_next_id request, -1 when none
 	Limit   int64    // msgmni, semmni or shmmni
+	// MaxIdx is what IPC_INFO returns for the type: ipc_get_maxidx, the
+	// highest idx in use (every slot's last one when the table is full), 0
+	// when there is none. A removal of the object at max_idx lowers it to
+	// the next object in use.
+	MaxIdx int64
 }
 
 var allTypes = []IPCType{Msg, Sem, Shm}
@@ -167,6 +183,11 @@ func init() {
 		KindSpec{Kind: KindChurn, Name: "churn", Doc: "create an IPC_PRIVATE object and remove it, N times, for real (moves the allocator's cursor and seq far)", Subsystem: "ids", Types: allTypes, As: true, OpaqueIDs: func(Op) bool { return true },
 			Cost:   func(op Op) int64 { return max(op.Value, 1) },
 			Args:   []Arg{pos(decCoarse(func(o *Op) *int64 { return &o.Value }, 1, MaxChurn, 1))},
+			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
+		},
+		KindSpec{Kind: KindFill, Name: "fill", Doc: "create N IPC_PRIVATE objects (mode 0600, size 1) that stay, for real (a large table in one op; compare it exactly: its objects have no handles)", Subsystem: "ids", Types: allTypes, As: true, OpaqueIDs: func(Op) bool { return true },
+			Cost:   func(op Op) int64 { return max(op.Value, 1) },
+			Args:   []Arg{pos(decCoarse(func(o *Op) *int64 { return &o.Value }, 1, MaxFill, 1))},
 			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
 		},
 	)

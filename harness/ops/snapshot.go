@@ -63,7 +63,7 @@ func init() {
 		t := t
 		registerSnapshotPart(snapshotPart{rank: 10 + i, name: t.String() + " ids", subsystem: "ids", format: func(s *Snapshot, b *strings.Builder) {
 			ts := s.IDs[t]
-			fmt.Fprintf(b, "limit=%d next_id=%d objects=%d\n", ts.Limit, ts.NextID, len(ts.Objects))
+			fmt.Fprintf(b, "limit=%d next_id=%d max_idx=%d objects=%d\n", ts.Limit, ts.NextID, ts.MaxIdx, len(ts.Objects))
 			for _, o := range ts.Objects {
 				fmt.Fprintf(b, "  id=%d key=%s mode=%04o owner=%d size=%d\n", o.ID, formatKey(o.Key), o.Mode, o.Owner, o.Size)
 			}

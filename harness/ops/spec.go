@@ -11,7 +11,7 @@ import (
 // numbers (they travel in packed bytes, so they must not depend on the order
 // in which files are compiled):
 //
-//	ids 1-7, tasks 8-15, shm 16-31, msg 32-47, sem 48-63, vma 64-95.
+//	ids 1-7 and 96-111, tasks 8-15, shm 16-31, msg 32-47, sem 48-63, vma 64-95.
 type Kind uint8
 
 // Class names a kind of handle: what a script calls something an earlier

@@ -123,6 +123,13 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	if sh.Budget {
 		budget = " (shrinking stopped when its budget of work was spent)"
 	}
+	if len(sh.Skipped) > 0 {
+		stopped := ""
+		if sh.CutShort {
+			stopped = ", and it stopped there"
+		}
+		budget += fmt.Sprintf(" (the shrink was cut short: %d of its steps failed on a side and were skipped, each with a fresh plugin%s; this is the shortest script that still diverged)", len(sh.Skipped), stopped)
+	}
 	o := c.o
 	note := fmt.Sprintf("script %d of seed %d (script seed %d), relation %s, shrunk from %d to %d ops%s", index, o.Seed, seed, p.Relation, len(script), len(sh.Script), budget)
 	d := sh.Verdict.Div
@@ -131,10 +138,14 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		note = fmt.Sprintf("script %d of seed %d (script seed %d), relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", index, o.Seed, seed, p.Relation)
 	}
 	outs := sh.Verdict.Out
+	notes := []string{note, "signature " + sig, d.Error()}
+	for _, k := range sh.Skipped {
+		notes = append(notes, "shrink step skipped: "+k)
+	}
 	f := corpus.Finding{
 		Kind:    "divergence",
 		Command: o.Command,
-		Notes:   []string{note, "signature " + sig, d.Error()},
+		Notes:   notes,
 		A:       corpus.Side{Name: p.A.Name, Results: outs[0].Results},
 		B:       corpus.Side{Name: p.B.Name, Results: outs[1].Results},
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -38,6 +39,10 @@ type Pair struct {
 	// Invariant, when set, must hold of both final states: a state that
 	// breaks it is a divergence of that side.
 	Invariant func(ops.Snapshot) error
+	// ShrinkTime, when set, bounds the time Shrink spends minimizing (the
+	// last run of the shortest script comes after it): go test -fuzz
+	// kills a fuzz function that takes ten seconds.
+	ShrinkTime time.Duration
 }
 
 // NewPair builds the pair of a and b for scripts of subsystem compared

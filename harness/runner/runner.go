@@ -165,9 +165,16 @@ func ScriptSeed(seed uint64, i int) uint64 {
 	return z ^ z>>31
 }
 
+// BatchCost bounds the work of one batch (ops.Cost of its scripts, two
+// million plain operations): scripts that wrap seq make 1.4 million objects
+// each, seconds on the kernel, and a batch of them would outlast the call
+// timeout. A script that costs more is a batch of its own.
+const BatchCost = 1 << 21
+
 // generate draws batches ahead of the plugins, so that drawing the next
 // batch overlaps running the current one. Script i has seed
-// ScriptSeed(Seed, i).
+// ScriptSeed(Seed, i), whatever the batches. A batch ends early once its
+// scripts cost BatchCost.
 func generate(ctx context.Context, o Options) <-chan batch {
 	ch := make(chan batch, 1)
 	go func() {
@@ -182,12 +189,15 @@ func generate(ctx context.Context, o Options) <-chan batch {
 			if o.Checks > 0 {
 				n = min(n, o.Checks-next)
 			}
-			bt := batch{start: next, seeds: make([]uint64, n), scripts: make([][]ops.Op, n)}
-			for i := range n {
-				bt.seeds[i] = ScriptSeed(o.Seed, next+i)
-				bt.scripts[i] = o.Generate(bt.seeds[i])
+			bt := batch{start: next}
+			var cost int64
+			for i := 0; i < n && cost < BatchCost; i++ {
+				seed := ScriptSeed(o.Seed, next+i)
+				script := o.Generate(seed)
+				bt.seeds, bt.scripts = append(bt.seeds, seed), append(bt.scripts, script)
+				cost += ops.Cost(script)
 			}
-			next += n
+			next += len(bt.scripts)
 			select {
 			case ch <- bt:
 			case <-ctx.Done():

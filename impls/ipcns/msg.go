@@ -206,7 +206,7 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 	s := ns.types[ops.Msg]
 	switch op.MCmd {
 	case ops.MsgIPCInfo, ops.MsgInfoCmd:
-		r := ops.Result{ID: int64(max(s.table.MaxIdx(), 0))}
+		r := ops.Result{ID: s.maxIdx()}
 		r.MsgInfo = ops.MsgInfo{Msgmax: ops.DefaultMsgmax, Msgmnb: ops.DefaultMsgmnb, Msgmni: s.limit,
 			Msgssz: msgSsz, Msgseg: msgSeg, Msgpool: msgPool, Msgmap: msgMap, Msgtql: msgTql}
 		if op.MCmd == ops.MsgInfoCmd {

@@ -130,6 +130,8 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ns.applyMsg(op, other), nil
 	case ops.KindChurn:
 		return ns.churn(op), nil
+	case ops.KindFill:
+		return ns.fill(op), nil
 	case ops.KindGet:
 		return ns.get(op), nil
 	case ops.KindRmid:
@@ -214,8 +216,13 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 		if size := uint64(op.Size); size < 1 || size > shmMax {
 			return ops.Result{Err: ops.EINVAL}
 		}
-		// shmem_kernel_file_setup accounts the pages: more than the
-		// machine can commit is ENOMEM (before shmmni's ENOSPC).
+		// shmem_kernel_file_setup takes the size as a loff_t: one above
+		// LLONG_MAX (still below shmmax) is negative there, EINVAL. Then
+		// it accounts the pages: more than the machine can commit is
+		// ENOMEM (both before shmmni's ENOSPC).
+		if op.Size < 0 {
+			return ops.Result{Err: ops.EINVAL}
+		}
 		if ns.shmMaxPages > 0 && ops.Pages(op.Size) > ns.shmMaxPages {
 			return ops.Result{Err: ops.ENOMEM}
 		}
@@ -267,6 +274,18 @@ func (s *ids) addid(o *Obj, alloc Allocator) ops.Errno {
 	o.Idx, o.Seq = idx, seq
 	s.table.Insert(o)
 	return ops.OK
+}
+
+// maxIdx is ipc_get_maxidx, as IPC_INFO and the
+// other *_INFO commands return it (never below 0), and the snapshot shows it.
+func (s *ids) maxIdx() int64 {
+	switch n := s.table.Len(); {
+	case n == 0:
+		return 0
+	case n == ops.IPCMNI:
+		return ops.IPCMNI - 1
+	}
+	return int64(s.table.MaxIdx())
 }
 
 // lookup is ipc_obtain_object_check: EINVAL for a negative id, a free idx or a stale seq.
@@ -329,6 +348,20 @@ func (ns *Namespace) churn(op ops.Op) ops.Result {
 		s.table.Remove(o.Idx)
 	}
 	return ops.Result{ID: id}
+}
+
+// fill creates op.Value IPC_PRIVATE objects (mode 0600, size 1, one
+// semaphore) that stay, as that many gets would, and returns the last id;
+// an object it cannot create ends it with that error (the ones made stay).
+func (ns *Namespace) fill(op ops.Op) ops.Result {
+	get := ops.Op{Kind: ops.KindGet, Type: op.Type, Key: ops.IPCPrivate, Mode: 0o600, Size: 1, As: op.As, Task: op.Task}
+	var r ops.Result
+	for range op.Value {
+		if r = ns.create(get); r.Err != ops.OK {
+			return r
+		}
+	}
+	return r
 }
 
 // ownerOrCreator is the IPC_SET/IPC_RMID check of ipcctl_obtain_check: the
@@ -434,7 +467,7 @@ func (ns *Namespace) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error
 	var snap ops.Snapshot
 	for _, t := range ops.IPCTypes {
 		s := ns.types[t]
-		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit}
+		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit, MaxIdx: s.maxIdx()}
 		for i, o := range s.table.Listing() {
 			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.UID, Size: o.Size})
 			if t != ops.Msg {

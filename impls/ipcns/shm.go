@@ -178,17 +178,6 @@ func (ns *Namespace) setRmidForced(v int64) ops.Errno {
 	return ops.OK
 }
 
-// maxIdx is ipc_get_maxidx, as the *_INFO commands return it (never below 0).
-func (s *ids) maxIdx() int64 {
-	switch n := s.table.Len(); {
-	case n == 0:
-		return 0
-	case n == ops.IPCMNI:
-		return ops.IPCMNI - 1
-	}
-	return int64(s.table.MaxIdx())
-}
-
 // shmctl is ksys_shmctl with the commands of ops.ShmCmd.
 func (ns *Namespace) shmctl(op ops.Op) ops.Result {
 	s := ns.types[ops.Shm]

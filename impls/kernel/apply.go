@@ -85,6 +85,8 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		r.Obj, e, err = n.statObject(op)
 	case ops.KindChurn:
 		r.ID, e, err = churn(op)
+	case ops.KindFill:
+		r.ID, e = fill(op)
 	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced:
 		r, e, err = n.doShm(op)
 	case ops.KindExit:

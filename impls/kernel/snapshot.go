@@ -60,10 +60,10 @@ func (n *ns) typeState(s *ops.Snapshot, typ ops.IPCType, readNext bool) error {
 			return err
 		}
 	}
-	limit, e := ipcLimit(typ)
+	limit, maxIdx, e := ipcLimits(typ)
 	if e != 0 {
 		return fmt.Errorf("%s IPC_INFO: %w", typ, e)
 	}
-	s.IDs[typ] = ops.TypeState{Objects: objs, NextID: next, Limit: limit}
+	s.IDs[typ] = ops.TypeState{Objects: objs, NextID: next, Limit: limit, MaxIdx: maxIdx}
 	return nil
 }

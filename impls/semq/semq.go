@@ -131,6 +131,17 @@ const (
 	// QuirkUndoUnclamped applies semadj at exit without clamping the
 	// value to 0..SEMVMX.
 	QuirkUndoUnclamped
+	// QuirkUndoNoUpperClamp applies semadj at exit clamping the value at
+	// 0 but not at SEMVMX.
+	QuirkUndoNoUpperClamp
+	// QuirkUndoNoLowerClamp applies semadj at exit clamping the value at
+	// SEMVMX but not at 0.
+	QuirkUndoNoLowerClamp
+	// QuirkNoRestartAfterComplex goes on down the queue after a complex
+	// sleeper succeeded in update_queue, instead of starting again from
+	// the head (check_restart): an earlier sleeper the complex operation
+	// let through stays asleep.
+	QuirkNoRestartAfterComplex
 )
 
 // sem is one struct sem: its value, sempid and whether its otime is set.
@@ -429,8 +440,11 @@ func (a *Array) Exit(p ops.PID) []Completion {
 			continue
 		}
 		v := a.sems[k].val + d
-		if a.opt.Quirk != QuirkUndoUnclamped {
-			v = min(max(v, 0), SemVMX)
+		if a.opt.Quirk != QuirkUndoUnclamped && a.opt.Quirk != QuirkUndoNoLowerClamp {
+			v = max(v, 0)
+		}
+		if a.opt.Quirk != QuirkUndoUnclamped && a.opt.Quirk != QuirkUndoNoUpperClamp {
+			v = min(v, SemVMX)
 		}
 		a.sems[k].val = v
 		a.sems[k].pid = p

@@ -276,5 +276,8 @@ func (a *Array) updateQueue(l queueID) bool {
 // complex. A simple sleeper that succeeded decremented its semaphore, which
 // cannot let an older decrement of the same semaphore proceed.
 func (a *Array) checkRestart(w *waiter) bool {
+	if a.opt.Quirk == QuirkNoRestartAfterComplex && w.complex() {
+		return false
+	}
 	return !a.q.empty(gAlter()) || w.complex()
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -34,7 +36,14 @@ func (s Subsystem) CompareChain(ctx context.Context, script []ops.Op, pairs []*r
 		if sh.Flaky {
 			why = v.Div
 		}
-		return fmt.Errorf("%s vs %s: %v\nminimal script (%d of %d ops):\n%s", p.A.Name, p.B.Name, why, len(sh.Script), len(script), ops.Format(ops.NewScript(s.Name, sh.Script)))
+		cut := ""
+		if sh.TimeUp {
+			cut = fmt.Sprintf("; the shrink was cut short: its %v were up", p.ShrinkTime)
+		}
+		if len(sh.Skipped) > 0 {
+			cut += fmt.Sprintf("; the shrink was cut short, %d steps failed on a side: %s", len(sh.Skipped), strings.Join(sh.Skipped, "; "))
+		}
+		return fmt.Errorf("%s vs %s: %v\nminimal script (%d of %d ops%s):\n%s", p.A.Name, p.B.Name, why, len(sh.Script), len(script), cut, ops.Format(ops.NewScript(s.Name, sh.Script)))
 	}
 	return nil
 }
@@ -53,6 +62,12 @@ func (s Subsystem) Chain(ctx context.Context, sides []runner.Side) ([]*runner.Pa
 	return pairs, nil
 }
 
+// FuzzShrinkTime bounds the shrink of a divergence a fuzz input shows: go
+// test -fuzz's worker panics ("deadlocked!", without a word) when one call
+// of the fuzz function takes ten seconds, and a script that wraps seq
+// takes a fifth of a second a candidate on the models.
+const FuzzShrinkTime = 4 * time.Second
+
 // Fuzz is the body of a go test -fuzz target: each input's bytes are the
 // generator's choices (one byte a choice, see ByteSource), the script they
 // draw runs on every pair of the chain of sides, and a divergence fails
@@ -61,6 +76,9 @@ func (s Subsystem) Fuzz(f *testing.F, sides []runner.Side) {
 	pairs, err := s.Chain(context.Background(), sides)
 	if err != nil {
 		f.Fatal(err)
+	}
+	for _, p := range pairs {
+		p.ShrinkTime = FuzzShrinkTime
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := s.DrawFuzz(&ByteSource{Data: data})

@@ -52,10 +52,13 @@ func (r RandSource) Intn(n int, _ string) int {
 	return r.Rng.Intn(n)
 }
 
-// ByteSource draws from fuzzer-chosen bytes, for go test -fuzz: one byte per
-// choice among up to 256 options, two bytes for more; past the end every
-// choice is 0. Every input is a valid script, small inputs make small
-// scripts, and a byte the fuzzer flips changes one choice.
+// ByteSource draws from fuzzer-chosen bytes, for go test -fuzz: a choice
+// among n options reads as many bytes as it takes to count to n (one byte
+// up to 256 options, two up to 65536, three up to 2^24, four up to 2^32,
+// ...), big-endian, modulo n; past the end every byte is 0. Every value of
+// every range is some input's choice (a byte string of the value itself),
+// every input is a valid script, small inputs make small scripts, and a
+// byte the fuzzer flips changes one choice.
 type ByteSource struct {
 	Data []byte
 	pos  int
@@ -66,11 +69,13 @@ func (b *ByteSource) Intn(n int, _ string) int {
 	if n <= 1 {
 		return 0
 	}
-	v := 0
-	for width := n; width > 1; width >>= 8 {
-		v = v<<8 | b.next()
+	var v uint64
+	span := uint64(1) // 256^(bytes read): the values v can hold
+	for k := 0; k < 8 && span < uint64(n); k++ {
+		v = v<<8 | uint64(b.next())
+		span <<= 8
 	}
-	return v % n
+	return int(v % uint64(n))
 }
 
 func (b *ByteSource) next() int {
@@ -84,4 +89,19 @@ func (b *ByteSource) next() int {
 // Pick draws one element of pool.
 func Pick[T any](src Source, pool []T, label string) T {
 	return pool[src.Intn(len(pool), label)]
+}
+
+// OneIn reports true about once in 2^k draws, under every engine: it is k
+// fair coins, all of which must come up 1. A single draw of Intn(2^k) == c
+// would not do: rapid favours the smallest and largest values of a range,
+// so a value in the middle of a large range comes out several times less
+// often than its share (1 of 500 comes out about 1 in 1800), while its coins
+// are close to fair.
+func OneIn(src Source, k int, label string) bool {
+	for range k {
+		if src.Intn(2, label) == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -40,8 +40,10 @@ func TestMachineLegacyRenamed(t *testing.T) {
 	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.IDsRenamed)))
 }
 
+// Against the kernel without the seq wrap (ids.NoWrap): one wrap costs
+// seconds there.
 func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
+	rapid.Check(t, ids.NoWrap.Machine(sidestest.Pair(t, ids.NoWrap, "optimized", "kernel", equiv.Exact)))
 }
 
 // The legacy allocator numbers ids differently; an exact comparison must find
@@ -86,7 +88,7 @@ func TestGopterCommandsKernel(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.Rng.Seed(1)
 	props := gopter.NewProperties(params)
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
+	props.Property("optimized = kernel", commands.Prop(ids.NoWrap.Commands(sidestest.Pair(t, ids.NoWrap, "optimized", "kernel", equiv.Exact))))
 	props.TestingRun(t)
 }
 
@@ -133,4 +135,22 @@ func TestGeneratedScriptsReachSeqWrap(t *testing.T) {
 // where it can run, the live kernel by default) each with the next.
 func FuzzIDs(f *testing.F) {
 	sub.Fuzz(f, sidestest.FromEnv(f, sub))
+}
+
+// The seq wrap of testdata/seq-wrap.ops gives every result it states on
+// every built-in, the kernel included where it can run: once, since the
+// wrap takes seconds there (the kernel properties above draw without it).
+func TestSeqWrapOnEveryImplementation(t *testing.T) {
+	sc, err := corpus.Read("testdata/seq-wrap.ops")
+	require.NoError(t, err)
+	for _, name := range []string{"naive", "optimized", "kernel"} {
+		s, why := sidestest.Try(t, name, sub)
+		if why != "" {
+			t.Logf("left out: %s", why)
+			continue
+		}
+		problems, err := runner.CheckStated(context.Background(), sc, s)
+		require.NoError(t, err, name)
+		require.Empty(t, problems, name)
+	}
 }

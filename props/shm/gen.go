@@ -54,7 +54,7 @@ type Shadow struct {
 // under rel, with swarm weights drawn from src.
 func NewShadow(src engine.Source, rel equiv.Relation) *Shadow {
 	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{},
-		renamed: rel == equiv.IDsRenamed, swarm: engine.NewSwarm(src, int(numActions))}
+		renamed: rel == equiv.IDsRenamed, swarm: actions.Swarm(src)}
 }
 
 var (
@@ -68,109 +68,11 @@ var (
 	sizePool  = []int64{1, 4096, 4097, 8192, 65536, 0}
 )
 
-type action uint8
-
-const (
-	actCreate action = iota
-	actGetKey
-	actAttach
-	actAttachStale
-	actDetach
-	actDetachOther
-	actDetachStale
-	actRmid
-	actStat
-	actStatStale
-	actSet
-	actLock
-	actInfo
-	actStatIdx
-	actExit
-	actForced
-	actList
-	actOtherType
-	numActions
-)
-
-// Step draws one operation and advances the shadow by its expected effect.
+// Step draws one operation and advances the shadow by its expected effect:
+// one of the actions (actions.go) that make sense now.
 func (s *Shadow) Step(src engine.Source) ops.Op {
-	menu := []action{actCreate, actCreate, actGetKey, actGetKey, actInfo, actStatIdx, actExit, actForced, actList, actOtherType}
-	live, stale := s.handles(true), s.handles(false)
-	liveAtts, staleAtts := s.attHandles(true), s.attHandles(false)
-	if len(live) > 0 {
-		menu = append(menu, actAttach, actAttach, actAttach, actAttach, actRmid, actRmid, actStat, actSet, actLock, actLock)
-	}
-	if len(stale) > 0 {
-		menu = append(menu, actAttachStale, actStatStale)
-	}
-	if len(liveAtts) > 0 {
-		menu = append(menu, actDetach, actDetach, actDetach, actDetachOther, actExit)
-	}
-	if len(staleAtts) > 0 {
-		menu = append(menu, actDetachStale)
-	}
-	switch engine.Choose(src, s.swarm, menu) {
-	case actCreate:
-		return s.get(src, ops.IPCPrivate)
-	case actGetKey:
-		return s.get(src, engine.Pick(src, keyPool, "key"))
-	case actAttach:
-		return s.attach(src, engine.Pick(src, live, "handle"))
-	case actAttachStale:
-		return s.attach(src, engine.Pick(src, stale, "handle"))
-	case actDetach:
-		a := engine.Pick(src, liveAtts, "attachment")
-		return s.detach(a, s.atts[a].task)
-	case actDetachOther:
-		a := engine.Pick(src, liveAtts, "attachment")
-		return s.detach(a, src.Intn(ops.NumTasks, "task"))
-	case actDetachStale:
-		a := engine.Pick(src, staleAtts, "attachment")
-		return s.detach(a, s.atts[a].task)
-	case actRmid:
-		return s.rmid(src, engine.Pick(src, live, "handle"))
-	case actStat:
-		return s.ctl(src, engine.Pick(src, live, "handle"), ops.ShmIPCStat)
-	case actStatStale:
-		return s.ctl(src, engine.Pick(src, stale, "handle"), ops.ShmIPCStat)
-	case actSet:
-		return s.set(src, engine.Pick(src, live, "handle"))
-	case actLock:
-		return s.ctl(src, engine.Pick(src, live, "handle"), engine.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
-	case actInfo:
-		op := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: int64(src.Intn(3, "id"))}, Cmd: engine.Pick(src, []ops.ShmCmd{ops.ShmIPCInfo, ops.ShmInfoCmd}, "cmd"), Task: s.task(src)}
-		if src.Intn(10, "negative") == 0 {
-			op.Obj.ID = -1
-		}
-		return op
-	case actStatIdx:
-		if s.renamed {
-			return ops.Op{Kind: ops.KindList, Type: ops.Shm, Rows: true}
-		}
-		// An index, possibly with a stale or foreign seq: only idx counts.
-		id := int64(src.Intn(6, "idx")) + ops.MakeID(src.Intn(3, "seq"), 0)
-		return ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ops.Ref{ID: id}, Cmd: engine.Pick(src, []ops.ShmCmd{ops.ShmStat, ops.ShmStatAny}, "cmd"), As: s.caller(src), Task: s.task(src)}
-	case actExit:
-		n := 1 + src.Intn(ops.MaxTask, "task")
-		s.exit(n)
-		return ops.Op{Kind: ops.KindExit, Task: uint8(n)}
-	case actForced:
-		v := engine.Pick(src, []int64{0, 1, 1, 2}, "value")
-		s.setForced(v)
-		return ops.Op{Kind: ops.KindRmidForced, Type: ops.Shm, Value: v}
-	case actOtherType:
-		t := engine.Pick(src, []ops.IPCType{ops.Msg, ops.Sem}, "type")
-		if src.Intn(2, "list") == 0 {
-			return ops.Op{Kind: ops.KindList, Type: t, Rows: true}
-		}
-		s.nextHandle++
-		op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.nextHandle, Mode: engine.Pick(src, modePool, "mode")}
-		if t == ops.Sem {
-			op.Size = 1 + int64(src.Intn(3, "nsems"))
-		}
-		return op
-	}
-	return ops.Op{Kind: ops.KindList, Type: ops.Shm, Rows: src.Intn(4, "plain") != 0}
+	op, _ := actions.Step(src, s.swarm, s) // a create always makes sense
+	return op
 }
 
 // task is usually the main task, otherwise one of the others.
@@ -250,6 +152,25 @@ func (s *Shadow) get(src engine.Source, key int32) ops.Op {
 		s.keys[key] = g
 	}
 	return op
+}
+
+// shmmaxSizes are segment sizes at the top of the range: shmmax (a size_t,
+// ULONG_MAX - 2^24 by default; as the int64 of Op.Size, negative), one
+// below and one above it, and LLONG_MAX and one above it, where
+// shmem_kernel_file_setup's loff_t turns negative.
+var shmmaxSizes = []int64{shmmax, shmmax - 1, shmmax + 1, math.MaxInt64, math.MinInt64}
+
+// shmmax is ops.DefaultShmmax as the int64 Op.Size holds it.
+var shmmax = bitsOf(ops.DefaultShmmax)
+
+// bitsOf is the int64 with the bits of u.
+func bitsOf(u uint64) int64 { return int64(u) }
+
+// atShmmax draws a get of a new segment whose size is at the top of the
+// range (shmmaxSizes): never created, EINVAL or ENOMEM.
+func (s *Shadow) atShmmax(src engine.Source) ops.Op {
+	s.nextHandle++
+	return ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Mode: 0o600, Size: engine.Pick(src, shmmaxSizes, "size"), Task: s.task(src)}
 }
 
 func (s *Shadow) bind(h int, g *segment) {

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Each edge mutant (testdata/edgemutant: a bug at an edge few scripts
+// reach) is found by compare with rapid on one seed, built as the README's
+// plugin recipe builds a plugin. ci/edge-mutants.sh is the long form (both
+// engines, three seeds, and go test -fuzz).
+func TestEdgeMutantsAreFound(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range []struct{ mutation, subsystem string }{
+		{"earlywrap", "ids"}, {"keepmaxidx", "ids"}, {"noupperclamp", "sem"}, {"norestart", "sem"},
+	} {
+		t.Run(m.mutation, func(t *testing.T) {
+			t.Parallel()
+			bin := filepath.Join(dir, m.mutation)
+			out, err := exec.Command("go", "build", "-ldflags", "-X main.mutation="+m.mutation, "-o", bin, "./testdata/edgemutant").CombinedOutput()
+			require.NoError(t, err, string(out))
+			r := ipcfuzz(t, "compare", bin, "optimized", "--subsystem", m.subsystem, "--checks", "2000", "--seed", "1", "--json", "--corpus", filepath.Join(dir, m.mutation+"-findings"))
+			require.Equal(t, 1, r.code, r.stderr)
+			require.EqualValues(t, 1, summary(t, r)["divergences"])
+		})
+	}
+}

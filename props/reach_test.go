@@ -1,0 +1,234 @@
+package props_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/impls/semq"
+	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/props/ids"
+	"github.com/ipcfuzz/ipcfuzz/props/msg"
+	"github.com/ipcfuzz/ipcfuzz/props/sem"
+	"github.com/ipcfuzz/ipcfuzz/props/shm"
+)
+
+var reachTable = flag.Int("reach.table", 0, "print how many of this many scripts per engine reach each edge (TestGeneratorsReachTheEdges)")
+
+// engineOf is one way scripts are drawn: rapid's and gopter's generators as
+// compare draws them, or fuzz bytes from random inputs (64 to 1024 bytes)
+// as go test -fuzz decodes them.
+type engineOf struct {
+	name    string
+	scripts func(engine.Subsystem) func(seed uint64) []ops.Op
+}
+
+var engines = []engineOf{
+	{"rapid", func(s engine.Subsystem) func(uint64) []ops.Op { return s.RapidScripts(equiv.Exact) }},
+	{"gopter", func(s engine.Subsystem) func(uint64) []ops.Op { return s.GopterScripts(equiv.Exact) }},
+	{"fuzz bytes", func(s engine.Subsystem) func(uint64) []ops.Op {
+		return func(seed uint64) []ops.Op {
+			r := rand.New(rand.NewPCG(seed, 0xf022))
+			data := make([]byte, 64+r.IntN(961))
+			for i := range data {
+				data[i] = byte(r.Uint32())
+			}
+			return s.DrawFuzz(&engine.ByteSource{Data: data})
+		}
+	}},
+}
+
+// edges are the states of a subsystem its generator must reach; reached
+// says which of them one script reaches (by name).
+type edges struct {
+	sub     engine.Subsystem
+	names   []string
+	reached func(t testing.TB, script []ops.Op) map[string]bool
+	// scripts per engine in the test: enough that each edge is expected
+	// ten times or more.
+	scripts int
+}
+
+var allEdges = []edges{
+	{ids.Subsystem, []string{"seq at 65534", "seq wrapped", "max_idx lowered", "more than 64 live"}, idsReached, 450},
+	{sem.Subsystem, []string{"exit clamped at SEMVMX", "exit clamped at 0", "complex ahead of simple", "restart after complex"}, semReached, 100},
+	{msg.Subsystem, []string{"queue at msgmnb"}, msgReached, 100},
+	{shm.Subsystem, []string{"segment at shmmax"}, shmReached, 100},
+}
+
+// The generators reach every edge with every engine: in a few hundred
+// scripts, each edge is expected ten times or more, and at least once is
+// required. -reach.table=N prints the counts of N scripts per engine.
+func TestGeneratorsReachTheEdges(t *testing.T) {
+	n := *reachTable
+	var table []string
+	for _, e := range allEdges {
+		for _, eng := range engines {
+			scripts := e.scripts
+			if n > 0 {
+				scripts = n
+			}
+			counts := map[string]int{}
+			gen := eng.scripts(e.sub)
+			for seed := range uint64(scripts) {
+				for name, ok := range e.reached(t, gen(seed)) {
+					if ok {
+						counts[name]++
+					}
+				}
+			}
+			for _, name := range e.names {
+				table = append(table, fmt.Sprintf("%-4s %-26s %-11s %5d of %d", e.sub.Name, name, eng.name, counts[name], scripts))
+				if n == 0 {
+					require.NotZero(t, counts[name], "%s: no script of %d drawn by %s reaches %q", e.sub.Name, scripts, eng.name, name)
+				}
+			}
+		}
+	}
+	t.Logf("edges reached:\n%s", strings.Join(table, "\n"))
+}
+
+// idsRecorder watches the allocator and the table of the optimized model
+// run a script.
+type idsRecorder struct {
+	at65534 map[*ipcns.AllocState]bool
+	reached map[string]bool
+}
+
+func (r *idsRecorder) Alloc(st *ipcns.AllocState, t ipcns.Table) (int, int, bool) {
+	if t.Len() >= 64 {
+		r.reached["more than 64 live"] = true
+	}
+	idx, seq, ok := ipcns.Cyclic.Alloc(st, t)
+	switch {
+	case !ok:
+	case seq == ops.SeqMax-1:
+		r.at65534[st] = true
+		r.reached["seq at 65534"] = true
+	case seq == 0 && r.at65534[st]:
+		r.reached["seq wrapped"] = true
+	}
+	return idx, seq, ok
+}
+
+// recTable is the optimized table, watched for removals at max_idx while
+// other objects remain (max_idx goes down).
+type recTable struct {
+	*optimized.IDR
+	r *idsRecorder
+}
+
+func (t recTable) Remove(idx int) {
+	if idx == t.MaxIdx() && t.Len() > 1 {
+		t.r.reached["max_idx lowered"] = true
+	}
+	t.IDR.Remove(idx)
+}
+
+func idsReached(t testing.TB, script []ops.Op) map[string]bool {
+	r := &idsRecorder{at65534: map[*ipcns.AllocState]bool{}, reached: map[string]bool{}}
+	ns := ipcns.New(func() ipcns.Table { return recTable{optimized.NewIDR(), r} }, r)
+	_, err := ops.Run(ns, ops.Config{}, script)
+	require.NoError(t, err)
+	return r.reached
+}
+
+// semRun runs a script on the optimized model with a semaphore quirk (0:
+// none).
+func semRun(t testing.TB, q semq.Quirk, script []ops.Op) ops.Outcome {
+	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
+	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore, Quirk: q})
+	out, err := ops.Run(ns, ops.Config{}, script)
+	require.NoError(t, err)
+	return out
+}
+
+// semReached: the clamps of exit_sem and the restart of update_queue are
+// reached where a model without them (semq's quirks) gives another
+// outcome; a complex sleeper is ahead of a simple one on the same
+// semaphore where a simple decrement goes to sleep on a semaphore that a
+// complex operation, asleep on the same array, names.
+func semReached(t testing.TB, script []ops.Op) map[string]bool {
+	base := semRun(t, 0, script)
+	out := map[string]bool{}
+	for name, q := range map[string]semq.Quirk{
+		"exit clamped at SEMVMX": semq.QuirkUndoNoUpperClamp,
+		"exit clamped at 0":      semq.QuirkUndoNoLowerClamp,
+		"restart after complex":  semq.QuirkNoRestartAfterComplex,
+	} {
+		out[name] = equiv.Compare(equiv.Exact, script, base, semRun(t, q, script)) != nil
+	}
+	var asleep [ops.NumTasks]*ops.Op
+	for i, op := range script {
+		r := base.Results[i]
+		for _, c := range r.Done {
+			asleep[c.Task] = nil
+		}
+		if op.Kind != ops.KindSemop || !r.Blocked {
+			continue
+		}
+		if sops := op.Sem.SopList(); len(sops) == 1 && sops[0].Op < 0 {
+			for _, other := range asleep {
+				if other != nil && other.Obj == op.Obj && len(other.Sem.SopList()) > 1 && names(other.Sem.SopList(), sops[0].Num) {
+					out["complex ahead of simple"] = true
+				}
+			}
+		}
+		asleep[op.Task] = &script[i]
+	}
+	return out
+}
+
+func names(sops []ops.Sop, num uint16) bool {
+	for _, s := range sops {
+		if s.Num == num {
+			return true
+		}
+	}
+	return false
+}
+
+// msgReached: after some step a queue holds exactly msgmnb bytes with
+// qbytes msgmnb.
+func msgReached(t testing.TB, script []ops.Op) map[string]bool {
+	m, err := optimized.New()
+	require.NoError(t, err)
+	l := ops.NewLocal(ops.Info{Name: "optimized"}, m)
+	ctx := context.Background()
+	require.NoError(t, l.Reset(ctx, ops.Config{}))
+	for _, op := range script {
+		_, err := l.Apply(ctx, []ops.Op{op})
+		require.NoError(t, err)
+		snap, err := l.Snapshot(ctx)
+		require.NoError(t, err)
+		for _, q := range snap.Queues {
+			n := 0
+			for _, m := range q.Msgs {
+				n += len(m.Text)
+			}
+			if q.Qbytes == ops.DefaultMsgmnb && n == ops.DefaultMsgmnb {
+				return map[string]bool{"queue at msgmnb": true}
+			}
+		}
+	}
+	return nil
+}
+
+// shmReached: a get asks for a segment of exactly shmmax bytes.
+func shmReached(_ testing.TB, script []ops.Op) map[string]bool {
+	for _, op := range script {
+		if op.Kind == ops.KindGet && op.Type == ops.Shm && uint64(op.Size) == ops.DefaultShmmax {
+			return map[string]bool{"segment at shmmax": true}
+		}
+	}
+	return nil
+}
