@@ -24,6 +24,8 @@ var rooms = map[string][]string{
 	// The harness stands on the vocabulary; the runner on the rest.
 	"harness/":       {"harness/ops"},
 	"harness/runner": {"harness/ops", "harness/equiv", "harness/shrink", "harness/corpus"},
+	// The report reads finding files.
+	"harness/report": {"harness/ops", "harness/corpus"},
 	// Implementations know the vocabulary and one another, nothing of
 	// the harness's machinery or of plugins.
 	"impls/": {"harness/ops", "impls/"},
@@ -46,7 +48,7 @@ var rooms = map[string][]string{
 	"sides":           {"harness/", "impls", "plugins/host"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// The command assembles everything.
-	"cmd/": {"harness/", "impls", "plugins", "plugins/host", "props", "props/", "sides"},
+	"cmd/": {"harness/", "impls", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
 }
 
 // roomOf is the most specific room that holds pkg.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/report"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
@@ -28,6 +29,7 @@ type compareArgs struct {
 	jobs   int
 	asJSON bool
 	sides  sideFlags
+	report string // --report: an HTML page of the findings
 }
 
 func parseCompare(args []string) (*compareArgs, error) {
@@ -43,6 +45,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
 	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
+	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
 	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
 	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
 	c.sides.register(fs, 60*time.Second)
@@ -130,6 +133,12 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if c.report != "" {
+		if err := writeReport(c.report, res.Scripts, report.Options{Title: o.Command}); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)
 	}
 	switch {
 	case res.Divergences > 0 || res.Failures > 0:

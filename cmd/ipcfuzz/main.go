@@ -147,7 +147,7 @@ func commands() []command {
 	return []command{
 		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
                     [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
-                    [--corpus DIR] [--batch N] [--call-timeout D] [--in-process]`,
+                    [--corpus DIR] [--report FILE.html] [--batch N] [--call-timeout D] [--in-process]`,
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus.", compareCmd},
 		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
 			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
@@ -158,6 +158,10 @@ func commands() []command {
 			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
 		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
+		{"repro", `ipcfuzz repro FILE.ops [-o repro.c] [--expect a|b]`,
+			"Writes a C reproducer of the script (libc only): run as root, it replays the script's syscalls in a\nprivate IPC namespace and exits 1 naming each step whose result is not side A's (or B's, or the stated one).", reproCmd},
+		{"report", `ipcfuzz report FILE.ops... [-o report.html] [--plot FILE.svg] [--title T]`,
+			"Writes findings as one static HTML page: both sides' results, the first divergence, the tasks' sleeps,\nthe final states and the commands that reproduce each.", reportCmd},
 		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
                     [--call-timeout D] [--in-process]`,
 			"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed.",

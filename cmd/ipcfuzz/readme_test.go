@@ -196,8 +196,12 @@ func readmeCommand(line string) (string, int) {
 }
 
 // needsKernel reports whether a command runs the kernel side: it names it,
-// or it fuzzes with the default implementations (the kernel among them).
+// it fuzzes with the default implementations (the kernel among them), or it
+// is a C reproducer.
 func needsKernel(cmd string) bool {
+	if strings.HasPrefix(cmd, "./repro") { // a reproducer makes a private IPC namespace
+		return true
+	}
 	if slices.Contains(strings.Fields(cmd), "kernel") || strings.Contains(cmd, ",kernel") || strings.Contains(cmd, "kernel,") {
 		return true
 	}
@@ -221,6 +225,13 @@ func runReadme(t *testing.T, root, scratch, line string) (int, string) {
 	case len(args) >= 2 && args[0] == "go" && args[1] == "test" && slices.Contains(args, "./..."):
 		t.Logf("%s: this suite itself, not run again", line)
 		return 0, ""
+	case args[0] == "cc":
+		// A C compiler builds a reproducer in scratch.
+		cc, err := exec.LookPath("cc")
+		if err != nil {
+			t.Skipf("%s: no C compiler", line)
+		}
+		args[0] = cc
 	case args[0] == "go":
 		dir = root
 		for i := 1; i+1 < len(args); i++ {

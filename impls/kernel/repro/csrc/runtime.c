@@ -1,0 +1,679 @@
+/*
+ * The runtime of an ipcfuzz reproducer (libc only). It enters a private IPC
+ * namespace, runs each step of the script on the task that issues it (t0 is
+ * this process, t1..t4 forked processes that start at their first step),
+ * decides that a task sleeps in a call from evidence only (state S and a
+ * wchan of do_msgsnd, do_msgrcv or __do_semtimedop, as the ipcfuzz kernel
+ * side does), writes every result in ipcfuzz's canonical text and compares
+ * it with the expected one. Exit status: 0 every result as expected, 1 a
+ * mismatch (each one printed), 2 a setup that failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A runtime function a script does not need is left unused. */
+#define RT static __attribute__((unused))
+
+enum { NTASK = 5, OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
+enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
+
+/* What every task process sees: the ids the handles were bound to, the
+ * attachments' addresses, the pids of every task incarnation, and each
+ * task's last result. */
+struct shared {
+	long h[NHANDLES + 1];
+	unsigned long att[NATTS + 1];
+	int att_task[NATTS + 1];
+	int npids;
+	int pid[MAXPIDS], pid_task[MAXPIDS], pid_gen[MAXPIDS];
+	char out[NTASK][OUT];
+};
+
+static struct shared *sh;
+static int req_fd[NTASK] = { -1, -1, -1, -1, -1 }, resp_fd[NTASK] = { -1, -1, -1, -1, -1 };
+static pid_t tpid[NTASK];
+static int gen[NTASK], pending[NTASK];
+static int self_task; /* the task this process is */
+
+__attribute__((noreturn)) RT void setup_failed(const char *what)
+{
+	fprintf(stderr, "repro: setup: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+/* put appends to a result. */
+RT void put(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RT void put(char *out, const char *fmt, ...)
+{
+	size_t n = strlen(out);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out + n, OUT - n, fmt, ap);
+	va_end(ap);
+}
+
+/* errname is the canonical name of an errno. */
+RT void put_err(char *out, int e)
+{
+	switch (e) {
+#define E(num, name) case num: put(out, "%s", name); return;
+	ERRNO_NAMES(E)
+#undef E
+	}
+	put(out, "errno%d", e);
+}
+
+RT void put_key(char *out, long key) { put(out, "0x%x", (unsigned)key); }
+
+/* put_pid writes a pid as a task identity: tN or tN#G, 0, or ?. */
+RT void put_pid(char *out, long pid)
+{
+	if (pid == 0) {
+		put(out, "0");
+		return;
+	}
+	for (int i = 0; i < sh->npids; i++)
+		if (sh->pid[i] == pid) {
+			if (sh->pid_gen[i] == 0)
+				put(out, "t%d", sh->pid_task[i]);
+			else
+				put(out, "t%d#%d", sh->pid_task[i], sh->pid_gen[i]);
+			return;
+		}
+	put(out, "?");
+}
+
+RT void put_time(char *out, long t) { put(out, "%s", t ? "*" : "0"); }
+
+RT void add_pid(int pid, int task, int g)
+{
+	if (sh->npids < MAXPIDS) {
+		sh->pid[sh->npids] = pid;
+		sh->pid_task[sh->npids] = task;
+		sh->pid_gen[sh->npids] = g;
+		sh->npids++;
+	}
+}
+
+/* The x86-64 layouts of the kernel's ipc64_perm, msqid64_ds, semid64_ds
+ * and shmid64_ds, read by offset from a 256-byte buffer. */
+RT unsigned short U16(const void *b, int off)
+{
+	unsigned short v;
+	memcpy(&v, (const char *)b + off, sizeof v);
+	return v;
+}
+
+RT unsigned int U32(const void *b, int off)
+{
+	unsigned int v;
+	memcpy(&v, (const char *)b + off, sizeof v);
+	return v;
+}
+
+RT int I32(const void *b, int off) { return (int)U32(b, off); }
+
+RT long I64(const void *b, int off)
+{
+	long v;
+	memcpy(&v, (const char *)b + off, sizeof v);
+	return v;
+}
+
+RT void set_u32(void *b, int off, unsigned int v) { memcpy((char *)b + off, &v, sizeof v); }
+
+RT void set_i64(void *b, int off, long v) { memcpy((char *)b + off, &v, sizeof v); }
+enum { P_KEY = 0, P_UID = 4, P_GID = 8, P_CUID = 12, P_CGID = 16, P_MODE = 20 };
+
+/* sysctl writes /proc/sys/kernel/<name>; the errno on failure, else 0. */
+RT int sysctl(const char *name, const char *val)
+{
+	char path[128];
+	snprintf(path, sizeof path, "/proc/sys/kernel/%s", name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	ssize_t n = write(fd, val, strlen(val));
+	int e = n < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+/* read_file reads a whole /proc file into buf; its length, or -errno. */
+RT long read_file(const char *path, char *buf, long size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	long n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		if (r == 0 || n + r >= size - 1) {
+			n += r;
+			break;
+		}
+		n += r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return n;
+}
+
+/* Running as another user: no supplementary groups, egid = euid = id, the
+ * real and saved ids root, so that the effective capabilities come back
+ * with the euid (the ipcfuzz kernel side switches the same way). */
+RT void as_begin(unsigned id)
+{
+	if (setgroups(0, NULL) < 0 || syscall(SYS_setresgid, -1, id, -1) < 0 || syscall(SYS_setresuid, -1, id, -1) < 0)
+		setup_failed("switching to another user");
+}
+
+RT void as_end(void)
+{
+	if (syscall(SYS_setresuid, -1, 0, -1) < 0 || syscall(SYS_setresgid, -1, 0, -1) < 0)
+		setup_failed("switching back to root");
+}
+
+/* sleeps_in_call reports whether pid sleeps in msgsnd, msgrcv or semop:
+ * state S and a wchan that names the function. */
+RT int sleeps_in_call(pid_t pid)
+{
+	char path[64], b[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (read_file(path, b, sizeof b) < 0)
+		return 0;
+	char *p = strrchr(b, ')');
+	if (!p || p[1] != ' ' || p[2] != 'S')
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/wchan", pid);
+	if (read_file(path, b, sizeof b) < 0)
+		return 0;
+	return !strcmp(b, "do_msgsnd") || !strcmp(b, "do_msgrcv") || !strcmp(b, "__do_semtimedop");
+}
+
+RT void run_step(int step, char *out);
+
+RT void on_interrupt(int sig) { (void)sig; }
+
+/* task_main serves the steps of one task process: a step number in, its
+ * result in sh->out, one byte out. */
+RT void task_main(int t, int in, int out)
+{
+	self_task = t;
+	for (;;) {
+		int step;
+		ssize_t r = read(in, &step, sizeof step);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof step || step < 0)
+			_exit(0);
+		sh->out[t][0] = 0;
+		run_step(step, sh->out[t]);
+		char c = 1;
+		while (write(out, &c, 1) < 0 && errno == EINTR)
+			;
+	}
+}
+
+RT void task_start(int t)
+{
+	int a[2], b[2];
+	if (pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0)
+		setup_failed("pipe");
+	fflush(stdout); /* what is buffered is the parent's to write */
+	pid_t pid = fork();
+	if (pid < 0)
+		setup_failed("fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(a[1]);
+		close(b[0]);
+		for (int u = 1; u < NTASK; u++) /* the other tasks' pipes are not ours */
+			if (req_fd[u] >= 0) {
+				close(req_fd[u]);
+				close(resp_fd[u]);
+			}
+		task_main(t, a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	req_fd[t] = a[1];
+	resp_fd[t] = b[0];
+	tpid[t] = pid;
+	add_pid(pid, t, gen[t]);
+}
+
+/* returned waits for task t's response: 1 when its call returned, 0 when
+ * it sleeps in the call (only for calls that may block). */
+RT int returned(int t, int may_block)
+{
+	for (;;) {
+		struct pollfd p = { .fd = resp_fd[t], .events = POLLIN };
+		int n = poll(&p, 1, may_block ? 0 : -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			setup_failed("poll");
+		if (n > 0) {
+			char c;
+			if (read(resp_fd[t], &c, 1) != 1) {
+				fprintf(stderr, "repro: task t%d died\n", t);
+				exit(2);
+			}
+			return 1;
+		}
+		if (sleeps_in_call(tpid[t]))
+			return 0;
+		sched_yield();
+	}
+}
+
+RT void task_exit(int t)
+{
+	int end = -1;
+	while (write(req_fd[t], &end, sizeof end) < 0 && errno == EINTR)
+		;
+	close(req_fd[t]);
+	close(resp_fd[t]);
+	req_fd[t] = resp_fd[t] = -1;
+	int st;
+	while (waitpid(tpid[t], &st, 0) < 0 && errno == EINTR)
+		;
+	tpid[t] = 0;
+}
+
+/* issue runs step on task t: its result in out ("blocked" for a call that
+ * sleeps, EBUSY for a task still asleep in an earlier one). */
+RT void issue(int t, int step, int may_block, char *out)
+{
+	if (t == 0) {
+		run_step(step, out);
+		return;
+	}
+	if (pending[t]) {
+		put(out, "EBUSY");
+		return;
+	}
+	if (!tpid[t])
+		task_start(t);
+	while (write(req_fd[t], &step, sizeof step) < 0)
+		if (errno != EINTR)
+			setup_failed("writing to a task");
+	if (returned(t, may_block)) {
+		put(out, "%s", sh->out[t]);
+		return;
+	}
+	pending[t] = 1;
+	put(out, "blocked");
+}
+
+/* settle: every call still pending either returned (a completion,
+ * appended in task order) or sleeps again. */
+RT void settle(char *out)
+{
+	for (int t = 1; t < NTASK; t++)
+		if (pending[t] && returned(t, 1)) {
+			pending[t] = 0;
+			put(out, " ; t%d %s", t, sh->out[t]);
+		}
+}
+
+/* interrupt sends task t, when it sleeps in a call, the signal that makes
+ * the call return EINTR; a task that does not sleep is not disturbed. */
+RT void interrupt_task(int t, char *out)
+{
+	if (pending[t])
+		kill(tpid[t], SIGUSR1);
+	put(out, "ok");
+}
+
+/* exit_task ends task t (EBUSY while it sleeps in a call). */
+RT void exit_task(int t, char *out)
+{
+	if (pending[t]) {
+		put(out, "EBUSY");
+		return;
+	}
+	if (tpid[t])
+		task_exit(t);
+	for (int i = 1; i <= NATTS; i++) /* its attachments went with it */
+		if (sh->att_task[i] == t)
+			sh->att[i] = 0;
+	gen[t]++; /* its next step is a new process, tN#G */
+	put(out, "ok");
+}
+
+/* listing writes /proc/sysvipc/<type> as "[id:key ...]" or whole rows. */
+RT void listing(const char *type, int rows, char *out)
+{
+	static char b[1 << 20];
+	char path[64];
+	snprintf(path, sizeof path, "/proc/sysvipc/%s", type);
+	long n = read_file(path, b, sizeof b);
+	if (n < 0) {
+		put_err(out, (int)-n);
+		return;
+	}
+	char *line = strchr(b, '\n');
+	int first = 1;
+	put(out, "[");
+	while (line && line[1]) {
+		line++;
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		long v[16] = { 0 };
+		int nv = 0;
+		for (char *p = line; *p && nv < 16;) {
+			char *e;
+			while (*p == ' ')
+				p++;
+			if (!*p)
+				break;
+			v[nv] = strtol(p, &e, nv == 2 ? 8 : 10); /* perms are octal */
+			if (e == p)
+				break;
+			nv++;
+			p = e;
+		}
+		if (!first)
+			put(out, rows ? " | " : " ");
+		first = 0;
+		if (!rows) {
+			put(out, "%ld:", v[1]);
+			put_key(out, v[0]);
+		} else if (!strcmp(type, "msg")) {
+			/* key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid stime rtime ctime */
+			put_key(out, v[0]);
+			put(out, " %ld %lo %ld %ld ", v[1], v[2], v[3], v[4]);
+			put_pid(out, v[5]);
+			put(out, " ");
+			put_pid(out, v[6]);
+			put(out, " %ld %ld %ld %ld ", v[7], v[8], v[9], v[10]);
+			put_time(out, v[11]);
+			put(out, " ");
+			put_time(out, v[12]);
+			put(out, " ");
+			put_time(out, v[13]);
+		} else if (!strcmp(type, "sem")) {
+			/* key semid perms nsems uid gid cuid cgid otime ctime */
+			put_key(out, v[0]);
+			put(out, " %ld %lo %ld %ld %ld %ld %ld ", v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+			put_time(out, v[8]);
+			put(out, " ");
+			put_time(out, v[9]);
+		} else {
+			/* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
+			put_key(out, v[0]);
+			put(out, " %ld %lo %ld ", v[1], v[2], v[3]);
+			put_pid(out, v[4]);
+			put(out, " ");
+			put_pid(out, v[5]);
+			put(out, " %ld %ld %ld %ld %ld ", v[6], v[7], v[8], v[9], v[10]);
+			put_time(out, v[11]);
+			put(out, " ");
+			put_time(out, v[12]);
+			put(out, " ");
+			put_time(out, v[13]);
+			put(out, " %ld %ld", v[14], v[15]);
+		}
+		line = end;
+	}
+	put(out, "]");
+}
+
+/* put_msg_row writes the row of a msqid64_ds. */
+RT void put_msg_row(char *out, void *b, long id)
+{
+	put(out, "{");
+	put_key(out, I32(b, P_KEY));
+	put(out, " %ld %o %ld %ld ", id, U16(b, P_MODE), I64(b, 72), I64(b, 80));
+	put_pid(out, I32(b, 96));
+	put(out, " ");
+	put_pid(out, I32(b, 100));
+	put(out, " %u %u %u %u ", U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
+	put_time(out, I64(b, 48));
+	put(out, " ");
+	put_time(out, I64(b, 56));
+	put(out, " ");
+	put_time(out, I64(b, 64));
+	put(out, "}");
+}
+
+/* put_sem_row writes the row of a semid64_ds. */
+RT void put_sem_row(char *out, void *b, long id)
+{
+	put(out, "{");
+	put_key(out, I32(b, P_KEY));
+	put(out, " %ld %o %ld %u %u %u %u ", id, U16(b, P_MODE), I64(b, 80), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
+	put_time(out, I64(b, 48));
+	put(out, " ");
+	put_time(out, I64(b, 64));
+	put(out, "}");
+}
+
+/* put_shm_row writes the row of a shmid64_ds (rss and swap are not in
+ * it: 0). */
+RT void put_shm_row(char *out, void *b, long id)
+{
+	put(out, "{");
+	put_key(out, I32(b, P_KEY));
+	put(out, " %ld %o %ld ", id, U16(b, P_MODE), I64(b, 48));
+	put_pid(out, I32(b, 80));
+	put(out, " ");
+	put_pid(out, I32(b, 84));
+	put(out, " %ld %u %u %u %u ", I64(b, 88), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
+	put_time(out, I64(b, 56));
+	put(out, " ");
+	put_time(out, I64(b, 64));
+	put(out, " ");
+	put_time(out, I64(b, 72));
+	put(out, " 0 0}");
+}
+
+/* shm_dontfork keeps the attachment at addr out of task processes forked
+ * later (MADV_DONTFORK): a fork would attach it again, which the kernel
+ * side's tasks, started with exec, never do. */
+RT void shm_dontfork(unsigned long addr)
+{
+	static char maps[1 << 16];
+	if (read_file("/proc/self/maps", maps, sizeof maps) < 0)
+		setup_failed("reading /proc/self/maps");
+	for (char *l = maps; *l;) {
+		unsigned long a, b;
+		if (sscanf(l, "%lx-%lx", &a, &b) == 2 && a == addr) {
+			if (madvise((void *)a, b - a, MADV_DONTFORK) < 0)
+				setup_failed("madvise(MADV_DONTFORK) of an attachment");
+			return;
+		}
+		char *nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+}
+
+/* msg_text is the text of a message of size bytes from fill. */
+RT void msg_text(char *b, long size, int fill)
+{
+	for (long i = 0; i < size; i++)
+		b[i] = 'a' + (fill + i) % 26;
+}
+
+/* setup enters a private IPC namespace (for an IPC script) and makes the
+ * shared table. */
+RT void setup(int ipc)
+{
+	if (ipc && unshare(CLONE_NEWIPC) < 0)
+		setup_failed("unshare(CLONE_NEWIPC) (run it as root)");
+	sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		setup_failed("mmap");
+	add_pid(getpid(), 0, 0);
+	struct sigaction sa = { .sa_handler = on_interrupt }; /* no SA_RESTART: EINTR */
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		setup_failed("sigaction");
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* teardown kills the tasks still there (asleep ones too) and reaps them. */
+RT void teardown(void)
+{
+	for (int t = 1; t < NTASK; t++)
+		if (tpid[t]) {
+			kill(tpid[t], SIGKILL);
+			waitpid(tpid[t], NULL, 0);
+		}
+}
+
+/* check compares a step's result with the one expected. */
+RT int check(int step, const char *got, const char *want)
+{
+	if (!want || !strcmp(got, want))
+		return 0;
+	printf("step %d: %s: kernel -> %s, expected %s\n", step, op_text[step], got, want);
+	return 1;
+}
+
+#if REPRO_VMA
+/*
+ * VMA scripts: the window (WINDOW_PAGES pages at WINDOW_BASE, far from
+ * everything) and the heap area (HEAP_PAGES pages from the initial break)
+ * are checked free with MAP_FIXED_NOREPLACE at start and left empty; the
+ * script's mmap, munmap, ... act inside them. Files are memfds of
+ * FILE_PAGES pages, bound to handles.
+ */
+enum { PAGE = 4096, WINDOW_PAGES = 64, HEAP_PAGES = 32, FILE_PAGES = 64, MAX_FILES = 8 };
+static const unsigned long window_base = 0x200000000000UL;
+static unsigned long start_brk;
+static int file_fd[MAX_FILES + 1] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+static int touch_pipe[2];
+
+/* region_free: nothing is mapped in [a, b). */
+RT int region_free(unsigned long a, unsigned long b)
+{
+	void *r = mmap((void *)a, b - a, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (r == MAP_FAILED)
+		return 0;
+	munmap(r, b - a);
+	return r == (void *)a;
+}
+
+RT void vma_setup(void)
+{
+	char b[1024];
+	if (read_file("/proc/self/stat", b, sizeof b) < 0)
+		setup_failed("reading /proc/self/stat");
+	char *p = strrchr(b, ')');
+	for (int field = 2; p && field < 47; field++) /* start_brk is field 47 */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu", &start_brk) != 1)
+		setup_failed("finding start_brk in /proc/self/stat");
+	if ((unsigned long)syscall(SYS_brk, 0) != start_brk) {
+		errno = EBUSY;
+		setup_failed("the heap is in use before main (a static glibc puts its TLS there): build without -static");
+	}
+	if (!region_free(window_base - PAGE, window_base + (WINDOW_PAGES + 1) * PAGE))
+		setup_failed("the window is not free");
+	if (!region_free(start_brk, start_brk + (HEAP_PAGES + 1) * PAGE))
+		setup_failed("the heap area is not free");
+	if (pipe2(touch_pipe, O_CLOEXEC) < 0)
+		setup_failed("pipe");
+	static char line[4096];
+	setvbuf(stdout, line, _IOLBF, sizeof line); /* stdio must not take the heap */
+}
+
+/* vma_errno is the errno of a call that returned r, else 0. */
+RT void put_result(char *out, long r, int e)
+{
+	if (r < 0)
+		put_err(out, e);
+	else
+		put(out, "ok");
+}
+
+/* touch makes the kernel access the page for us: a fault the process
+ * would get a signal for is EFAULT. A write is a read from the pipe into
+ * the page, a read a write from the page into the pipe. */
+RT void touch(char *out, unsigned long addr, int write_)
+{
+	char c = 'x';
+	ssize_t r;
+	int e = 0;
+	if (write_) {
+		if (write(touch_pipe[1], &c, 1) != 1)
+			setup_failed("touch: pipe");
+		r = read(touch_pipe[0], (void *)addr, 1);
+		e = errno;
+		if (r != 1 && read(touch_pipe[0], &c, 1) != 1)
+			setup_failed("touch: pipe");
+	} else {
+		r = write(touch_pipe[1], (void *)addr, 1);
+		e = errno;
+		if (r == 1 && read(touch_pipe[0], &c, 1) != 1)
+			setup_failed("touch: pipe");
+	}
+	put_result(out, r == 1 ? 0 : -1, e);
+}
+
+/* file_open binds handle h: a new memfd (of < 0), a new open file
+ * description of of's file (reopen) or dup(of). */
+RT void file_open(char *out, int h, int of, int dup_, int readonly)
+{
+	int fd;
+	if (of < 0) {
+		fd = memfd_create("ipcfuzz-vma", 0);
+		if (fd < 0 || ftruncate(fd, FILE_PAGES * PAGE) < 0)
+			setup_failed("memfd_create");
+		if (readonly) {
+			char path[64];
+			snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+			int ro = open(path, O_RDONLY);
+			if (ro < 0)
+				setup_failed("reopening a memfd read-only");
+			close(fd);
+			fd = ro;
+		}
+	} else if (of < 1 || of > MAX_FILES || file_fd[of] < 0) {
+		put_err(out, EBADF);
+		return;
+	} else if (dup_) {
+		fd = dup(file_fd[of]);
+	} else {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/fd/%d", file_fd[of]);
+		fd = open(path, readonly ? O_RDONLY : O_RDWR);
+	}
+	if (fd < 0) {
+		put_err(out, errno);
+		return;
+	}
+	file_fd[h] = fd;
+	put(out, "ok");
+}
+#else
+RT void vma_setup(void) {}
+#endif

@@ -1,0 +1,142 @@
+package repro_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/repro"
+)
+
+// compiler returns the C compiler, or skips the test saying there is none.
+func compiler(t *testing.T) string {
+	t.Helper()
+	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	t.Skip("no C compiler ($CC, cc or gcc): the reproducers cannot be built")
+	return ""
+}
+
+// needRoot skips a test that runs reproducers where they cannot make a
+// private IPC namespace.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("running a reproducer needs root (unshare(CLONE_NEWIPC), the IPC sysctls)")
+	}
+}
+
+// build compiles src with the flags of the acceptance, every warning an
+// error, into the test's temp dir.
+func build(t *testing.T, cc string, src []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	c := filepath.Join(dir, "repro.c")
+	require.NoError(t, os.WriteFile(c, src, 0o644))
+	bin := filepath.Join(dir, "repro")
+	out, err := exec.Command(cc, "-Wall", "-Werror", "-O2", "-o", bin, c).CombinedOutput()
+	require.NoError(t, err, "cc -Wall -Werror -O2:\n%s", out)
+	require.Empty(t, strings.TrimSpace(string(out)), "the compiler warned")
+	return bin
+}
+
+// run runs a reproducer; its exit status and output.
+func run(t *testing.T, bin string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String()
+	}
+	require.NoError(t, err, "running the reproducer")
+	return 0, out.String()
+}
+
+// stated is the result each step of sc states ("" where it states none).
+func stated(sc *ops.Script) []string {
+	out := make([]string, len(sc.Steps))
+	for i, st := range sc.Steps {
+		if st.Want != nil {
+			out[i] = ops.FormatResult(st.Op, *st.Want)
+		}
+	}
+	return out
+}
+
+// changed is a result other than want.
+func changed(want string) string {
+	if want == "ENOSYS" {
+		return "EPERM"
+	}
+	return "ENOSYS"
+}
+
+// Every corpus script: the reproducer compiles without a warning, exits 0
+// on this kernel, and with one stated result changed exits 1 naming that
+// step.
+func TestCorpusReproducers(t *testing.T) {
+	cc := compiler(t)
+	needRoot(t)
+	files, err := filepath.Glob("../../../corpus/*/*.ops")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".ops")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			text, err := os.ReadFile(f)
+			require.NoError(t, err)
+			sc, err := ops.ParseString(string(text))
+			require.NoError(t, err)
+			expect := stated(sc)
+			src, err := repro.Write(sc, repro.Options{Expect: expect})
+			var un *repro.Unsupported
+			if errors.As(err, &un) {
+				t.Skipf("the C reproducer cannot translate this script yet: %v", err)
+			}
+			require.NoError(t, err)
+			code, out := run(t, build(t, cc, src))
+			require.Equal(t, 0, code, "the reproducer of %s on this kernel:\n%s", f, out)
+
+			var checked []int
+			for i, e := range expect {
+				if e != "" {
+					checked = append(checked, i)
+				}
+			}
+			if len(checked) == 0 {
+				t.Logf("%s states no result: nothing to change", f)
+				return
+			}
+			i := checked[len(checked)/2]
+			expect[i] = changed(expect[i])
+			src, err = repro.Write(sc, repro.Options{Expect: expect})
+			require.NoError(t, err)
+			code, out = run(t, build(t, cc, src))
+			require.Equal(t, 1, code, "with step %d's result changed:\n%s", i+1, out)
+			require.Contains(t, out, fmt.Sprintf("step %d: %s: kernel -> ", i+1, ops.FormatOp(sc.Steps[i].Op)))
+			require.Contains(t, out, ", expected "+expect[i]+"\n")
+		})
+	}
+}
