@@ -20,7 +20,7 @@ const (
 // that woke it, and a line at the first diverging step.
 func laneSVG(f Finding) template.HTML {
 	n := max(len(f.Steps), 1)
-	cw := min(max(float64(laneWidth)/float64(n), 3), 28)
+	cw := min(max(float64(laneWidth)/float64(n), 3), 64)
 	w := laneLabel + cw*float64(n) + 8
 	h := laneHeight*len(f.Lanes) + laneAxis
 	x := func(step int) float64 { return laneLabel + (float64(step)-0.5)*cw } // the middle of a step
