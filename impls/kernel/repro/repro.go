@@ -161,7 +161,15 @@ func (g *gen) prologue(b *strings.Builder, sub string, steps []ops.Op, expect []
 	for _, e := range errnoNames() {
 		fmt.Fprintf(b, " X(%d, %s)", e.num, cString(e.name))
 	}
-	b.WriteString("\n\nstatic const char *const op_text[NSTEPS + 1] = {\n\t0,\n")
+	b.WriteString("\n")
+	if sub == "vma" {
+		b.WriteString("\n/* The VmFlags mnemonics ipcfuzz shows, in its order. */\nstatic const char *const vma_flag_names[] = {")
+		for _, n := range ops.VMAFlagNames {
+			fmt.Fprintf(b, "%s, ", cString(n))
+		}
+		b.WriteString("0 };\n")
+	}
+	b.WriteString("\nstatic const char *const op_text[NSTEPS + 1] = {\n\t0,\n")
 	for _, op := range steps {
 		fmt.Fprintf(b, "\t%s,\n", cString(ops.FormatOp(op)))
 	}
@@ -332,6 +340,8 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.sysctl(op, "shm_rmid_forced", strconv.FormatInt(op.Value, 10)), nil
 	case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindTouch, ops.KindAdvise, ops.KindLock, ops.KindUnlock, ops.KindRemap, ops.KindBrk:
 		return vmaStep(op)
+	case ops.KindLayout:
+		return "\tlayout(out);\n", nil
 	case ops.KindOpen:
 		return fmt.Sprintf("\tfile_open(out, %d, -1, 0, %d);\n", op.Bind, b2i(op.VFile.ReadOnly)), nil
 	case ops.KindReopen:
@@ -470,7 +480,7 @@ func (g *gen) msgrcv(op ops.Op) string {
 
 var msgCmd = map[ops.MsgCmd]string{
 	ops.MsgIPCStat: "IPC_STAT_", ops.MsgIPCSet: "IPC_SET_", ops.MsgIPCInfo: "IPC_INFO_",
-	ops.MsgInfoCmd: "12", ops.MsgStat: "11", ops.MsgStatAny: "13",
+	ops.MsgInfoCmd: "12", ops.MsgStat: "11", ops.MsgStatAny: "13", ops.MsgInvalid: "-1",
 }
 
 func (g *gen) msgctl(op ops.Op) (string, error) {
@@ -535,6 +545,7 @@ var semCmd = map[ops.SemCmd]string{
 	ops.SemIPCStat: "IPC_STAT_", ops.SemIPCSet: "IPC_SET_", ops.SemIPCInfo: "IPC_INFO_", ops.SemInfoCmd: "19",
 	ops.SemStat: "18", ops.SemStatAny: "20", ops.SemGetVal: "12", ops.SemGetPid: "11",
 	ops.SemGetNcnt: "14", ops.SemGetZcnt: "15", ops.SemGetAll: "13", ops.SemSetVal: "16", ops.SemSetAll: "17",
+	ops.SemInvalid: "-1",
 }
 
 func (g *gen) semctl(op ops.Op) (string, error) {
@@ -611,7 +622,7 @@ func (g *gen) shmat(op ops.Op) string {
 
 var shmCmd = map[ops.ShmCmd]string{
 	ops.ShmIPCStat: "IPC_STAT_", ops.ShmIPCSet: "IPC_SET_", ops.ShmLock: "11", ops.ShmUnlock: "12",
-	ops.ShmIPCInfo: "IPC_INFO_", ops.ShmInfoCmd: "14", ops.ShmStat: "13", ops.ShmStatAny: "15",
+	ops.ShmIPCInfo: "IPC_INFO_", ops.ShmInfoCmd: "14", ops.ShmStat: "13", ops.ShmStatAny: "15", ops.ShmInvalid: "-1",
 }
 
 func (g *gen) shmctl(op ops.Op) (string, error) {

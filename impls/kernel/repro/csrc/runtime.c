@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -570,6 +571,9 @@ enum { PAGE = 4096, WINDOW_PAGES = 64, HEAP_PAGES = 32, FILE_PAGES = 64, MAX_FIL
 static const unsigned long window_base = 0x200000000000UL;
 static unsigned long start_brk;
 static int file_fd[MAX_FILES + 1] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+static int file_of[MAX_FILES + 1];  /* the file a handle maps: the n-th opened */
+static unsigned long file_ino[MAX_FILES + 1]; /* the inode of the n-th file */
+static int nfiles;
 static int touch_pipe[2];
 
 /* region_free: nothing is mapped in [a, b). */
@@ -672,7 +676,128 @@ RT void file_open(char *out, int h, int of, int dup_, int readonly)
 		return;
 	}
 	file_fd[h] = fd;
+	if (of < 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || nfiles == MAX_FILES)
+			setup_failed("fstat of a new file");
+		file_ino[++nfiles] = st.st_ino;
+		file_of[h] = nfiles;
+	} else {
+		file_of[h] = file_of[of];
+	}
 	put(out, "ok");
+}
+
+/* put_vma writes one VMA of smaps (its header line, then its VmFlags and
+ * ProtectionKey lines) as ipcfuzz does: the region and pages, maps'
+ * permissions, what backs it (fN+off: the n-th file the script opened;
+ * zN+off: a shmem object, numbered in order of appearance; anon), [heap],
+ * the protection key, the VmFlags not shown by the permissions. */
+RT void put_vma(char *out, const char *head, const char *vmflags, int pkey, unsigned long *shm, int *nshm)
+{
+	unsigned long a, b, off, ino;
+	char perms[8] = "", path[256] = "";
+	if (sscanf(head, "%lx-%lx %7s %lx %*s %lu %255[^\n]", &a, &b, perms, &off, &ino, path) < 5)
+		setup_failed("parsing /proc/self/smaps");
+	int heap = a >= start_brk && b <= start_brk + HEAP_PAGES * PAGE && !(a >= window_base && b <= window_base + WINDOW_PAGES * PAGE);
+	unsigned long base = heap ? start_brk : window_base;
+	put(out, "%s:%lu-%lu %s ", heap ? "h" : "w", (a - base) / PAGE, (b - base) / PAGE, perms);
+	int file = 0, z = 0;
+	if (ino) {
+		for (int i = 1; i <= nfiles; i++)
+			if (file_ino[i] == ino)
+				file = i;
+		if (!file && !strncmp(path, "/dev/zero", 9)) {
+			for (int i = 0; i < *nshm; i++)
+				if (shm[i] == ino)
+					z = i + 1;
+			if (!z && *nshm < 64) {
+				shm[(*nshm)++] = ino;
+				z = *nshm;
+			}
+		}
+	}
+	if (file && z)
+		put(out, "f%d/z%d+%lu", file, z, off / PAGE);
+	else if (file)
+		put(out, "f%d+%lu", file, off / PAGE);
+	else if (z)
+		put(out, "z%d+%lu", z, off / PAGE);
+	else if (ino && off / PAGE)
+		put(out, "anon+%lu", off / PAGE);
+	else
+		put(out, "anon");
+	if (!strcmp(path, "[heap]"))
+		put(out, " [heap]");
+	if (pkey)
+		put(out, " pkey=%d", pkey);
+	int any = 0;
+	for (int i = 0; vma_flag_names[i]; i++) {
+		char word[8];
+		snprintf(word, sizeof word, " %s", vma_flag_names[i]);
+		const char *p = vmflags;
+		size_t n = strlen(word);
+		for (; (p = strstr(p, word)); p += n)
+			if (p[n] == ' ' || p[n] == '\n' || p[n] == 0)
+				break;
+		if (p) {
+			put(out, "%s%s", any ? "," : " ", vma_flag_names[i]);
+			any = 1;
+		}
+	}
+	if (!any)
+		put(out, " -");
+}
+
+/* layout writes the VMAs of the window, then of the heap area, and the
+ * break: "[VMA | VMA ...] brk=N". */
+RT void layout(char *out)
+{
+	static char smaps[1 << 20];
+	if (read_file("/proc/self/smaps", smaps, sizeof smaps) < 0)
+		setup_failed("reading /proc/self/smaps");
+	static char parts[2][OUT];
+	parts[0][0] = parts[1][0] = 0;
+	unsigned long shm[64];
+	int nshm = 0;
+	for (int pass = 0; pass < 2; pass++) { /* the window's VMAs, then the heap area's */
+		char *l = smaps;
+		while (*l) {
+			char *nl = strchr(l, '\n');
+			unsigned long a, b;
+			if (sscanf(l, "%lx-%lx ", &a, &b) == 2 && strchr(l, ' ') < (nl ? nl : l + strlen(l)) && l[strspn(l, "0123456789abcdef")] == '-') {
+				int win = a >= window_base && b <= window_base + WINDOW_PAGES * PAGE;
+				int hp = a >= start_brk && b <= start_brk + HEAP_PAGES * PAGE;
+				char *head = l, *flags = "", *next = nl ? nl + 1 : l + strlen(l);
+				int pkey = 0;
+				/* its attribute lines, up to the next header */
+				for (char *q = next; *q; ) {
+					char *qn = strchr(q, '\n');
+					if (!strncmp(q, "VmFlags:", 8))
+						flags = q + 8;
+					else if (!strncmp(q, "ProtectionKey:", 14))
+						pkey = atoi(q + 14);
+					else if (q[strspn(q, "0123456789abcdef")] == '-')
+						break;
+					q = qn ? qn + 1 : q + strlen(q);
+					next = q;
+				}
+				if ((pass == 0 && win) || (pass == 1 && hp && !win)) {
+					char *dst = parts[pass];
+					if (*dst)
+						put(dst, " | ");
+					char vmflags[512];
+					snprintf(vmflags, sizeof vmflags, " %.*s", (int)strcspn(flags, "\n"), flags);
+					put_vma(dst, head, vmflags, pkey, shm, &nshm);
+				}
+				l = next;
+				continue;
+			}
+			l = nl ? nl + 1 : l + strlen(l);
+		}
+	}
+	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1],
+	    (long)((unsigned long)syscall(SYS_brk, 0) - start_brk) / PAGE);
 }
 #else
 RT void vma_setup(void) {}
