@@ -4,12 +4,14 @@ import (
 	"runtime/debug"
 )
 
+// unstamped is the revision of a build that recorded none.
+const unstamped = "unknown (the build stamped none: go run, go test or -buildvcs=false)"
+
 // buildVersion returns this binary's module version ("(devel)" when built
 // in a checkout) and its VCS revision, "(modified)" after it when the tree
-// had changes, or "unknown" when the build did not stamp one (go run,
-// go test, -buildvcs=false).
+// had changes, or unstamped.
 func buildVersion() (version, revision string) {
-	version, revision = "unknown", "unknown"
+	version, revision = "unknown", unstamped
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return version, revision
@@ -26,7 +28,7 @@ func buildVersion() (version, revision string) {
 			modified = s.Value == "true"
 		}
 	}
-	if modified && revision != "unknown" {
+	if modified && revision != unstamped {
 		revision += " (modified)"
 	}
 	return version, revision

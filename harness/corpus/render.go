@@ -172,8 +172,18 @@ func BaseName(f *Finding) string {
 	if sig == "" {
 		sig = strings.ReplaceAll(f.Kind, " ", "-")
 	}
-	parts := []string{slug(sig), slug(firstOf(f.Header.A, f.A.Name)), slug(firstOf(f.Header.B, f.B.Name)), OpsHash(f.Script)}
+	parts := []string{slug(sig), sideSlug(firstOf(f.Header.A, f.A.Name)), sideSlug(firstOf(f.Header.B, f.B.Name)), OpsHash(f.Script)}
 	return strings.Join(parts, "~")
+}
+
+// sideSlug names a side in a file name: a built-in as given, a plugin
+// path by its base name and a hash of the whole path.
+func sideSlug(spec string) string {
+	if !strings.Contains(spec, "/") {
+		return slug(spec)
+	}
+	sum := sha256.Sum256([]byte(spec))
+	return slug(filepath.Base(spec)) + "-" + hex.EncodeToString(sum[:3])
 }
 
 // slug keeps a name to letters, digits and ".=,+-", other bytes turned into
