@@ -2,7 +2,7 @@
 # One nightly fuzzing shard: row SHARD of the shard table runs for BUDGET and
 # leaves everything it produced under OUT/shard-SHARD/ (see ci/README.md):
 #
-#   corpus/<subsystem>/<hash>.ops   new findings, signed, one per signature
+#   corpus/<subsystem>/SIG~A~B~HASH.ops  new findings, signed, one per signature
 #   fuzzcache/<FuzzX>/               the go test -fuzz cache (kept across runs)
 #   testdata/fuzz/<FuzzX>/           failing go test -fuzz inputs
 #   testdata/rapid/<TestX>/*.fail    rapid fail files

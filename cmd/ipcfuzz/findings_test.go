@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 )
 
 // A finding file says where, when and how it was found, and its body
@@ -206,4 +207,24 @@ func TestNightlyInfrastructureEventIsNotABug(t *testing.T) {
 	files, err := corpus.Files(filepath.Join(out, "shard-0"))
 	require.NoError(t, err)
 	require.Empty(t, files)
+}
+
+// A finding against the kernel names its release and the facts the kernel
+// side handed over, in the file and in --json.
+func TestKernelFindingNamesItsRelease(t *testing.T) {
+	t.Parallel()
+	needKernel(t)
+	dir := t.TempDir()
+	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	release := strings.TrimPrefix(kernel.Release(), "Linux ")
+	require.NotEmpty(t, release)
+	require.Equal(t, release, s["kernel"])
+	f, err := corpus.ReadFinding(s["scripts"].([]any)[0].(string))
+	require.NoError(t, err)
+	require.Equal(t, release, f.Kernel)
+	require.Equal(t, "kernel "+kernel.Release(), f.BInfo)
+	require.Equal(t, "naive:alloc=legacy", f.Header.A)
+	require.Contains(t, f.Facts, "shm_max_pages=")
 }
