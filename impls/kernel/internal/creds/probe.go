@@ -25,18 +25,29 @@ func CanSwitch(self Creds, uid uint32) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w%s", err, missing(uid))
+	if why := missing(uid); why != "" {
+		return fmt.Errorf("%s: %w", why, err)
+	}
+	return err
 }
 
-// missing explains, from /proc/self, why a switch to uid fails, or "".
+// missing explains, from /proc/self, why a switch to uid fails, or "":
+// what a user namespace (unshare -Ur) lacks that root outside one has.
 func missing(uid uint32) string {
-	if data, err := os.ReadFile("/proc/self/setgroups"); err == nil && strings.TrimSpace(string(data)) == "deny" {
-		return " (setgroups is denied in this user namespace, /proc/self/setgroups says deny: it needs CAP_SETGID over the groups, as root outside a user namespace has)"
-	}
+	var why []string
 	if data, err := os.ReadFile("/proc/self/uid_map"); err == nil && !mapped(string(data), uid) {
-		return fmt.Sprintf(" (uid %d is not mapped in this user namespace, /proc/self/uid_map: it needs CAP_SETUID over it, as root outside a user namespace has)", uid)
+		why = append(why, "uid not mapped")
 	}
-	return ""
+	if data, err := os.ReadFile("/proc/self/gid_map"); err == nil && !mapped(string(data), uid) {
+		why = append(why, "gid not mapped")
+	}
+	if data, err := os.ReadFile("/proc/self/setgroups"); err == nil && strings.TrimSpace(string(data)) == "deny" {
+		why = append(why, "setgroups denied")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "no CAP_SETUID/CAP_SETGID over uid " + strconv.Itoa(int(uid)) + " (a user namespace: " + strings.Join(why, ", ") + ")"
 }
 
 // mapped reports whether a uid_map maps uid.

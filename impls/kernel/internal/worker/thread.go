@@ -100,7 +100,7 @@ func (t *Thread) loop(ready chan<- error, atExit func()) {
 	// cannot (a user namespace denies setgroups and maps one uid)
 	// refuses now, in one line, rather than fail every such operation.
 	if err := creds.CanSwitch(self, creds.ProbeUID); err != nil {
-		ready <- fmt.Errorf("kernel: cannot run operations as another user (as=), which scripts need: %w", err)
+		ready <- fmt.Errorf("kernel: cannot run operations as another user (as=): %w", err)
 		return
 	}
 	ready <- nil
