@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
 )
 
@@ -53,7 +54,7 @@ func writeReport(out string, files []string, opt report.Options) error {
 	if err := report.Write(&b, fs, opt); err != nil {
 		return inputError{err}
 	}
-	if err := writeFileAtomic(out, b.Bytes()); err != nil {
+	if err := corpus.WriteFileAtomic(out, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -39,28 +39,31 @@ func reproCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		_, err := stdout.Write(src)
 		return err
 	}
-	if err := writeFileAtomic(*out, src); err != nil {
+	if err := corpus.WriteFileAtomic(*out, src, 0o644); err != nil {
 		return fmt.Errorf("repro: %w", err)
 	}
 	return nil
 }
 
 // reproSource is the C reproducer of the script in path, expecting the
-// results of side (a or b) of its table, or its stated results.
+// results of side (a or b) of the finding, or a script's stated results.
 func reproSource(path, side string) ([]byte, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := ops.Parse(path, strings.NewReader(string(text)))
+	f, err := corpus.ParseFinding(path, string(text))
 	if err != nil {
 		return nil, err
 	}
-	opt, err := reproExpectations(path, string(text), sc, side)
+	if err := f.FillFromTable(string(text)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	opt, err := reproExpectations(path, f, side)
 	if err != nil {
 		return nil, err
 	}
-	src, err := repro.Write(sc, opt)
+	src, err := repro.Write(f.Script, opt)
 	var un *repro.Unsupported
 	if errors.As(err, &un) {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -68,46 +71,51 @@ func reproSource(path, side string) ([]byte, error) {
 	return src, err
 }
 
-// reproExpectations takes the expected results from a finding's table
-// (side a or b) or, without one, from the results the script states, and
-// the header's lines as notes.
-func reproExpectations(path, text string, sc *ops.Script, side string) (repro.Options, error) {
+// reproExpectations takes the expected results from side a or b of a
+// finding or, for a script that is no finding, from the results it
+// states; and what the header says of where it was found, as notes.
+func reproExpectations(path string, f *corpus.Finding, side string) (repro.Options, error) {
 	opt := repro.Options{Notes: []string{"From " + path + "."}}
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, "#") {
-			break
-		}
-		if strings.Contains(l, "step  A: ") {
-			break // the table: its results are the expectations
-		}
-		if n := strings.TrimSpace(strings.TrimPrefix(l, "#")); n != "" {
-			opt.Notes = append(opt.Notes, n)
+	h := f.Header
+	for _, n := range []struct{ key, value string }{
+		{"found by", h.Command}, {"kernel it was found on", h.Kernel}, {"date", h.Date},
+		{"ipcfuzz revision", h.Revision}, {"signature", h.Signature},
+	} {
+		if n.value != "" {
+			opt.Notes = append(opt.Notes, n.key+": "+n.value)
 		}
 	}
-	steps := sc.Ops()
-	a, b, ok, err := corpus.ParseSides(text, sc)
-	if err != nil {
-		return opt, fmt.Errorf("%s: %w", path, err)
+	if h.HasSeed {
+		opt.Notes = append(opt.Notes, fmt.Sprintf("seed: %d (script %d, script seed %d)", h.Seed, h.Index, h.ScriptSeed))
 	}
+	opt.Notes = append(opt.Notes, f.Notes...)
+	steps := f.Script.Ops()
 	opt.Expect = make([]string, len(steps))
-	if ok {
-		s := a
+	if !f.IsFinding() {
 		if side == "b" {
-			s = b
+			return opt, fmt.Errorf("%s is a script, not a finding: --expect b needs a finding's side B", path)
 		}
-		opt.ExpectFrom = fmt.Sprintf("side %s of the finding, %s", strings.ToUpper(side), s.Name)
-		for i, r := range s.Results {
-			opt.Expect[i] = ops.FormatResult(steps[i], r)
+		opt.ExpectFrom = "the results the script states"
+		for i, st := range f.Script.Steps {
+			if st.Want != nil {
+				opt.Expect[i] = ops.FormatResult(st.Op, *st.Want)
+			}
 		}
 		return opt, nil
 	}
-	if side == "b" {
-		return opt, fmt.Errorf("%s has no side-by-side table: --expect b needs a finding", path)
+	letter := strings.ToUpper(side)
+	rs, err := f.Expected(letter)
+	if err != nil {
+		return opt, err
 	}
-	opt.ExpectFrom = "the results the script states"
-	for i, st := range sc.Steps {
-		if st.Want != nil {
-			opt.Expect[i] = ops.FormatResult(st.Op, *st.Want)
+	name := f.A.Name
+	if letter == "B" {
+		name = f.B.Name
+	}
+	opt.ExpectFrom = fmt.Sprintf("side %s of the finding, %s", letter, name)
+	for i, r := range rs {
+		if i < len(steps) {
+			opt.Expect[i] = ops.FormatResult(steps[i], r)
 		}
 	}
 	return opt, nil

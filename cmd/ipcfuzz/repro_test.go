@@ -128,7 +128,7 @@ func TestReproBadInput(t *testing.T) {
 	require.Contains(t, r.stderr, "bad.ops:2")
 	r = ipcfuzz(t, "repro", "../../corpus/sem/seed-spec-scenarios.ops", "--expect", "b")
 	require.Equal(t, 2, r.code)
-	require.Contains(t, r.stderr, "no side-by-side table")
+	require.Contains(t, r.stderr, "is a script, not a finding")
 	r = ipcfuzz(t, "repro", "../../corpus/sem/seed-spec-scenarios.ops", "--expect", "c")
 	require.Equal(t, 2, r.code)
 	r = ipcfuzz(t, "report", filepath.Join(dir, "missing.ops"), "-o", filepath.Join(dir, "r.html"))

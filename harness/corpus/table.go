@@ -63,3 +63,18 @@ func ParseSides(text string, sc *ops.Script) (a, b Side, ok bool, err error) {
 	}
 	return a, b, true, nil
 }
+
+// FillFromTable gives a finding of format 1 (whose body states no result)
+// both sides' results from its side-by-side table, when it has one; text
+// is the file's text. Findings of format 2 state them already.
+func (f *Finding) FillFromTable(text string) error {
+	if f.Format != 1 || len(f.A.Results) > 0 || len(f.B.Results) > 0 {
+		return nil
+	}
+	a, b, ok, err := ParseSides(text, f.Script)
+	if err != nil || !ok {
+		return err
+	}
+	f.A.Results, f.B.Results = a.Results, b.Results
+	return nil
+}

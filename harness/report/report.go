@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
@@ -89,36 +88,61 @@ func Read(path string) (Finding, error) {
 // Parse reads a finding from its text; path names it in errors and in the
 // commands that reproduce it.
 func Parse(path, text string) (Finding, error) {
-	sc, err := ops.Parse(path, strings.NewReader(text))
+	cf, err := corpus.ParseFinding(path, text)
 	if err != nil {
 		return Finding{}, err
 	}
-	h := corpus.ParseHeader(text)
-	f := Finding{Path: path, Kind: h.Kind, Subsystem: sc.Subsystem, Command: h.Command, A: h.A, B: h.B}
-	if f.Kind == "" {
-		f.Kind = "script"
-	}
-	a, b, ok, err := corpus.ParseSides(text, sc)
-	if err != nil {
+	if err := cf.FillFromTable(text); err != nil {
 		return Finding{}, fmt.Errorf("%s: %w", path, err)
 	}
-	steps := sc.Ops()
-	if !ok {
-		a.Name = "stated"
-		for _, st := range sc.Steps {
-			if st.Want == nil {
-				break
-			}
-			a.Results = append(a.Results, *st.Want)
-		}
+	h := cf.Header
+	f := Finding{Path: path, Kind: h.Kind, Subsystem: cf.Script.Subsystem, Command: h.Command, A: cf.A.Name, B: cf.B.Name}
+	if f.Kind == "" {
+		f.Kind = "script"
+		f.A = "stated"
 	}
-	f.A, f.B = a.Name, b.Name
-	f.Notes, f.Final = notes(text)
-	f.Steps, f.First = stepsOf(steps, a.Results, b.Results, ok)
-	f.Lanes = lanes(steps, a.Results, b.Results)
+	both := len(cf.A.Results) > 0 && len(cf.B.Results) > 0
+	steps := cf.Script.Ops()
+	f.Notes = append(facts(h), cf.Notes...)
+	for _, g := range cf.Final {
+		f.Final = append(f.Final, StateDiff{Group: g.Name, Lines: diffLines(lines(g.A), lines(g.B))})
+	}
+	f.Steps, f.First = stepsOf(steps, cf.A.Results, cf.B.Results, both)
+	f.Lanes = lanes(steps, cf.A.Results, cf.B.Results)
 	f.Title = title(f, h)
 	f.Reproduce = reproduce(path, f, h)
 	return f, nil
+}
+
+// facts are the header's facts worth a line: where, when and how often.
+func facts(h corpus.Header) []string {
+	var out []string
+	for _, kv := range []struct{ k, v string }{
+		{"kernel", h.Kernel}, {"date", h.Date}, {"ipcfuzz", strings.TrimSpace(h.Version + " " + h.Revision)},
+		{"side A", h.AInfo}, {"side B", h.BInfo}, {"facts", h.Facts},
+	} {
+		if kv.v != "" {
+			out = append(out, kv.k+": "+kv.v)
+		}
+	}
+	if h.HasSeed {
+		out = append(out, fmt.Sprintf("seed %d, script %d (script seed %d), engine %s, relation %s", h.Seed, h.Index, h.ScriptSeed, h.Engine, h.Relation))
+	}
+	if h.Hits > 0 {
+		out = append(out, fmt.Sprintf("hits: %d", h.Hits))
+	}
+	if h.Flaky {
+		out = append(out, "flaky: it did not show again when run again")
+	}
+	return out
+}
+
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // stepsOf pairs each operation with both results; with both sides known,
@@ -182,53 +206,6 @@ func lanes(steps []ops.Op, ra, rb []ops.Result) []Lane {
 		}
 	}
 	return out
-}
-
-var finalHead = regexp.MustCompile(`^final (.+) of ([AB]):$`)
-
-// notes reads the header's note lines, apart from the final states a
-// divergence of the final state lists (runner's snapshotNotes), which
-// become a diff.
-func notes(text string) ([]string, []StateDiff) {
-	var ns []string
-	var diffs []StateDiff
-	var cur *[]string
-	var a, b []string
-	group := ""
-	flush := func() {
-		if group != "" {
-			diffs = append(diffs, StateDiff{Group: group, Lines: diffLines(a, b)})
-		}
-		group, a, b, cur = "", nil, nil, nil
-	}
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, "#") || strings.Contains(l, "step  A: ") {
-			break
-		}
-		body := strings.TrimSpace(strings.TrimPrefix(l, "#"))
-		if m := finalHead.FindStringSubmatch(body); m != nil {
-			if m[2] == "A" {
-				flush()
-				group, cur = m[1], &a
-			} else {
-				cur = &b
-			}
-			continue
-		}
-		if body == "" {
-			flush()
-			continue
-		}
-		if cur != nil {
-			*cur = append(*cur, body)
-			continue
-		}
-		if !strings.HasPrefix(body, "ipcfuzz ") && !strings.HasPrefix(body, "found by: ") {
-			ns = append(ns, body)
-		}
-	}
-	flush()
-	return ns, diffs
 }
 
 // diffLines sets the lines of two states beside each other, line by line.

@@ -52,29 +52,30 @@ func TestFindingHasStepsLanesAndFirstDivergence(t *testing.T) {
 // A final state that differs is shown as a diff of the two states.
 func TestFinalStateDiff(t *testing.T) {
 	text := `# ipcfuzz divergence
-# found by: ipcfuzz compare a b --subsystem ids --seed 1
-# final ids of A:
-# msg: limit=32000 next_id=-1 max_idx=0 [0:0x0]
-# sem: none
-# final ids of B:
-# msg: limit=32000 next_id=-1 max_idx=1 [0:0x0]
-# sem: none
-#
-# step  A: a  B: b
-#   1   id=0  id=0  get msg key=0x0 mode=0600
+# format: 2
+# command: ipcfuzz compare a b --subsystem ids --seed 1
+# side A: a
+# side B: b
+# stated: B
+# final msg ids of A:
+#   limit=32000 next_id=-1 max_idx=0 objects=1
+#   rows=1
+# final msg ids of B:
+#   limit=32000 next_id=-1 max_idx=1 objects=1
+#   rows=1
 subsystem ids
-get msg key=0x0 mode=0600
+get msg key=0x0 mode=0600 -> id=0
 `
 	f, err := report.Parse("x.ops", text)
 	require.NoError(t, err)
 	require.Zero(t, f.First)
 	require.Len(t, f.Final, 1)
-	require.Equal(t, "ids", f.Final[0].Group)
+	require.Equal(t, "msg ids", f.Final[0].Group)
 	require.True(t, f.Final[0].Lines[0].Differs)
 	require.False(t, f.Final[0].Lines[1].Differs)
 	var b bytes.Buffer
 	require.NoError(t, report.Write(&b, []report.Finding{f}, report.Options{}))
-	require.Contains(t, b.String(), `<tr class="differs"><td>msg: limit=32000 next_id=-1 max_idx=0 [0:0x0]</td>`)
+	require.Contains(t, b.String(), `<tr class="differs"><td>limit=32000 next_id=-1 max_idx=0 objects=1</td>`)
 }
 
 // A script without a table (a seed) shows its stated results.
@@ -144,4 +145,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// A finding of format 1 (no results in its body) has its sides read from
+// its side-by-side table.
+func TestFormatOneFindingReadsItsTable(t *testing.T) {
+	f, err := report.Read("../../corpus/ids/3da5cb29c069.ops")
+	require.NoError(t, err)
+	require.Equal(t, 2, f.First)
+	require.Equal(t, "id=32769", f.Steps[1].A)
+	require.Equal(t, "id=1", f.Steps[1].B)
 }
