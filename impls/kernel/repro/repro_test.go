@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +140,29 @@ func TestCorpusReproducers(t *testing.T) {
 			require.Contains(t, out, ", expected "+expect[i]+"\n")
 		})
 	}
+}
+
+// A reproducer that cannot make its private IPC namespace (run by an
+// unprivileged user) exits 2, saying what failed, and runs no step.
+func TestSetupFailureExitsTwo(t *testing.T) {
+	cc := compiler(t)
+	needRoot(t)
+	sc, err := ops.ParseString("subsystem ids\nh1 = get msg key=0x0 mode=0600 -> id=0\n")
+	require.NoError(t, err)
+	src, err := repro.Write(sc, repro.Options{Expect: stated(sc)})
+	require.NoError(t, err)
+	bin := build(t, cc, src)
+	for d := filepath.Dir(bin); d != filepath.Dir(filepath.Dir(filepath.Dir(bin))); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755)) // the test's temp dirs, for the user to reach the program
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	require.Equal(t, 2, ee.ExitCode(), "%s", out)
+	require.Contains(t, string(out), "repro: setup: unshare(CLONE_NEWIPC)")
+	require.NotContains(t, string(out), "step 1:")
 }
