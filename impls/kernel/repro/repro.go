@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 // Package repro writes a C reproducer of a script: one self-contained C
 // file, libc only, that runs the script's raw syscalls on the kernel it is
 // run on and checks every result against the one expected of it.
@@ -30,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/vma"
 )
 
 //go:embed csrc/runtime.c
@@ -660,14 +663,6 @@ func vmaAddr(heap bool, p int64) string {
 	return fmt.Sprintf("(window_base + %dUL * PAGE)", p)
 }
 
-// madvise numbers of the advices (<asm-generic/mman-common.h>).
-var madvNumber = map[ops.VMAAdvice]int{
-	ops.AdviceNormal: 0, ops.AdviceRandom: 1, ops.AdviceSequential: 2, ops.AdviceDontNeed: 4,
-	ops.AdviceDontFork: 10, ops.AdviceDoFork: 11, ops.AdviceMergeable: 12, ops.AdviceUnmergeable: 13,
-	ops.AdviceHugePage: 14, ops.AdviceNoHugePage: 15, ops.AdviceDontDump: 16, ops.AdviceDoDump: 17,
-	ops.AdviceWipeOnFork: 18, ops.AdviceKeepOnFork: 19, ops.AdviceGuardInstall: 102, ops.AdviceGuardRemove: 103,
-}
-
 // vmaStep is the C of one VMA operation: the syscall on the pages it
 // names, its errno or ok.
 func vmaStep(op ops.Op) (string, error) {
@@ -702,9 +697,9 @@ func vmaStep(op ops.Op) (string, error) {
 	case ops.KindTouch:
 		return fmt.Sprintf("\ttouch(out, %s, %d);\n", addr, b2i(a.Write)), nil
 	case ops.KindAdvise:
-		n, ok := madvNumber[a.Advice]
+		n, ok := vma.MadvNumber(a.Advice)
 		if !ok {
-			return "\tput(out, \"EINVAL\");\n", nil // an advice the kernel does not know
+			return "", fmt.Errorf("advice %s has no MADV_ number", a.Advice)
 		}
 		call = fmt.Sprintf("long r = syscall(SYS_madvise, %s, %s, %d);", addr, length, n)
 	case ops.KindLock:

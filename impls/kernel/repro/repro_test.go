@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package repro_test
 
 import (
@@ -165,4 +167,15 @@ func TestSetupFailureExitsTwo(t *testing.T) {
 	require.Equal(t, 2, ee.ExitCode(), "%s", out)
 	require.Contains(t, string(out), "repro: setup: unshare(CLONE_NEWIPC)")
 	require.NotContains(t, string(out), "step 1:")
+}
+
+// Every operation of the vocabulary has a translation: a kind or an
+// argument value added without one fails here, not in a user's hands.
+func TestEveryAdviceTranslates(t *testing.T) {
+	for _, a := range ops.VMAAdvices {
+		sc, err := ops.ParseString(fmt.Sprintf("subsystem vma\nmap w:0+1 rw-\nadvise w:0+1 %s\n", a))
+		require.NoError(t, err)
+		_, err = repro.Write(sc, repro.Options{})
+		require.NoError(t, err, "advice %s", a)
+	}
 }

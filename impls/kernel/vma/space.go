@@ -56,6 +56,11 @@ func (h *Helper) Touch(a ops.VMAArgs) (ops.Errno, error) {
 	return h.rangeCall(opTouch, a, b2i(a.Write))
 }
 
+// MadvNumber is the MADV_* number of an advice (false for one the
+// vocabulary has and the kernel side does not send): what the C
+// reproducers (package repro) issue too.
+func MadvNumber(a ops.VMAAdvice) (int64, bool) { return madvNumber(a) }
+
 // madvNumber is the MADV_* number of an advice.
 func madvNumber(a ops.VMAAdvice) (int64, bool) {
 	switch a {
