@@ -140,6 +140,13 @@ func TestReportInChromium(t *testing.T) {
 	require.Positive(t, highlight, "the screenshot shows the highlighted step")
 	require.Positive(t, laneA, "the screenshot shows side A's sleeps")
 	t.Logf("screenshot %dx%d: %d%% white, %d highlight pixels, %d lane pixels", bounds.Dx(), bounds.Dy(), 100*white/total, highlight, laneA)
+
+	// Printed, the page is A4 (595 x 842 points, give or take a rounding).
+	pdf := filepath.Join(dir, "report.pdf")
+	browse(t, bin, dir, page, "--print-to-pdf="+pdf, "--no-pdf-header-footer")
+	b2, err := os.ReadFile(pdf)
+	require.NoError(t, err)
+	require.Regexp(t, `/MediaBox \[\s*0 0 59[45]\.\d+ 841\.\d+\s*\]`, string(b2), "the page prints to A4")
 }
 
 func near(r, g, b, wr, wg, wb uint32) bool {

@@ -156,3 +156,18 @@ func TestFormatOneFindingReadsItsTable(t *testing.T) {
 	require.Equal(t, "id=32769", f.Steps[1].A)
 	require.Equal(t, "id=1", f.Steps[1].B)
 }
+
+// A complexity plot (an SVG of ipcfuzz complexity --plot) is shown in the
+// page; a plot that holds a script is refused.
+func TestPlotIsInlined(t *testing.T) {
+	f, err := report.Read(race)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	svg := []byte(`<?xml version="1.0"?><svg width="10" height="10"><rect class="fit" width="5" height="5"/></svg>`)
+	require.NoError(t, report.Write(&b, []report.Finding{f}, report.Options{Plot: svg}))
+	require.Contains(t, b.String(), `<section class="plot"><h3>Complexity</h3><svg width="10" height="10"><rect class="fit"`)
+	err = report.Write(&b, nil, report.Options{Plot: []byte(`<svg><script>alert(1)</script></svg>`)})
+	require.ErrorContains(t, err, "script")
+	err = report.Write(&b, nil, report.Options{Plot: []byte(`not a plot`)})
+	require.ErrorContains(t, err, "not an SVG")
+}
