@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
 )
@@ -75,6 +76,15 @@ func TestReproOfAPluginDivergence(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, f.First, "the finding names its first diverging step")
 	step := f.Steps[f.First-1]
+
+	// The header comment says where it was found and how to build it.
+	src := ipcfuzz(t, "repro", path)
+	require.Equal(t, 0, src.code, src.stderr)
+	var uts unix.Utsname
+	require.NoError(t, unix.Uname(&uts))
+	require.Contains(t, src.stdout, "kernel it was found on: "+unix.ByteSliceToString(uts.Release[:])+"\n")
+	require.Regexp(t, `\n \* seed: 3 \(script \d+, script seed \d+\)\n`, src.stdout)
+	require.Contains(t, src.stdout, "cc -O2 -static -o repro repro.c")
 
 	code, out := reproRun(t, cc, path, "a")
 	require.Equal(t, 1, code, out)

@@ -116,12 +116,17 @@ func header(b *strings.Builder, sc *ops.Script, opt Options) {
 	if from == "" {
 		from = "the script's stated results"
 	}
-	fmt.Fprintf(b, " * Expected results: %s; %d of %d steps checked. The final state is\n * not checked.\n", cComment(from), checked, len(sc.Steps))
+	fmt.Fprintf(b, " * Expected results: %s;\n * %d of %d steps checked (the final state as a whole is not).\n *\n", cComment(from), checked, len(sc.Steps))
 	for _, n := range opt.Notes {
 		fmt.Fprintf(b, " * %s\n", cComment(n))
 	}
-	b.WriteString(" *\n * The script:\n *\n")
-	for _, line := range strings.Split(strings.TrimRight(ops.Format(sc), "\n"), "\n") {
+	b.WriteString(" *\n * The script, with the results expected:\n *\n")
+	fmt.Fprintf(b, " *   subsystem %s\n", sc.Subsystem)
+	for i, st := range sc.Steps {
+		line := ops.FormatOp(st.Op)
+		if i < len(opt.Expect) && opt.Expect[i] != "" {
+			line += " -> " + opt.Expect[i]
+		}
 		fmt.Fprintf(b, " *   %s\n", cComment(line))
 	}
 	b.WriteString(" */\n")
