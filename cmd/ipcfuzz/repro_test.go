@@ -59,17 +59,17 @@ func reproRun(t *testing.T, cc, path, side string) (int, string) {
 	return 0, b.String()
 }
 
-// A divergence of a test plugin (noseqbump, whose allocator forgets the
-// seq bump) from the kernel: its reproducer with the plugin's results
-// expected exits 1 on the kernel at the diverging step, and with the
-// kernel's exits 0.
+// A divergence of a test plugin (msgmutant with lifo: sleeping receivers
+// served newest first) from the kernel: its reproducer with the plugin's
+// results expected exits 1 on the kernel at the diverging step, and with
+// the kernel's exits 0.
 func TestReproOfAPluginDivergence(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
 	cc := cCompiler(t)
 	dir := t.TempDir()
-	mutant := testProgram(t, "../../plugins/example/noseqbump")
-	r := ipcfuzz(t, "compare", mutant, "kernel", "--checks", "500", "--seed", "3", "--json", "--corpus", dir)
+	mutant := testProgram(t, "./testdata/msgmutant")
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_MUTATION=lifo"}, "compare", mutant, "kernel", "--subsystem", "msg", "--checks", "1000", "--seed", "1", "--json", "--corpus", dir)
 	require.Equal(t, 1, r.code, r.stderr)
 	path := summary(t, r)["scripts"].([]any)[0].(string)
 	f, err := report.Read(path)
@@ -83,7 +83,7 @@ func TestReproOfAPluginDivergence(t *testing.T) {
 	var uts unix.Utsname
 	require.NoError(t, unix.Uname(&uts))
 	require.Contains(t, src.stdout, "kernel it was found on: "+unix.ByteSliceToString(uts.Release[:])+"\n")
-	require.Regexp(t, `\n \* seed: 3 \(script \d+, script seed \d+\)\n`, src.stdout)
+	require.Regexp(t, `\n \* seed: 1 \(script \d+, script seed \d+\)\n`, src.stdout)
 	require.Contains(t, src.stdout, "cc -O2 -static -o repro repro.c")
 
 	code, out := reproRun(t, cc, path, "a")

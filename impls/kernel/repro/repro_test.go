@@ -45,16 +45,21 @@ func needRoot(t *testing.T) {
 	}
 }
 
-// build compiles src with the flags of the acceptance, every warning an
-// error, into the test's temp dir.
-func build(t *testing.T, cc string, src []byte) string {
+// build compiles src with the flags of the acceptance (cc -Wall -Werror
+// -O2, or -O0 where only the behaviour is tested: it compiles faster), every
+// warning an error, into the test's temp dir.
+func build(t *testing.T, cc string, src []byte, opt ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	c := filepath.Join(dir, "repro.c")
 	require.NoError(t, os.WriteFile(c, src, 0o644))
 	bin := filepath.Join(dir, "repro")
-	out, err := exec.Command(cc, "-Wall", "-Werror", "-O2", "-o", bin, c).CombinedOutput()
-	require.NoError(t, err, "cc -Wall -Werror -O2:\n%s", out)
+	level := "-O2"
+	if len(opt) > 0 {
+		level = opt[0]
+	}
+	out, err := exec.Command(cc, "-Wall", "-Werror", level, "-o", bin, c).CombinedOutput()
+	require.NoError(t, err, "cc -Wall -Werror %s:\n%s", level, out)
 	require.Empty(t, strings.TrimSpace(string(out)), "the compiler warned")
 	return bin
 }
@@ -136,7 +141,7 @@ func TestCorpusReproducers(t *testing.T) {
 			expect[i] = changed(expect[i])
 			src, err = repro.Write(sc, repro.Options{Expect: expect})
 			require.NoError(t, err)
-			code, out = run(t, build(t, cc, src))
+			code, out = run(t, build(t, cc, src, "-O0"))
 			require.Equal(t, 1, code, "with step %d's result changed:\n%s", i+1, out)
 			require.Contains(t, out, fmt.Sprintf("step %d: %s: kernel -> ", i+1, ops.FormatOp(sc.Steps[i].Op)))
 			require.Contains(t, out, ", expected "+expect[i]+"\n")

@@ -271,7 +271,7 @@ RT void task_start(int t)
  * it sleeps in the call (only for calls that may block). */
 RT int returned(int t, int may_block)
 {
-	for (;;) {
+	for (int spins = 0;; spins++) {
 		struct pollfd p = { .fd = resp_fd[t], .events = POLLIN };
 		int n = poll(&p, 1, may_block ? 0 : -1);
 		if (n < 0 && errno == EINTR)
@@ -288,7 +288,12 @@ RT int returned(int t, int may_block)
 		}
 		if (sleeps_in_call(tpid[t]))
 			return 0;
-		sched_yield();
+		if (spins < 100) {
+			sched_yield();
+		} else { /* a task that takes long: look again in 50 µs, not at once */
+			struct timespec ts = { 0, 50000 };
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
