@@ -142,6 +142,8 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ns.stat(op), nil
 	case ops.KindNextID:
 		return ops.Result{Err: ns.setNextID(op)}, nil
+	case ops.KindReadNextID:
+		return ops.Result{ID: ns.types[op.Type].nextID}, nil
 	case ops.KindLimit:
 		return ops.Result{Err: ns.setLimit(op)}, nil
 	case ops.KindList:
