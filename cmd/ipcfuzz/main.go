@@ -29,8 +29,11 @@ import (
 
 // Exit statuses.
 const (
-	exitFound       = 1   // a divergence or a failing plugin was found
-	exitUsage       = 2   // a bad command line, a bad input file or a setup failure
+	exitFound = 1 // a divergence or a failing plugin was found
+	exitUsage = 2 // a bad command line, a bad input file or a setup failure
+	// exitInfra: nothing was found, but a side failed in a way no script
+	// showed again (killed from outside: the OOM killer, kill -9).
+	exitInfra       = 3
 	exitInterrupted = 130 // stopped by SIGINT or SIGTERM before the end, nothing found so far
 )
 
@@ -48,6 +51,12 @@ func (e inputError) Error() string { return e.err.Error() }
 type foundError struct{ msg string }
 
 func (e foundError) Error() string { return e.msg }
+
+// infrastructureError means the command ran, found nothing, and saw an
+// infrastructure event: exit 3.
+type infrastructureError struct{ msg string }
+
+func (e infrastructureError) Error() string { return e.msg }
 
 // interruptedError means the command was stopped before its end.
 type interruptedError struct{ msg string }
@@ -91,6 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var he helpError
 	var fe foundError
 	var ie interruptedError
+	var xe infrastructureError
 	switch {
 	case err == nil:
 		return 0
@@ -100,6 +110,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &fe):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
 		return exitFound
+	case errors.As(err, &xe):
+		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
+		return exitInfra
 	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
 		return exitInterrupted
@@ -214,9 +227,12 @@ Subsystems (--subsystem):
 (./my-model).
 
 Exit status: 0 nothing found, 1 a divergence or a failing plugin was found,
-2 a bad command line, a bad input file or a setup failure, 130 interrupted
-(SIGINT or SIGTERM) before anything was found; what was compared until then
-is summarized and every finding is kept.
+2 a bad command line, a bad input file or a setup failure (a findings
+directory that cannot be written, a kernel side that cannot run here),
+3 nothing found but an infrastructure event (a side killed from outside
+whose scripts did not fail again on a fresh plugin, alone; no finding file
+is written), 130 interrupted (SIGINT or SIGTERM) before anything was found;
+what was compared until then is summarized and every finding is kept.
 `)
 	return b.String()
 }

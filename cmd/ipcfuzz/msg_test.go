@@ -44,7 +44,7 @@ func TestWrongReceivedTextIsFoundAtTheMsgrcv(t *testing.T) {
 	require.EqualValues(t, 1, s["divergences"])
 	text, err := os.ReadFile(s["scripts"].([]any)[0].(string))
 	require.NoError(t, err)
-	require.Regexp(t, `(?m)^# step \d+: msgrcv msg `, string(text), "the report points at the msgrcv step")
+	require.Regexp(t, `(?m)^# note: step \d+: msgrcv msg `, string(text), "the report points at the msgrcv step")
 }
 
 // The same seed gives the same verdict and the same statistics, even
