@@ -156,6 +156,10 @@ func commands() []command {
                     [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
                     [--call-timeout D] [--in-process]`,
 			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
+		{"worst", `ipcfuzz worst IMPL [--vs IMPL2] --subsystem S [--metric NAME|A/B|wall] [--budget D] [--seed S]
+                    [--candidates N] [--sizes 128..512] [--report-sizes 128..1024] [--reps N] [--out corpus/perf]
+                    [--fail-above E] [--json] [--call-timeout D] [--in-process]`,
+			"Searches for the script pattern (setup, body repeated n times, measured tail) whose cost grows fastest\non IMPL, or against IMPL2; writes it, minimised, as a workload for complexity --workload FILE.", worstCmd},
 		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
 		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]

@@ -20,7 +20,7 @@ func Plot(r *Report, metric Metric, file string) error {
 		return fmt.Errorf("plot %s: want a .svg or .png file", file)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: cost against n (log-log)", r.Workload)
+	p.Title.Text = fmt.Sprintf("%s: cost against n (log-log)", r.Name())
 	p.X.Label.Text = "n (live objects)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = sizeTicks(r.Sizes), plot.LogTicks{Prec: -1}
