@@ -125,11 +125,15 @@ func classify(sizes []int, slope float64, ci [2]float64) string {
 			above = c.class
 		}
 	}
+	worse := ""
+	if above == classNotFound && ci[1] > 2.5 {
+		worse = " or worse" // the interval reaches beyond n^2.5
+	}
 	switch {
 	case len(inside) == 1:
-		return inside[0]
+		return inside[0] + worse
 	case len(inside) > 1:
-		return inside[0] + " to " + inside[len(inside)-1]
+		return inside[0] + " to " + inside[len(inside)-1] + worse
 	case above == classNotFound:
 		return ClassWorse
 	case below == classNotFound:

@@ -301,13 +301,15 @@ func (s *search) cut() ops.Pattern {
 
 // mutate changes one thing of p: an operation replaced by a drawn one (of
 // the same kind, which changes its arguments, or of any kind), inserted,
-// removed, duplicated, or moved to the next or previous section.
+// removed, duplicated, moved to the next or previous section, or copied
+// from the body or tail into the setup (to prepare the state a later one
+// works on: a heap for a brk to grow).
 func (s *search) mutate(p ops.Pattern) ops.Pattern {
 	secs := [][]ops.Op{slices.Clone(p.Setup), slices.Clone(p.Body), slices.Clone(p.Tail)}
 	limits := []int{MaxSetup, MaxBody, MaxTail}
 	sec := s.rng.IntN(3)
 	list := secs[sec]
-	switch s.rng.IntN(6) {
+	switch s.rng.IntN(7) {
 	case 0, 1: // replace, by an operation of the same kind when the pool has one
 		if len(list) > 0 {
 			i := s.rng.IntN(len(list))
@@ -329,6 +331,13 @@ func (s *search) mutate(p ops.Pattern) ops.Pattern {
 			op := list[i]
 			op.Bind = 0
 			list = slices.Insert(list, i+1, op)
+		}
+	case 6: // prepare: a copy of a later operation at the end of the setup
+		from := secs[1+s.rng.IntN(2)]
+		if len(from) > 0 && len(secs[0]) < limits[0] {
+			op := from[s.rng.IntN(len(from))]
+			op.Bind = 0
+			secs[0] = append(secs[0], op)
 		}
 	case 5: // move across a section boundary
 		switch {
