@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,4 +168,25 @@ func TestNightlyPerfShard(t *testing.T) {
 	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
 	require.NoError(t, err)
 	require.Contains(t, string(junit), `failures="1"`)
+}
+
+// On the kernel the search is of wall time: each size repeated, the fit
+// with its interval, a class only where the interval holds one, and
+// nothing left in the host's IPC namespace.
+func TestWorstKernelWallTime(t *testing.T) {
+	t.Parallel()
+	needKernel(t)
+	before := hostIPC(t)
+	s, r := worstRun(t, "kernel", "--subsystem", "ids", "--metric", "wall", "--candidates", "6", "--sizes", "16,32,64",
+		"--report-sizes", "16,32,64", "--reps", "3", "--budget", "10m", "--seed", "1")
+	require.True(t, s.Found, r.stderr)
+	f := s.Search.Fit
+	require.LessOrEqual(t, f.CI[0], f.Exponent)
+	require.GreaterOrEqual(t, f.CI[1], f.Exponent)
+	require.Contains(t, r.stderr, fmt.Sprintf("[%.2f, %.2f]", f.CI[0], f.CI[1]))
+	kern := s.Report.Impls[0]
+	require.Nil(t, kern.Fit.Counter, "the kernel counts nothing")
+	require.NotNil(t, kern.Fit.Wall)
+	require.Len(t, kern.WallReps[0], 3)
+	require.Equal(t, before, hostIPC(t), "the host's IPC limits or objects changed")
 }
