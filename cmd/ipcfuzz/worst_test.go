@@ -190,3 +190,18 @@ func TestWorstKernelWallTime(t *testing.T) {
 	require.Len(t, kern.WallReps[0], 3)
 	require.Equal(t, before, hostIPC(t), "the host's IPC limits or objects changed")
 }
+
+// Held against the optimized model by walks of the VMA tree, the naive
+// model's growing brk costs a constant two walks more (the just-expand
+// merge of 6.13): no growth, the cost at every size.
+func TestWorstFindsTheBrkWalks(t *testing.T) {
+	t.Parallel()
+	s, r := worstRun(t, "naive", "--vs", "optimized", "--subsystem", "vma", "--metric", "walks", "--seed", "2", "--budget", "10m")
+	require.True(t, s.Found, r.stderr)
+	require.Contains(t, s.Pattern, "brk")
+	naive, opt := s.Report.Impls[0], s.Report.Impls[1]
+	for i := range s.Report.Sizes {
+		require.Equal(t, 2.0, naive.ShownValues[i]-opt.ShownValues[i], "%s\n%s", s.Pattern, r.stdout)
+	}
+	require.InDelta(t, 0, s.Ratio.Exponent, 0.01)
+}
