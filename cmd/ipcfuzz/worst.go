@@ -49,7 +49,7 @@ func parseWorst(args []string, stderr io.Writer) (*worstArgs, error) {
 	report := fs.String("report-sizes", "128..1024", "sizes the found pattern is measured at for the report")
 	fs.IntVar(&c.opts.Reps, "reps", 5, "repetitions per size of a wall-time measurement")
 	fs.StringVar(&c.out, "out", filepath.Join("corpus", "perf"), "directory the found pattern (.perf), its table (.txt) and plot (.svg) are written to")
-	fs.Float64Var(&c.failAbove, "fail-above", 0, "exit 1 when the found growth exponent exceeds this (0: never)")
+	fs.Float64Var(&c.failAbove, "fail-above", 0, "exit 1 when the found growth exceeds n^E: the lower end of its interval (0: never)")
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
 	c.sides.notes = stderr
 	c.sides.register(fs, 60*time.Second)
@@ -236,9 +236,11 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sum.File = file
 	fmt.Fprintf(out, "\n%s\n%s\nwritten: %s (the table in %s.txt, the plot in %s.svg)\n", indent(ops.FormatPattern(best.Pattern)), table.String(), file, name, name)
-	return finishWorst(c, stdout, sum, best.Score.Fit.Exponent)
+	return finishWorst(c, stdout, sum, best.Score.Fit.CI[0])
 }
 
+// finishWorst writes the JSON summary and fails when the lower end of the
+// found growth's interval exceeds --fail-above.
 func finishWorst(c *worstArgs, stdout io.Writer, sum worstSummary, exponent float64) error {
 	if c.asJSON {
 		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
@@ -246,7 +248,7 @@ func finishWorst(c *worstArgs, stdout io.Writer, sum worstSummary, exponent floa
 		}
 	}
 	if c.failAbove > 0 && sum.Found && exponent > c.failAbove {
-		return foundError{fmt.Sprintf("the found pattern grows n^%.2f, above --fail-above %.2f", exponent, c.failAbove)}
+		return foundError{fmt.Sprintf("the found pattern grows at least n^%.2f (its interval's lower end), above --fail-above %.2f", exponent, c.failAbove)}
 	}
 	return nil
 }

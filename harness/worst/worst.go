@@ -102,17 +102,15 @@ type Score struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
-// key is what the search maximises: the exponent, or with wall time (whose
-// measurements scatter) the lower end of its interval, so that the search
-// prefers what the measurements support.
-func (s Score) key(wall bool) float64 {
+// key is what the search maximises: the lower end of the growth's
+// interval, so that the search prefers what the measurements support (a
+// counter that is a clean power of n has an interval of no width; one
+// that jumps between sizes, or wall time, a wide one).
+func (s Score) key() float64 {
 	if s.Invalid != "" || !s.Fit.Fitted() {
 		return math.Inf(-1)
 	}
-	if wall {
-		return s.Fit.CI[0]
-	}
-	return s.Fit.Exponent
+	return s.Fit.CI[0]
 }
 
 // Candidate is a pattern with its score.
@@ -192,7 +190,6 @@ type search struct {
 	seen       map[string]Score
 }
 
-func (s *search) wall() bool { return s.o.Metric == Wall }
 
 func (s *search) fillPool() {
 	for range poolScripts {
@@ -258,7 +255,7 @@ func (s *search) offer(c Candidate) {
 // the largest size, then the shorter pattern, then the text (so that the
 // order never depends on the order of discovery).
 func (s *search) better(a, b Candidate) bool {
-	ka, kb := a.Score.key(s.wall()), b.Score.key(s.wall())
+	ka, kb := a.Score.key(), b.Score.key()
 	if math.Abs(ka-kb) > 1e-9 {
 		return ka > kb
 	}
@@ -564,7 +561,7 @@ func ratios(a, b []float64) []float64 {
 func (s *search) minimize(ctx context.Context) error {
 	best := *s.best
 	tol := 0.05
-	key := best.Score.key(s.wall())
+	key := best.Score.key()
 	spent := 0
 	for changed := true; changed; {
 		changed = false
@@ -588,7 +585,7 @@ func (s *search) minimize(ctx context.Context) error {
 					s.best = &best
 					return err
 				}
-				if c.Score.key(s.wall()) >= key-tol {
+				if c.Score.key() >= key-tol {
 					s.res.Removed += size(best.Pattern) - size(q)
 					best, changed = c, true
 					break
