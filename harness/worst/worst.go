@@ -190,7 +190,6 @@ type search struct {
 	seen       map[string]Score
 }
 
-
 func (s *search) fillPool() {
 	for range poolScripts {
 		if sc := s.o.Draw(s.rng.Uint64()); len(sc) > 0 {
