@@ -213,6 +213,21 @@ func TestReplayCorpusOnKernel(t *testing.T) {
 	require.Contains(t, r.stdout, "scripts agree")
 }
 
+// The LTP corpus passes replay, as the README says, on both models
+// against the kernel: every result it states is the kernel's.
+func TestReplayLTPCorpus(t *testing.T) {
+	t.Parallel()
+	needKernel(t)
+	files, err := filepath.Glob("../../corpus/ltp/*.ops")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, impls := range []string{"optimized,kernel", "naive,kernel"} {
+		r := ipcfuzz(t, append([]string{"replay", "--impls", impls}, files...)...)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		require.Contains(t, r.stdout, fmt.Sprintf("%d scripts agree", len(files)))
+	}
+}
+
 // Bad input gets one clear line naming the file, line or plugin, and exit 2.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
