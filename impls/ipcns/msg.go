@@ -124,6 +124,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 	type group struct {
 		r  ops.Result
 		qs []*msgq.Queue
+		c  msgq.Counters
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -134,7 +135,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 			k := ops.FormatResult(op, r)
 			g := byKey[k]
 			if g == nil {
-				g = &group{r: r}
+				g = &group{r: r, c: out.Counters}
 				byKey[k] = g
 				groups = append(groups, g)
 			}
@@ -148,6 +149,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 		}
 	}
 	o.MsgQ = dedupQueues(pick.qs)
+	ns.msgWork.add(op.Kind, pick.c)
 	for _, c := range pick.r.Done {
 		ns.asleep[c.Task] = nil
 	}
@@ -447,4 +449,23 @@ func keepTotals(objs []*Obj, want msgTotals) {
 			}
 		}
 	}
+}
+
+// msgWork counts the work of the message operations for the complexity
+// engine: the calls, and the sender wake-ups of the outcome kept (an
+// IPC_SET that raises qbytes wakes senders too).
+type msgWork struct {
+	sends, receives, wakeups, spurious, requeues int64
+}
+
+func (w *msgWork) add(k ops.Kind, c msgq.Counters) {
+	switch k {
+	case ops.KindMsgsnd:
+		w.sends++
+	case ops.KindMsgrcv:
+		w.receives++
+	}
+	w.wakeups += c.Wakeups
+	w.spurious += c.Spurious
+	w.requeues += c.Requeues
 }

@@ -39,6 +39,9 @@ type Namespace struct {
 	// shmMaxPages is the largest segment shmget creates without ENOMEM on
 	// the machine under test (ops.FactShmMaxPages; 0: no limit).
 	shmMaxPages int64
+	// msgWork counts the message operations' work (never reset: the
+	// counters are read as differences).
+	msgWork msgWork
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
