@@ -141,6 +141,38 @@ run_compare() {
 	junit "$dir/test.json"
 }
 
+# perf_events makes test2json events of a worst result: one test, failed
+# when the search found a pattern above the shard's --fail-above.
+perf_events() {
+	jq -c --arg pkg "ipcfuzz/$name" --argjson failed "$1" '
+	  def ev(a; t; o): {Action: a, Package: $pkg, Test: t} + (if o == null then {} else {Output: o} end);
+	  (if $failed == 1 then "fail" else "pass" end) as $v |
+	  [ev("run"; "worst"; null),
+	   ev("output"; "worst"; "\(.a) vs \(.vs // "-"): \(.evaluated) candidates, steepest \(.search.fit.exponent // "none"): \(.file // "no pattern")\n"),
+	   ev($v; "worst"; null), {Action: $v, Package: $pkg}] | .[]' <<<"$result"
+}
+
+# run_perf searches for the budget for a pattern on which the first
+# implementation grows faster than the second (ipcfuzz worst); one above
+# the threshold is a finding, written with its table and plot under perf/.
+run_perf() {
+	local words rc
+	read -ra words <<<"${command#ipcfuzz }"
+	timeout --preserve-status -s INT -k 60 $((secs * 2 + 600)) "$IPCFUZZ" "${words[@]}" --budget "${secs}s" --seed "$seed" \
+		--candidates 100000 --json --out "$dir/perf" >"$dir/result.json" 2>>"$dir/log.txt"
+	rc=$?
+	result=$(tail -n 1 "$dir/result.json")
+	jq -e .evaluated >/dev/null 2>&1 <<<"$result" || { result=""; infra "ipcfuzz exited $rc without a summary: $(tail -n 1 "$dir/log.txt")"; }
+	case $rc in
+	0) [ "$(jq .evaluated <<<"$result")" -gt 0 ] || infra "measured no candidate in ${secs}s"
+		status=0 ;;
+	1) status=1 ;;
+	*) infra "ipcfuzz exited $rc: $(tail -n 1 "$dir/log.txt")" ;;
+	esac
+	perf_events "$status" >"$dir/test.json" || infra "cannot make test events of the result"
+	junit "$dir/test.json"
+}
+
 # new_files lists the files under a directory of the source tree that are
 # not in a listing taken before.
 new_files() {
@@ -291,6 +323,7 @@ main() {
 	compare) run_compare ;;
 	fuzz) run_fuzz ;;
 	rapid) run_rapid ;;
+	perf) run_perf ;;
 	*) infra "shard $shard has an unknown kind $kind" ;;
 	esac
 	if [ "$(leaked)" -gt "$before" ]; then

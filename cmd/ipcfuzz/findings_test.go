@@ -229,3 +229,29 @@ func TestKernelFindingNamesItsRelease(t *testing.T) {
 	require.Equal(t, "naive:alloc=legacy", f.Header.A)
 	require.Contains(t, f.Facts, "shm_max_pages=")
 }
+
+// A plugin killed by SIGKILL twice, on the whole batch and on one of its
+// scripts run one at a time, whose script then runs alone on a fresh plugin
+// without failing, is an infrastructure event too.
+func TestKilledTwiceIsInfrastructure(t *testing.T) {
+	t.Parallel()
+	plugin := testProgram(t, "./testdata/killedonce")
+	tmp := t.TempDir()
+	markers := []string{filepath.Join(tmp, "m1"), filepath.Join(tmp, "m2")}
+	for _, m := range markers {
+		require.NoError(t, os.WriteFile(m, nil, 0o600))
+	}
+	dir := t.TempDir()
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_KILLEDONCE=" + strings.Join(markers, ":")}, "compare", plugin, "optimized", "--checks", "100", "--seed", "1", "--jobs", "1", "--json", "--corpus", dir)
+	require.NoFileExists(t, markers[1], "the plugin was not killed twice: the test proves nothing")
+	require.Equal(t, exitInfra, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 1, s["infrastructure"], r.stderr)
+	require.EqualValues(t, 0, s["plugin_failures"])
+	ev := s["infrastructure_events"].([]any)[0].(map[string]any)
+	require.EqualValues(t, 1, ev["scripts"])
+	require.Contains(t, ev["reason"], "killed by SIGKILL")
+	files, err := corpus.Files(dir)
+	require.NoError(t, err)
+	require.Empty(t, files)
+}

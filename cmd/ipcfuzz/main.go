@@ -164,11 +164,15 @@ func commands() []command {
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus.", compareCmd},
 		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
 			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
-		{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
+		{"complexity", `ipcfuzz complexity IMPL... --workload W|FILE.perf [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
                     [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
                     [--call-timeout D] [--in-process]`,
 			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
+		{"worst", `ipcfuzz worst IMPL [--vs IMPL2] --subsystem S [--metric NAME|A/B|wall] [--budget D] [--seed S]
+                    [--candidates N] [--sizes 128..512] [--report-sizes 128..1024] [--reps N] [--out corpus/perf]
+                    [--fail-above E] [--json] [--call-timeout D] [--in-process]`,
+			"Searches for the script pattern (setup, body repeated n times, measured tail) whose cost grows fastest\non IMPL, or against IMPL2; writes it, minimised, as a workload for complexity --workload FILE.", worstCmd},
 		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
 		{"repro", `ipcfuzz repro FILE.ops [-o repro.c] [--expect a|b]`,

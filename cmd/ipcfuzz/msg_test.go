@@ -14,7 +14,7 @@ import (
 func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
 	t.Parallel()
 	mutant := testProgram(t, "./testdata/msgmutant")
-	for _, m := range []string{"fits", "lifo", "e2big", "text", "noerror"} {
+	for _, m := range []string{"fits", "lifo", "e2big", "text", "noerror", "idfirst"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -25,6 +25,9 @@ func TestMsgMutantsAreFoundAndShrunk(t *testing.T) {
 			sc, err := corpus.Read(s["scripts"].([]any)[0].(string))
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(sc.Steps), 8)
+			if m == "idfirst" { // issue 21: shrunk to at most 3 operations
+				require.LessOrEqual(t, len(sc.Steps), 3)
+			}
 		})
 	}
 }

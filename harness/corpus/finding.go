@@ -27,7 +27,7 @@ const FormatVersion = 2
 //	# ipcfuzz KIND                        divergence or plugin failure
 //	# format: 2
 //	# version: V                          ipcfuzz's module version ("(devel)" in a checkout)
-//	# revision: R                         its VCS revision, "(modified)" after it when the tree was
+//	# revision: R                         its VCS revision ("(modified)" after it: the tree had changes)
 //	# date: 2026-12-02T14:05:11Z          when it was found (UTC)
 //	# command: ipcfuzz compare A B ...    the command that found it, with its seed
 //	# seed: N                             the run's seed

@@ -151,7 +151,15 @@ func (g *merger) loadCorpus() error {
 		}
 		g.present[c.Hash] = c.Header.Signature
 		if c.Header.Signature != "" && g.m.Find(c.Header.Signature) == nil {
-			g.m.Signatures = append(g.m.Signatures, g.record(c, f))
+			// A manifest that lost it: the file's own header says how
+			// often, when and on which kernel it was found.
+			r := g.record(c, f)
+			date := ""
+			if len(c.Header.Date) >= 10 {
+				date = c.Header.Date[:10]
+			}
+			r.Seen(c.Header.Hits, date, c.Header.Kernel)
+			g.m.Signatures = append(g.m.Signatures, r)
 		}
 	}
 	return nil

@@ -205,3 +205,22 @@ func TestMergeKeepsHitsAndKernels(t *testing.T) {
 	require.Equal(t, "2026-12-03", r.LastSeen)
 	require.Equal(t, "naive:alloc=legacy,kernel", r.Pair)
 }
+
+// A corpus whose manifest lost a finding's record (or never had one)
+// gets it back from the file's header: hits, date and kernel.
+func TestMergeRecordsFromHeaders(t *testing.T) {
+	root := t.TempDir()
+	into, empty := filepath.Join(root, "corpus"), filepath.Join(root, "empty")
+	require.NoError(t, os.MkdirAll(empty, 0o755))
+	_, err := corpus.Store(into, sample(t, "naive:alloc=legacy", "kernel"), "")
+	require.NoError(t, err)
+	_, err = corpus.Merge(context.Background(), corpus.MergeOptions{Into: into, Inputs: []string{empty}, Date: "2026-12-04", Checker: fakeChecker{}})
+	require.NoError(t, err)
+	m, err := corpus.ReadManifest(into)
+	require.NoError(t, err)
+	r := m.Find("ids/get/ok-ENOSPC")
+	require.NotNil(t, r)
+	require.Equal(t, 3, r.Hits)
+	require.Equal(t, []string{"6.18.0-test"}, r.Kernels)
+	require.Equal(t, "2026-12-02", r.FirstSeen)
+}

@@ -1,13 +1,15 @@
 // Command killedonce is a test-only implementation plugin that is killed
-// from outside once: the optimized model, except that the first operation
-// it applies while the file named by IPCFUZZ_KILLEDONCE exists removes that
-// file and SIGKILLs its own process, as the OOM killer or kill -9 would.
-// No script fails on a fresh plugin: compare must call it an
-// infrastructure event, not a finding.
+// from outside: the optimized model, except that an operation it applies
+// while one of the files IPCFUZZ_KILLEDONCE names (paths joined by ':')
+// exists removes the first of them and SIGKILLs its own process, as the
+// OOM killer or kill -9 would: one kill per file. Once they are gone no
+// script fails on a fresh plugin: compare must call it an infrastructure
+// event, not a finding.
 package main
 
 import (
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -18,12 +20,14 @@ import (
 
 type killedOnce struct {
 	*ipcns.Namespace
-	marker string
+	markers string
 }
 
 func (m killedOnce) Apply(op ops.Op) (ops.Result, error) {
-	if m.marker != "" && os.Remove(m.marker) == nil {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	for _, marker := range strings.Split(m.markers, ":") {
+		if marker != "" && os.Remove(marker) == nil {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
 	}
 	return m.Namespace.Apply(op)
 }
