@@ -282,6 +282,15 @@ func asWrap(op ops.Op, call string) string {
 	return fmt.Sprintf("\tas_begin(%d);\n\t%s\n\tint e = errno;\n\tas_end();\n", op.As, call)
 }
 
+// buf is the C expression of op's buffer argument: the buffer, or where
+// op's is bad (badbuf) an address certainly unmapped (ops.BadAddress).
+func buf(op ops.Op, name string) string {
+	if op.BadBuf {
+		return fmt.Sprintf("(void *)0x%xUL", ops.BadAddress)
+	}
+	return name
+}
+
 // fail is the tail of a call's code: the errno name when it failed.
 const fail = "\tif (r < 0) {\n\t\tput_err(out, e);\n\t\treturn;\n\t}\n"
 
@@ -319,6 +328,8 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.sysctl(op, fmt.Sprintf("%s_next_id", op.Type), strconv.FormatInt(op.Value, 10)), nil
 	case ops.KindLimit:
 		return g.limit(op), nil
+	case ops.KindReadNextID:
+		return fmt.Sprintf("\tchar v[64];\n\tif (read_file(\"/proc/sys/kernel/%s_next_id\", v, sizeof v) < 0)\n\t\tsetup_failed(\"reading %s_next_id\");\n\tput(out, \"ret=%%ld\", strtol(v, NULL, 10));\n", op.Type, op.Type), nil
 	case ops.KindList:
 		if op.As != 0 {
 			return fmt.Sprintf("\tas_begin(%d);\n\tlisting(%q, %d, out);\n\tas_end();\n", op.As, op.Type.String(), b2i(op.Rows)), nil
@@ -333,7 +344,7 @@ func (g *gen) step(op ops.Op) (string, error) {
 	case ops.KindMsgctl:
 		return g.msgctl(op)
 	case ops.KindSemop:
-		return g.semop(op), nil
+		return g.semop(op)
 	case ops.KindSemctl:
 		return g.semctl(op)
 	case ops.KindShmat:
@@ -476,13 +487,16 @@ func msgRoom(size int64) int64 {
 
 func (g *gen) msgsnd(op ops.Op) string {
 	s := fmt.Sprintf("\tstatic char buf[8 + %d];\n\t*(long *)buf = %dL;\n\tmsg_text(buf + 8, %d, %d);\n", msgRoom(op.Size)+1, op.Mtype, msgRoom(op.Size), op.Fill)
-	call := fmt.Sprintf("long r = syscall(SYS_msgsnd, %s, buf, %dL, %s);", g.ref(op.Obj), op.Size, msgFlags(op.MsgFlags))
+	if op.BadBuf {
+		s += "\t(void)buf; /* badbuf: the call is given a bad address instead */\n"
+	}
+	call := fmt.Sprintf("long r = syscall(SYS_msgsnd, %s, %s, %dL, %s);", g.ref(op.Obj), buf(op, "buf"), op.Size, msgFlags(op.MsgFlags))
 	return s + asWrap(op, call) + fail + "\tput(out, \"ok\");\n"
 }
 
 func (g *gen) msgrcv(op ops.Op) string {
 	s := fmt.Sprintf("\tstatic char buf[8 + %d];\n", msgRoom(op.Size)+1)
-	call := fmt.Sprintf("long r = syscall(SYS_msgrcv, %s, buf, %dL, %dL, %s);", g.ref(op.Obj), op.Size, op.Mtype, msgFlags(op.MsgFlags))
+	call := fmt.Sprintf("long r = syscall(SYS_msgrcv, %s, %s, %dL, %dL, %s);", g.ref(op.Obj), buf(op, "buf"), op.Size, op.Mtype, msgFlags(op.MsgFlags))
 	return s + asWrap(op, call) + fail + "\tput(out, \"type=%ld text=%.*s\", *(long *)buf, (int)r, buf + 8);\n"
 }
 
@@ -507,7 +521,7 @@ func (g *gen) msgctl(op ops.Op) (string, error) {
 		}
 		s += fmt.Sprintf("\tset_u32(buf, P_MODE, 0%o);\n\tset_i64(buf, 88, %dL);\n", op.Mode&0o777, op.Value)
 	}
-	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_msgctl, %s, %s, buf);", id, cmd)) + fail
+	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_msgctl, %s, %s, %s);", id, cmd, buf(op, "buf"))) + fail
 	switch op.MCmd {
 	case ops.MsgIPCStat, ops.MsgStat, ops.MsgStatAny:
 		rowID := "r"
@@ -523,7 +537,7 @@ func (g *gen) msgctl(op ops.Op) (string, error) {
 	return s, nil
 }
 
-func (g *gen) semop(op ops.Op) string {
+func (g *gen) semop(op ops.Op) (string, error) {
 	sops := op.Sem.SopList()
 	s := fmt.Sprintf("\tstatic short sops[%d][3];\n", max(len(sops), 1))
 	for i, p := range sops {
@@ -536,17 +550,25 @@ func (g *gen) semop(op ops.Op) string {
 		}
 		s += fmt.Sprintf("\tsops[%d][0] = (short)%d;\n\tsops[%d][1] = %d;\n\tsops[%d][2] = 0x%x;\n", i, p.Num, i, p.Op, i, flg)
 	}
+	if op.BadBuf {
+		s += "\t(void)sops; /* badbuf: the call is given a bad address instead */\n"
+	}
 	id := g.ref(op.Obj)
 	var call string
 	switch op.Sem.Timeout {
 	case ops.SemNoTimeout:
-		call = fmt.Sprintf("long r = syscall(SYS_semop, %s, sops, %dL);", id, len(sops))
+		call = fmt.Sprintf("long r = syscall(SYS_semop, %s, %s, %dL);", id, buf(op, "sops"), len(sops))
+	case ops.SemBadPtr:
+		call = fmt.Sprintf("long r = syscall(SYS_semtimedop, %s, %s, %dL, (void *)0x%xUL);", id, buf(op, "sops"), len(sops), ops.BadAddress)
 	default:
-		ts := map[ops.SemTimeout]string{ops.SemZeroTimeout: "{0, 0}", ops.SemBadNsec: "{0, 1000000000L}", ops.SemNegSecond: "{-1, 0}"}[op.Sem.Timeout]
+		ts, ok := map[ops.SemTimeout]string{ops.SemZeroTimeout: "{0, 0}", ops.SemBadNsec: "{0, 1000000000L}", ops.SemNegSecond: "{-1, 0}"}[op.Sem.Timeout]
+		if !ok {
+			return "", fmt.Errorf("semtimedop timeout number %d", op.Sem.Timeout)
+		}
 		s += fmt.Sprintf("\tstatic struct timespec ts = %s;\n", ts)
-		call = fmt.Sprintf("long r = syscall(SYS_semtimedop, %s, sops, %dL, &ts);", id, len(sops))
+		call = fmt.Sprintf("long r = syscall(SYS_semtimedop, %s, %s, %dL, &ts);", id, buf(op, "sops"), len(sops))
 	}
-	return s + asWrap(op, call) + fail + "\tput(out, \"ok\");\n"
+	return s + asWrap(op, call) + fail + "\tput(out, \"ok\");\n", nil
 }
 
 var semCmd = map[ops.SemCmd]string{
@@ -582,7 +604,7 @@ func (g *gen) semctl(op ops.Op) (string, error) {
 				s += fmt.Sprintf("\tif (%d < nsems)\n\t\tvals[%d] = (unsigned short)%dL;\n", i, i, v)
 			}
 		}
-		s += asWrap(op, call("vals")) + fail
+		s += asWrap(op, call(buf(op, "vals"))) + fail
 		if op.Sem.Cmd == ops.SemSetAll {
 			return s + "\tput(out, \"ok\");\n", nil
 		}
@@ -592,7 +614,7 @@ func (g *gen) semctl(op ops.Op) (string, error) {
 	if op.Sem.Cmd == ops.SemIPCSet {
 		s += fmt.Sprintf("\tset_u32(buf, P_UID, %d);\n\tset_u32(buf, P_GID, %d);\n\tset_u32(buf, P_MODE, 0%o);\n", uint32(op.Value), op.GroupOr(uint32(op.Value)), op.Mode&0o777)
 	}
-	s += asWrap(op, call("buf")) + fail
+	s += asWrap(op, call(buf(op, "buf"))) + fail
 	switch op.Sem.Cmd {
 	case ops.SemIPCStat, ops.SemStat, ops.SemStatAny:
 		rowID := "r"
@@ -642,7 +664,7 @@ func (g *gen) shmctl(op ops.Op) (string, error) {
 	if op.Cmd == ops.ShmIPCSet {
 		s += fmt.Sprintf("\tset_u32(buf, P_UID, %d);\n\tset_u32(buf, P_GID, %d);\n\tset_u32(buf, P_MODE, 0%o);\n", uint32(op.Value), op.GroupOr(uint32(op.Value)), op.Mode&0o777)
 	}
-	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmctl, %s, %s, buf);", g.ref(op.Obj), cmd)) + fail
+	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmctl, %s, %s, %s);", g.ref(op.Obj), cmd, buf(op, "buf"))) + fail
 	switch op.Cmd {
 	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
 		rowID := "r"
