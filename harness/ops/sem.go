@@ -252,6 +252,10 @@ func (valsField) format(o *Op) string {
 }
 
 func (valsField) parse(o *Op, text string) error {
+	if text == "" { // no values: SETALL writes zeros to every semaphore
+		o.Sem.NVals = 0
+		return nil
+	}
 	parts := strings.Split(text, ",")
 	if len(parts) > SemMaxVals {
 		return fmt.Errorf("%d values: scripts hold at most %d", len(parts), SemMaxVals)

@@ -240,8 +240,11 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 	case 8: // a semctl whose buffer is bad
 		cmd := engine.Pick(src, []ops.SemCmd{ops.SemIPCStat, ops.SemStat, ops.SemIPCInfo, ops.SemGetAll, ops.SemSetAll, ops.SemIPCSet}, "cmd")
 		c := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: cmd}, As: s.caller(src), BadBuf: true}
-		if cmd == ops.SemIPCSet {
+		switch cmd {
+		case ops.SemIPCSet:
 			c.Mode = 0o600
+		case ops.SemSetAll:
+			c.Sem.NVals = 1 // one value, 0
 		}
 		return c
 	default: // E2BIG if semopm was lowered
