@@ -89,10 +89,37 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 	return ops.Result{Err: e}, err
 }
 
-// Snapshot implements ops.Model.
+// Snapshot implements ops.Model. A model shows the VmFlags as the other
+// side's kernel names them (showFlags).
 func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
 	st, err := m.as.State()
+	if m.remake != nil {
+		for i := range st.VMAs {
+			st.VMAs[i].Flags = showFlags(st.VMAs[i].Flags, m.quirks)
+		}
+	}
 	return ops.Snapshot{VMA: st}, err
+}
+
+// The flags whose display depends on a kernel's configuration or its
+// table of names, not on what it does.
+var (
+	flagSoftDirty   = ops.MustVMAFlags("sd")
+	flagLockOnFault = ops.MustVMAFlags("lf")
+	flagUnnamed     = ops.MustVMAFlags(ops.VMAFlagUnnamed)
+)
+
+// showFlags is what smaps shows of flags on a kernel with quirks q: sd on
+// every VMA where it is built with soft-dirty tracking (nothing here
+// clears it), "??" for VM_LOCKONFAULT where it has no name.
+func showFlags(f ops.VMAFlags, q ops.VMAQuirks) ops.VMAFlags {
+	if q&ops.QuirkSoftDirty != 0 {
+		f |= flagSoftDirty
+	}
+	if q&ops.QuirkLockOnFaultUnnamed != 0 && f&flagLockOnFault != 0 {
+		f = f&^flagLockOnFault | flagUnnamed
+	}
+	return f
 }
 
 // Measure implements ops.Measurer for brk-expand, when the space measures

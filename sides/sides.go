@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,8 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
+	case name == "kernel" && cfg.Options[impls.OptionImage] != "":
+		side.Impl, err = openVM(ctx, spec, cfg, o)
 	case asPlugin:
 		side.Impl, err = openServed(ctx, spec, name, o)
 	case strings.ContainsRune(name, '/'):
@@ -130,6 +133,29 @@ func openServed(ctx context.Context, spec, name string, o Options) (ops.Impl, er
 		}
 	}
 	return host.Open(ctx, host.Launch{Name: spec, Path: self, Args: []string{"plugin", "serve", name}, CallTimeout: o.CallTimeout})
+}
+
+// openVM starts the kernel side in a QEMU guest booted from the image its
+// options name (impls.BootVM), reached by the plugin host without a relay.
+// The guest's /init is the ipcfuzz executable (Options.Self or this one).
+func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Impl, error) {
+	image, err := filepath.Abs(cfg.Options[impls.OptionImage])
+	if err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
+	}
+	if _, err := os.Stat(image); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: kernel image: %w", spec, err)}
+	}
+	self := o.Self
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding this executable to boot %s: %w", spec, err)
+		}
+	}
+	boot := func(ctx context.Context, console io.Writer, env []string) (host.Booted, error) {
+		return impls.BootVM(ctx, impls.VMOptions{Image: image, Init: self, Env: env, Caps: cfg.Options[ops.OptionCaps], Console: console})
+	}
+	return host.Open(ctx, host.Launch{Name: spec, Path: image, Boot: boot, CallTimeout: o.CallTimeout})
 }
 
 // openInProcess starts a built-in inside this process.

@@ -704,6 +704,17 @@ static u64 probe_quirks(void)
 	if (sys5(SYS_mremap, W(0), 3 * PAGE, 3 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(8)) == (i64)W(8))
 		q |= Q_MULTI_MOVE;
 	clear_window();
+	/* Configuration: every VMA shows sd (CONFIG_MEM_SOFT_DIRTY). */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "sd"))
+		q |= Q_SOFT_DIRTY;
+	clear_window();
+	/* The name of VM_LOCKONFAULT: "??" before "lf" existed. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (sys3(SYS_mlock2, W(0), PAGE, MLOCK_ONFAULT) == 0 &&
+	    window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "??"))
+		q |= Q_LF_UNNAMED;
+	clear_window();
 	return q;
 }
 
