@@ -61,10 +61,10 @@ else
   tree=$cache/src/$version
   if [ ! -f "$tree/.unpacked" ]; then
     log "unpacking $deb"
-    rm -rf "$tree" "$tree.tmp" && mkdir -p "$tree.tmp"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tree.tmp" --wildcards './usr/src/linux-source-*.tar.xz'
-    tar -xJf "$tree.tmp"/usr/src/linux-source-*.tar.xz -C "$tree.tmp" --strip-components=1
-    rm -rf "$tree.tmp/usr"
+    rm -rf "$tree" "$tree.tmp" "$tree.deb" && mkdir -p "$tree.tmp" "$tree.deb"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tree.deb" --wildcards './usr/src/linux-source-*.tar.xz'
+    tar -xJf "$tree.deb"/usr/src/linux-source-*.tar.xz -C "$tree.tmp" --strip-components=1
+    rm -rf "$tree.deb"
     touch "$tree.tmp/.unpacked"
     mv "$tree.tmp" "$tree"
   fi

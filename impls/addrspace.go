@@ -14,6 +14,9 @@ type AddressSpaceModel struct {
 	// as the limit.vma_quirks option); nil for the kernel itself.
 	remake func(ops.VMAQuirks) ops.AddressSpace
 	quirks ops.VMAQuirks
+	// other are the other side's quirks (ops.FactVMAQuirks), 0 when it
+	// reports none.
+	other ops.VMAQuirks
 }
 
 // NewAddressSpaceModel returns the vma part for as, a fixed space.
@@ -33,6 +36,7 @@ func NewVMAModelPart(make func(ops.VMAQuirks) ops.AddressSpace) *AddressSpaceMod
 // is given, and is made again when they change.
 func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
 	q, ok := cfg.Facts.VMAQuirks()
+	m.other = q
 	if !ok {
 		q = ops.VMAQuirksLinux618
 	}
@@ -90,13 +94,17 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 }
 
 // Snapshot implements ops.Model. A model shows the VmFlags as the other
-// side's kernel names them (showFlags).
+// side's kernel does (showFlags). A kernel compared with a kernel built
+// with soft-dirty tracking shows sd as that one does: configuration, not
+// behaviour; names are the kernel's own (a version difference).
 func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
 	st, err := m.as.State()
-	if m.remake != nil {
-		for i := range st.VMAs {
-			st.VMAs[i].Flags = showFlags(st.VMAs[i].Flags, m.quirks)
-		}
+	show := m.quirks
+	if m.remake == nil {
+		show = m.other & ops.QuirkSoftDirty
+	}
+	for i := range st.VMAs {
+		st.VMAs[i].Flags = showFlags(st.VMAs[i].Flags, show)
 	}
 	return ops.Snapshot{VMA: st}, err
 }

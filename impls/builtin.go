@@ -135,6 +135,11 @@ func (b Builtin) Start() (*Composed, ops.Info, error) {
 		}
 		parts = append(parts, Part{Subsystems: ps.Subsystems, Model: m, Options: ps.Options})
 	}
+	if b.Name == "kernel" {
+		if n := kernel.GuestNote(); n != "" {
+			notes = append(notes, n)
+		}
+	}
 	c := Compose(parts...)
 	info := c.Describe(ops.Info{Name: b.Name, Version: b.Version, ExactIDs: b.ExactIDs, Counters: b.Counters})
 	info.Notes = notes

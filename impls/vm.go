@@ -22,3 +22,7 @@ func IsGuestInit() bool { return kernel.IsGuestInit() }
 
 // GuestInit serves the kernel side from the guest; it never returns.
 func GuestInit() { kernel.GuestInit() }
+
+// VMAccel is how this machine runs a guest for kernel:image=: "kvm" or
+// "tcg".
+func VMAccel() string { return kernel.VMAccel() }

@@ -54,3 +54,9 @@ func GuestInit() {}
 
 // Slowdown is 1 here.
 func Slowdown() float64 { return 1 }
+
+// GuestNote is "" here.
+func GuestNote() string { return "" }
+
+// VMAccel is "tcg" here (no guest boots).
+func VMAccel() string { return "tcg" }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
@@ -66,7 +67,7 @@ func BootVM(ctx context.Context, o VMOptions) (*VM, error) {
 	if o.Caps != "" {
 		env = append(env, EnvGuestCaps+"="+o.Caps)
 	}
-	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: o.Init, Files: files, Env: env, Console: o.Console})
+	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, o.Init, ""), Files: files, Env: env, Console: o.Console})
 	if err != nil {
 		return nil, fmt.Errorf("kernel image %s: %w", o.Image, err)
 	}
@@ -120,3 +121,16 @@ func GuestInit() {
 // guest, what its init measured; else 1): the adapter's timeouts are
 // multiplied by it.
 func Slowdown() float64 { return task.Slowdown() }
+
+// GuestNote says, in a guest BootVM booted, what the kernel side is: its
+// release, the accelerator and the slowdown; "" elsewhere.
+func GuestNote() string {
+	accel := os.Getenv(vm.EnvGuestAccel)
+	if accel == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s in a QEMU guest under %s, %.1fx slower than the host (timeouts scaled)", kernelRelease(), strings.ToUpper(accel), Slowdown())
+}
+
+// VMAccel is how this machine would run a guest: "kvm" or "tcg".
+func VMAccel() string { return vm.ChooseAccel().Name }

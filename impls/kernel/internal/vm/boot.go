@@ -60,6 +60,10 @@ const (
 	envHostCalib = "IPCFUZZ_VM_HOST_NS"
 )
 
+// EnvGuestAccel names the variable that tells the guest's processes how
+// QEMU runs them ("kvm" or "tcg"), for what they say of themselves.
+const EnvGuestAccel = "IPCFUZZ_VM_GUEST_ACCEL"
+
 // PortName is the name of the guest's virtio-serial port that carries the
 // plugin's gRPC.
 const PortName = "ipcfuzz.0"
@@ -136,7 +140,7 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 	}
 	accel := ChooseAccel()
 	hostNS := calibrate()
-	args := qemuArgs(c, accel, sock, append([]string{envInit + "=1", envHostCalib + "=" + strconv.FormatInt(hostNS.Nanoseconds(), 10)}, c.Env...))
+	args := qemuArgs(c, accel, sock, append([]string{envInit + "=1", envHostCalib + "=" + strconv.FormatInt(hostNS.Nanoseconds(), 10), EnvGuestAccel + "=" + accel.Name}, c.Env...))
 	cmd := exec.Command(qemuPath, args...)
 	cmd.ExtraFiles = []*os.File{initrd} // fd 3: -initrd /dev/fd/3
 	// QEMU dies with the host: the parent-death signal is tied to the
