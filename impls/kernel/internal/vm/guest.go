@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,9 @@ func IsGuestInit() bool { return os.Getpid() == 1 && os.Getenv(envInit) == "1" }
 // to the plugin and back, and powers the guest off when the plugin exits.
 // It never returns.
 func GuestInit(c GuestConfig) {
+	// Capabilities are a thread's: the bounding set is dropped on this
+	// thread, which also starts the plugin.
+	runtime.LockOSThread()
 	err := serveGuest(c)
 	if err != nil {
 		fmt.Printf("%s%v\n", failedPrefix, err)
