@@ -8,7 +8,9 @@
 # config is tinyconfig plus ci/kernels/ipcfuzz-guest.config; NAME picks a
 # series of patches, ci/kernels/NAME/*.patch applied in name order (none for
 # "stock", the default). Builds are cached by source version, patches, config
-# fragment and this script: a second run prints the cached path at once.
+# fragment and this script: a second run prints the cached path at once. The
+# unpatched tree is built once and kept in the cache; a series of patches
+# rebuilds only the files it touches (seconds, not minutes).
 #
 #   ci/kernel.sh                 # stock 6.1
 #   ci/kernel.sh pre-5.15        # 6.1 with sysvipc_find_ipc() of Linux <= 5.14
@@ -70,38 +72,59 @@ else
   fi
 fi
 
-# The key: source version, patches, fragment, this script.
+# The keys: of the base build (source version, fragment, this script) and
+# of this one (the base's and the patches).
 series=()
 if [ -n "$patches" ]; then
   while IFS= read -r p; do series+=("$p"); done < <(ls "$patches"/*.patch | sort)
 fi
-key=$( { echo "$version"; cat "$fragment" "$0"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
+basekey=$( { echo "$version"; cat "$fragment" "$0"; } | sha256sum | cut -c1-16)
+key=$( { echo "$basekey"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
 out=$cache/$name-$key
 if [ -f "$out/vmlinux" ]; then
   echo "$out/vmlinux"
   exit 0
 fi
 
-# Build in a copy of the tree (hard links: patch(1) replaces files, so the
-# shared tree is never changed), then keep vmlinux, bzImage and .config.
-build=$cache/build-$name-$key.$$
-trap 'rm -rf "$build"' EXIT
-log "building $name ($version, ${#series[@]} patches) in $build"
-cp -al "$tree" "$build"
-for p in "${series[@]}"; do
-  log "applying $(basename "$p")"
-  patch -d "$build" -p1 --quiet --no-backup-if-mismatch < "$p"
-done
-(
-  cd "$build"
-  make -s ARCH=x86_64 tinyconfig >/dev/null
-  scripts/kconfig/merge_config.sh -m .config "$fragment" >/dev/null
-  make -s ARCH=x86_64 olddefconfig >/dev/null
-  # Every line of the fragment must have survived olddefconfig.
-  missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" .config || echo "$l"; done)
-  if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
-  make -s -j"$jobs" ARCH=x86_64 KBUILD_BUILD_TIMESTAMP="ipcfuzz" bzImage >&2
-)
+# The base build: the unpatched tree configured and built once, kept in
+# the cache (hard links to the unpacked source, so that it costs only its
+# objects), so that a series of patches rebuilds only what it touches.
+base=$cache/base-$basekey
+if [ ! -f "$base/.built" ]; then
+  tmp=$base.tmp.$$
+  trap 'rm -rf "$tmp"' EXIT
+  log "building the base tree ($version) in $tmp"
+  rm -rf "$base"
+  cp -al "$tree" "$tmp"
+  (
+    cd "$tmp"
+    make -s ARCH=x86_64 tinyconfig >/dev/null
+    scripts/kconfig/merge_config.sh -m .config "$fragment" >/dev/null
+    make -s ARCH=x86_64 olddefconfig >/dev/null
+    # Every line of the fragment must have survived olddefconfig.
+    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" .config || echo "$l"; done)
+    if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
+    make -s -j"$jobs" ARCH=x86_64 bzImage >&2
+  )
+  touch "$tmp/.built"
+  mv "$tmp" "$base"
+  trap - EXIT
+fi
+
+# This build: the base's outputs for no patches; else a copy of the base
+# tree (a real one: make rewrites its objects in place), patched, rebuilt.
+build=$base
+if [ ${#series[@]} -gt 0 ]; then
+  build=$cache/build-$name-$key.$$
+  trap 'rm -rf "$build"' EXIT
+  log "rebuilding $name (${#series[@]} patches) in $build"
+  cp -a "$base" "$build"
+  for p in "${series[@]}"; do
+    log "applying $(basename "$p")"
+    patch -d "$build" -p1 --quiet --no-backup-if-mismatch < "$p"
+  done
+  make -s -C "$build" -j"$jobs" ARCH=x86_64 bzImage >&2
+fi
 mkdir -p "$out.tmp"
 cp "$build/vmlinux" "$build/arch/x86/boot/bzImage" "$build/.config" "$out.tmp/"
 rm -rf "$out" && mv "$out.tmp" "$out"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 )
 
 // envTestImage names the kernel image the kernel:image= tests boot (.ci/run
@@ -126,4 +128,72 @@ func unixSocketListed(prefix string) bool {
 		}
 	}
 	return false
+}
+
+// The four differences between 6.18 and 6.1 in the corpus each tell this
+// machine's kernel from the guest's 6.1: a replay of each between them
+// fails, where it holds on the models and on this kernel (the corpus
+// replay). Run only where this machine's kernel is 6.18-like: the test
+// image is Debian's 6.1.
+func TestKernelAgainst61FindsTheFourDifferences(t *testing.T) {
+	img := testImage(t)
+	needKernel(t)
+	if !vmaKernel(t) {
+		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "corpus", "vma", "kernel-6.1-*.ops"))
+	require.NoError(t, err)
+	require.Len(t, files, 4)
+	for _, f := range files {
+		r := ipcfuzz(t, "replay", f, "--impls", "kernel,kernel:image="+img)
+		require.Equal(t, 1, r.code, "%s holds on both kernels:\n%s%s", f, r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "FAIL  ")
+		sc, err := corpusRead(f)
+		require.NoError(t, err)
+		require.LessOrEqual(t, sc, 6, f)
+	}
+}
+
+// The models against 6.1 on vma: only the known differences (the VMA
+// quirks and soft-dirty being facts the guest reports, not divergences):
+// mremap's check order (and what its early unmap does to later steps), the
+// 3-way merge of a new mapping, the [heap] label; each shrunk.
+func TestOptimizedAgainst61VMAKnownDifferencesOnly(t *testing.T) {
+	img := testImage(t)
+	dir := t.TempDir()
+	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+img, "--subsystem", "vma", "--checks", "300", "--seed", "1", "--keep-going", "--jobs", "1", "--json", "--corpus", dir)
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 0, s["plugin_failures"], r.stderr)
+	known := []string{"vma/remap/", "vma/touch/ok-EFAULT", "vma/advise/ok-ENOMEM", "vma/brk/ENOMEM-ok", "vma/protect/ok-ENOMEM", "vma/final/vma"}
+	scripts, _ := s["scripts"].([]any)
+	for _, p := range scripts {
+		text, err := os.ReadFile(p.(string))
+		require.NoError(t, err)
+		sig := ""
+		for _, line := range strings.Split(string(text), "\n") {
+			if v, ok := strings.CutPrefix(line, "# signature "); ok {
+				sig = v
+			}
+		}
+		ok := false
+		for _, k := range known {
+			ok = ok || strings.HasPrefix(sig, k)
+		}
+		require.True(t, ok, "an unknown difference with 6.1: %s\n%s", sig, text)
+		if sig == "vma/final/vma" {
+			require.Contains(t, string(text), "[heap]", "a final-state difference other than the [heap] label:\n%s", text)
+		} else if !strings.HasPrefix(sig, "vma/remap/ok-EFAULT") {
+			require.Contains(t, string(text), "fixed to=", "a difference that is not mremap's check order:\n%s", text)
+		}
+	}
+}
+
+// corpusRead counts the operations of a script file.
+func corpusRead(path string) (int, error) {
+	sc, err := corpus.Read(path)
+	if err != nil {
+		return 0, err
+	}
+	return len(sc.Steps), nil
 }

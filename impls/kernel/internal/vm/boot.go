@@ -182,7 +182,11 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 	ready := make(chan string, 1)
 	go scanConsole(stdout, console, tail, ready)
 	select {
-	case line := <-ready:
+	case line, ok := <-ready:
+		if !ok { // the console ended: QEMU is exiting
+			<-g.done
+			return nil, fmt.Errorf("QEMU exited before the guest was ready (%v)%s", g.err, tail.quote())
+		}
 		if msg, ok := strings.CutPrefix(line, failedPrefix); ok {
 			_ = g.Kill()
 			return nil, fmt.Errorf("the guest failed: %s", msg)
