@@ -99,6 +99,18 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 		close()
 		return nil, nil, err
 	}
+	// Two sides that cannot follow (a kernel against a kernel) on a
+	// subsystem whose operations race: the optimized model judges which
+	// ways are allowed.
+	if ops.SubsystemRaces(subsystem) && !p.A.Follows && !p.B.Follows {
+		j, err := openJudge(ctx, p)
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+		opened = append(opened, *j)
+		p.Judge = j
+	}
 	for _, s := range []runner.Side{p.A, p.B} {
 		if err := s.Impl.Reset(ctx, s.Config); err != nil {
 			close()
@@ -106,6 +118,25 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 		}
 	}
 	return p, close, nil
+}
+
+// openJudge opens the optimized model in this process as the judge of p's
+// races, configured with the facts of A (as a model compared with A).
+func openJudge(ctx context.Context, p *runner.Pair) (*runner.Side, error) {
+	j, err := Open(ctx, "optimized", Options{InProcess: true})
+	if err != nil {
+		return nil, err
+	}
+	j.Config.Facts = p.A.Info.Facts.Over(p.B.Info.Facts)
+	if !j.Info.Follows {
+		_ = j.Impl.Close()
+		return nil, fmt.Errorf("the judge %s cannot follow", j.Name)
+	}
+	if err := j.Impl.Reset(ctx, j.Config); err != nil {
+		_ = j.Impl.Close()
+		return nil, fmt.Errorf("the judge %s: %w", j.Name, err)
+	}
+	return &j, nil
 }
 
 // openPath starts a plugin executable given by path.
