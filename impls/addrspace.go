@@ -87,6 +87,9 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 		e, err = m.as.Reopen(op.FileArgs())
 	case ops.KindDup:
 		e, err = m.as.Dup(op.FileArgs())
+	case ops.KindLayout:
+		st, err := m.as.State()
+		return ops.Result{Layout: st}, err
 	default:
 		return ops.Result{}, fmt.Errorf("operation %s is not in the vma subsystem", op.Kind)
 	}

@@ -63,6 +63,29 @@ var allEdges = []edges{
 	{sem.Subsystem, []string{"exit clamped at SEMVMX", "exit clamped at 0", "complex ahead of simple", "restart after complex"}, semReached, 100},
 	{msg.Subsystem, []string{"queue at msgmnb"}, msgReached, 100},
 	{shm.Subsystem, []string{"segment at shmmax"}, shmReached, 100},
+	// Calls the kernel refuses before it looks at anything (LTP's
+	// invalid-command and nsops-0 cases): drawn now and then.
+	{msg.Subsystem, []string{"msgctl invalid"}, drawn, 200},
+	{shm.Subsystem, []string{"shmctl invalid"}, drawn, 200},
+	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0"}, drawn, 200},
+}
+
+// drawn names the refused-at-once calls a script holds.
+func drawn(_ testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range script {
+		switch {
+		case op.Kind == ops.KindMsgctl && op.MCmd == ops.MsgInvalid:
+			out["msgctl invalid"] = true
+		case op.Kind == ops.KindShmctl && op.Cmd == ops.ShmInvalid:
+			out["shmctl invalid"] = true
+		case op.Kind == ops.KindSemctl && op.Sem.Cmd == ops.SemInvalid:
+			out["semctl invalid"] = true
+		case op.Kind == ops.KindSemop && op.Sem.NSops == 0:
+			out["semop nsops 0"] = true
+		}
+	}
+	return out
 }
 
 // The generators reach every edge with every engine: in a few hundred

@@ -40,11 +40,12 @@ const (
 	MsgInfoCmd                   // MSG_INFO: struct msginfo with the namespace's usage
 	MsgStat                      // MSG_STAT on an index: returns the full id
 	MsgStatAny                   // MSG_STAT_ANY: MSG_STAT without the read check
+	MsgInvalid                   // the command number -1, which no kernel has: EINVAL
 )
 
 var msgCmdNames = []enumName[MsgCmd]{
 	{MsgIPCStat, "stat"}, {MsgIPCSet, "set"}, {MsgIPCInfo, "ipc_info"}, {MsgInfoCmd, "msg_info"},
-	{MsgStat, "msg_stat"}, {MsgStatAny, "msg_stat_any"},
+	{MsgStat, "msg_stat"}, {MsgStatAny, "msg_stat_any"}, {MsgInvalid, "invalid"},
 }
 
 func (c MsgCmd) String() string {

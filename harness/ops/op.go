@@ -85,6 +85,10 @@ type Result struct {
 	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
 
 	Sem SemResult // the sem subsystem (sem.go)
+
+	// Layout is the address space a layout operation observed: what the
+	// final snapshot's VMA group would show at that step.
+	Layout VMAState
 }
 
 // Snapshot is the whole observable state of an implementation, one group

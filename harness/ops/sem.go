@@ -81,12 +81,14 @@ const (
 	SemGetAll                    // GETALL
 	SemSetVal                    // SETVAL of Op.Sem.Num to Op.Sem.Val
 	SemSetAll                    // SETALL to Op.Sem.Vals
+	SemInvalid                   // the command number -1, which no kernel has: EINVAL
 )
 
 var semCmdNames = []enumName[SemCmd]{
 	{SemIPCStat, "stat"}, {SemIPCSet, "set"}, {SemIPCInfo, "ipc_info"}, {SemInfoCmd, "sem_info"},
 	{SemStat, "sem_stat"}, {SemStatAny, "sem_stat_any"}, {SemGetVal, "getval"}, {SemGetPid, "getpid"},
 	{SemGetNcnt, "getncnt"}, {SemGetZcnt, "getzcnt"}, {SemGetAll, "getall"}, {SemSetVal, "setval"}, {SemSetAll, "setall"},
+	{SemInvalid, "invalid"},
 }
 
 func (c SemCmd) String() string {
@@ -147,10 +149,14 @@ type SemLimits struct {
 	UsedSems                       int64 // semaphores in use (SEM_INFO's semaem)
 }
 
-// sopsField reads and writes the sops of a semop: "0:-1:undo,1:+1:nowait".
+// sopsField reads and writes the sops of a semop: "0:-1:undo,1:+1:nowait",
+// or "none" for a call with nsops 0.
 type sopsField struct{}
 
 func (sopsField) format(o *Op) string {
+	if o.Sem.NSops == 0 {
+		return "none"
+	}
 	var parts []string
 	for _, s := range o.Sem.SopList() {
 		p := fmt.Sprintf("%d:%+d", s.Num, s.Op)
@@ -169,6 +175,10 @@ func (sopsField) format(o *Op) string {
 }
 
 func (sopsField) parse(o *Op, text string) error {
+	if text == "none" {
+		setSops(o, nil)
+		return nil
+	}
 	parts := strings.Split(text, ",")
 	if len(parts) > SemMaxSops {
 		return fmt.Errorf("%d sops: scripts hold at most %d (lower semopm for E2BIG)", len(parts), SemMaxSops)
@@ -366,9 +376,6 @@ func semCmdIs(cmds ...SemCmd) func(*Op) bool {
 
 // checkSemop: t0, the main task, must not sleep.
 func checkSemop(op Op) error {
-	if op.Sem.NSops == 0 {
-		return fmt.Errorf("needs at least one sop")
-	}
 	if op.Task != 0 || op.Sem.Timeout != SemNoTimeout {
 		return nil
 	}

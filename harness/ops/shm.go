@@ -35,11 +35,13 @@ const (
 	ShmInfoCmd                   // SHM_INFO: struct shm_info, returns the max idx
 	ShmStat                      // SHM_STAT on an index: the row, returns the full id
 	ShmStatAny                   // SHM_STAT_ANY on an index: SHM_STAT without the read check
+	ShmInvalid                   // the command number -1, which no kernel has: EINVAL
 )
 
 var shmCmdNames = []enumName[ShmCmd]{
 	{ShmIPCStat, "stat"}, {ShmIPCSet, "set"}, {ShmLock, "lock"}, {ShmUnlock, "unlock"},
 	{ShmIPCInfo, "ipc_info"}, {ShmInfoCmd, "shm_info"}, {ShmStat, "shm_stat"}, {ShmStatAny, "shm_stat_any"},
+	{ShmInvalid, "invalid"},
 }
 
 func (c ShmCmd) String() string {

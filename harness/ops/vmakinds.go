@@ -36,6 +36,10 @@ const (
 	KindReopen
 	// KindDup duplicates a handle (the same open file description).
 	KindDup
+	// KindLayout observes the address space: its result is every VMA and
+	// the break at that step, so a script states the layout after any
+	// step, not only at its end.
+	KindLayout
 )
 
 // rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
@@ -219,5 +223,43 @@ func init() {
 		KindSpec{Kind: KindDup, Name: "dup", Doc: "dup of fN (the same open file description); binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of })},
 			Check: checkVMAFile},
+		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
+			Result: layoutResult{}},
 	)
+}
+
+// layoutResult is the result of a layout: "[VMA | VMA ...] brk=N", each VMA
+// as FormatVMA writes it.
+type layoutResult struct{}
+
+func (layoutResult) format(_ *Op, r *Result) string {
+	parts := make([]string, len(r.Layout.VMAs))
+	for i, v := range r.Layout.VMAs {
+		parts[i] = FormatVMA(v)
+	}
+	return "[" + strings.Join(parts, " | ") + "] brk=" + strconv.FormatInt(r.Layout.Brk, 10)
+}
+
+func (layoutResult) parse(_ *Op, r *Result, text string) error {
+	inner, ok := strings.CutPrefix(text, "[")
+	inner, brk, ok2 := strings.Cut(inner, "] brk=")
+	if !ok || !ok2 {
+		return fmt.Errorf("layout result %q: want [VMA | VMA ...] brk=N", clip(text))
+	}
+	n, err := strconv.ParseInt(brk, 10, 64)
+	if err != nil {
+		return fmt.Errorf("layout result %q: brk=%q is not a number", clip(text), clip(brk))
+	}
+	r.Layout.Brk = n
+	if strings.TrimSpace(inner) == "" {
+		return nil
+	}
+	for _, part := range strings.Split(inner, "|") {
+		v, err := ParseVMA(strings.TrimSpace(part))
+		if err != nil {
+			return err
+		}
+		r.Layout.VMAs = append(r.Layout.VMAs, v)
+	}
+	return nil
 }

@@ -200,8 +200,8 @@ func (ns *Namespace) msgRmid(o *Obj) []ops.Completion {
 
 // msgctl is ipc-spec.md 2.7.
 func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
-	if int32(op.Obj.ID) < 0 {
-		return ops.Result{Err: ops.EINVAL}
+	if int32(op.Obj.ID) < 0 || op.MCmd == ops.MsgInvalid {
+		return ops.Result{Err: ops.EINVAL} // a negative id or command, before anything is looked up
 	}
 	s := ns.types[ops.Msg]
 	switch op.MCmd {

@@ -113,6 +113,8 @@ func (ns *Namespace) semctl(op ops.Op) ops.Result {
 		return ops.Result{Err: ops.EINVAL}
 	}
 	switch op.Sem.Cmd {
+	case ops.SemInvalid:
+		return ops.Result{Err: ops.EINVAL} // no such command: nothing is looked up
 	case ops.SemIPCInfo, ops.SemInfoCmd:
 		return ns.semInfo(op.Sem.Cmd)
 	case ops.SemStat, ops.SemStatAny:

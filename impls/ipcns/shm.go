@@ -182,8 +182,8 @@ func (ns *Namespace) setRmidForced(v int64) ops.Errno {
 func (ns *Namespace) shmctl(op ops.Op) ops.Result {
 	s := ns.types[ops.Shm]
 	id := int64(int32(op.Obj.ID))
-	if id < 0 {
-		return ops.Result{Err: ops.EINVAL}
+	if id < 0 || op.Cmd == ops.ShmInvalid {
+		return ops.Result{Err: ops.EINVAL} // a negative id or command, before anything is looked up
 	}
 	switch op.Cmd {
 	case ops.ShmIPCInfo:

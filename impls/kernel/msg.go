@@ -37,6 +37,7 @@ const (
 var msgCmds = map[ops.MsgCmd]int{
 	ops.MsgIPCStat: unix.IPC_STAT, ops.MsgIPCSet: unix.IPC_SET, ops.MsgIPCInfo: ipcInfo,
 	ops.MsgInfoCmd: msgInfoCmd, ops.MsgStat: msgStatCmd, ops.MsgStatAny: msgStatAny,
+	ops.MsgInvalid: -1,
 }
 
 // msgFlags turns the vocabulary's flags into the kernel's.

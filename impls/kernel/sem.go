@@ -43,7 +43,7 @@ var semCmds = map[ops.SemCmd]int{
 	ops.SemIPCStat: unix.IPC_STAT, ops.SemIPCSet: unix.IPC_SET, ops.SemIPCInfo: ipcInfo, ops.SemInfoCmd: semInfoCmd,
 	ops.SemStat: semStatCmd, ops.SemStatAny: semStatAny, ops.SemGetVal: semGetVal, ops.SemGetPid: semGetPid,
 	ops.SemGetNcnt: semGetNcnt, ops.SemGetZcnt: semGetZcnt, ops.SemGetAll: semGetAll,
-	ops.SemSetVal: semSetVal, ops.SemSetAll: semSetAll,
+	ops.SemSetVal: semSetVal, ops.SemSetAll: semSetAll, ops.SemInvalid: -1,
 }
 
 // sembufSize is the size of a struct sembuf: sem_num, sem_op, sem_flg.

@@ -32,6 +32,7 @@ const (
 var shmCmds = map[ops.ShmCmd]int{
 	ops.ShmIPCStat: unix.IPC_STAT, ops.ShmIPCSet: unix.IPC_SET, ops.ShmLock: shmLock, ops.ShmUnlock: shmUnlock,
 	ops.ShmIPCInfo: ipcInfo, ops.ShmInfoCmd: shmInfoCmd, ops.ShmStat: shmStatCmd, ops.ShmStatAny: shmStatAny,
+	ops.ShmInvalid: -1,
 }
 
 // detachWorker detaches every segment the worker (t0) attached.

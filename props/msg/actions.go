@@ -176,7 +176,7 @@ func (s *Shadow) busy(src Source) ops.Op {
 // bad draws deliberately bad arguments.
 func (s *Shadow) bad(src Source) ops.Op {
 	ref := ops.Ref{Handle: s.queue(src).handle}
-	switch src.Intn(6, "bad") {
+	switch src.Intn(7, "bad") {
 	case 0:
 		return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 0, Size: 1, MsgFlags: ops.MsgNowait}
 	case 1:
@@ -190,6 +190,8 @@ func (s *Shadow) bad(src Source) ops.Op {
 			return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, Size: -1, MsgFlags: ops.MsgNowait}
 		}
 		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: -1, MsgFlags: ops.MsgNowait}
+	case 5: // a command no kernel has: EINVAL, whatever the queue
+		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgInvalid, As: caller(src)}
 	}
 	return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ops.Ref{ID: ops.MakeID(65535, 3)}, Mtype: 1, Size: 1, MsgFlags: ops.MsgNowait}
 }

@@ -77,6 +77,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 }
 
 func setSops(op *ops.Op, sops ...ops.Sop) {
+	op.Sem.Sops = [ops.SemMaxSops]ops.Sop{}
 	copy(op.Sem.Sops[:], sops)
 	op.Sem.NSops = uint8(len(sops))
 }

@@ -209,7 +209,7 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 	ref := ops.Ref{Handle: a.handle}
 	op := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref}
 	setSops(&op, ops.Sop{Num: 0, Op: 1, Flags: ops.SemNowait})
-	switch src.Intn(6, "bad") {
+	switch src.Intn(8, "bad") {
 	case 0: // EFBIG
 		op.Sem.Sops[0].Num = uint16(engine.Pick(src, []int{len(a.vals), ops.SemMaxNum}, "num"))
 	case 1: // an id that is no array
@@ -221,6 +221,13 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 		op.Sem.Sops[0].Op = engine.Pick(src, []int16{1, 0, -1}, "stranger op")
 	case 4: // ERANGE: past SEMVMX, or a semadj past its bound
 		setSops(&op, ops.Sop{Num: 0, Op: ops.SemVMX, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 1, Flags: ops.SemNowait | ops.SemUndo})
+	case 5: // nsops 0: EINVAL, even with a timeout
+		setSops(&op)
+		if src.Intn(2, "timed") == 0 {
+			op.Sem.Timeout = ops.SemZeroTimeout
+		}
+	case 6: // a semctl command no kernel has: EINVAL
+		return ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemInvalid}, As: s.caller(src)}
 	default: // E2BIG if semopm was lowered
 		setSops(&op, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait})
 	}

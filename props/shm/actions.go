@@ -26,6 +26,7 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "lock", Weight: 2, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		return s.ctl(src, s.pick(src, true), engine.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
 	}},
+	{Name: "invalid command", Weight: 1, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.ctl(src, s.pick(src, true), ops.ShmInvalid) }},
 	{Name: "attach stale", Weight: 1, When: hasStale, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.attach(src, s.pick(src, false)) }},
 	{Name: "stat stale", Weight: 1, When: hasStale, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.ctl(src, s.pick(src, false), ops.ShmIPCStat) }},
 	{Name: "detach", Weight: 3, When: hasLiveAtt, Draw: func(s *Shadow, src engine.Source) ops.Op {

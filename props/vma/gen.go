@@ -91,9 +91,10 @@ const (
 	actMove   // mremap to a fixed target
 	actBack   // mremap a moved range back home
 	actBrk
-	actHeap // a mapping or protection next to the break
-	actFile // open, reopen, dup
-	actBad  // a deliberately invalid request
+	actHeap   // a mapping or protection next to the break
+	actFile   // open, reopen, dup
+	actLayout // observe the layout: a step's merges are compared where they happen
+	actBad    // a deliberately invalid request
 	numActions
 )
 
@@ -102,7 +103,7 @@ var baseMenu = []action{
 	actMap, actNeighbour, actNeighbour, actNeighbour, actFill, actOver,
 	actProtect, actProtect, actRestore, actRestore, actRestore, actTouch, actTouch, actTouch,
 	actAdvise, actAdvise, actLock, actUnlock, actUnmap,
-	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actBad, actBad,
+	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actBad, actBad,
 }
 
 // Step draws one operation and advances the shadow by its expected effect.
@@ -156,6 +157,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return s.nearBreak(src)
 	case actFile:
 		return s.file(src)
+	case actLayout:
+		return ops.Op{Kind: ops.KindLayout}
 	}
 	return s.bad(src)
 }
