@@ -88,7 +88,7 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 	case ops.KindDup:
 		e, err = m.as.Dup(op.FileArgs())
 	case ops.KindLayout:
-		st, err := m.as.State()
+		st, err := m.shown()
 		return ops.Result{Layout: st}, err
 	default:
 		return ops.Result{}, fmt.Errorf("operation %s is not in the vma subsystem", op.Kind)
@@ -101,6 +101,12 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 // with soft-dirty tracking shows sd as that one does: configuration, not
 // behaviour; names are the kernel's own (a version difference).
 func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
+	st, err := m.shown()
+	return ops.Snapshot{VMA: st}, err
+}
+
+// shown is the state as the snapshot and the layout operation show it.
+func (m *AddressSpaceModel) shown() (ops.VMAState, error) {
 	st, err := m.as.State()
 	show := m.quirks
 	if m.remake == nil {
@@ -109,7 +115,7 @@ func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
 	for i := range st.VMAs {
 		st.VMAs[i].Flags = showFlags(st.VMAs[i].Flags, show)
 	}
-	return ops.Snapshot{VMA: st}, err
+	return st, err
 }
 
 // The flags whose display depends on a kernel's configuration or its
