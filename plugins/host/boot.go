@@ -49,14 +49,16 @@ type Booted interface {
 // serves, or fails within ctx.
 type BootFunc func(ctx context.Context, console io.Writer, env []string) (Booted, error)
 
+// BootTimeout is the least time a Launch.Boot gets to serve.
+const BootTimeout = 5 * time.Minute
+
 // launchBooted starts the plugin through Launch.Boot and reattaches to it.
 func (p *Plugin) launchBooted(ctx context.Context) (*proc, error) {
 	name := p.name
 	tail := &stderrTail{}
-	startTimeout := p.spec.CallTimeout
-	if startTimeout <= 0 {
-		startTimeout = DefaultCallTimeout
-	}
+	// A guest's boot is not scaled by a slowdown it has not measured yet:
+	// it gets BootTimeout at least (minutes on a loaded machine under TCG).
+	startTimeout := max(p.spec.CallTimeout, BootTimeout)
 	bctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	hc := plugins.HandshakeConfig()
