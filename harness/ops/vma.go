@@ -704,11 +704,17 @@ const (
 	// QuirkLockOnFaultUnnamed: VM_LOCKONFAULT shows as "??"
 	// (ops.VMAFlagUnnamed): kernels before its "lf" mnemonic, such as 6.1.
 	QuirkLockOnFaultUnnamed
+	// QuirkHeapLabelInclusive: an anonymous VMA is labelled [heap] when
+	// vm_start <= brk && vm_end >= start_brk (6.1's show_map_vma), so also
+	// one at the start of an empty heap; later kernels compare strictly
+	// (vma_is_initial_heap).
+	QuirkHeapLabelInclusive
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
+	"heap-label-inclusive",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
