@@ -10,7 +10,7 @@
 # "stock", the default). Builds are cached by source version, patches, config
 # fragment and this script: a second run prints the cached path at once. The
 # unpatched tree is built once and kept in the cache; a series of patches
-# rebuilds only the files it touches (seconds, not minutes).
+# rebuilds, in that tree, only what it touches, and is then taken out again.
 #
 #   ci/kernel.sh                 # stock 6.1
 #   ci/kernel.sh pre-5.15        # 6.1 with sysvipc_find_ipc() of Linux <= 5.14
@@ -91,13 +91,13 @@ fi
 # objects), so that a series of patches rebuilds only what it touches.
 base=$cache/base-$basekey
 if [ ! -f "$base/.built" ]; then
-  tmp=$base.tmp.$$
-  trap 'rm -rf "$tmp"' EXIT
-  log "building the base tree ($version) in $tmp"
+  # Built where it stays (objtool records absolute paths: see below).
+  trap 'rm -rf "$base"' EXIT
+  log "building the base tree ($version) in $base"
   rm -rf "$base"
-  cp -al "$tree" "$tmp"
+  cp -al "$tree" "$base"
   (
-    cd "$tmp"
+    cd "$base"
     make -s ARCH=x86_64 tinyconfig >/dev/null
     scripts/kconfig/merge_config.sh -m .config "$fragment" >/dev/null
     make -s ARCH=x86_64 olddefconfig >/dev/null
@@ -106,24 +106,31 @@ if [ ! -f "$base/.built" ]; then
     if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
     make -s -j"$jobs" ARCH=x86_64 bzImage >&2
   )
-  touch "$tmp/.built"
-  mv "$tmp" "$base"
+  touch "$base/.built"
   trap - EXIT
 fi
 
-# This build: the base's outputs for no patches; else a copy of the base
-# tree (a real one: make rewrites its objects in place), patched, rebuilt.
+# This build: the base's outputs for no patches; else the base tree itself,
+# patched, rebuilt, and restored (patch -R, rebuilt again) under a lock. In
+# place, not in a copy: objtool records absolute paths, and every object
+# depends on objtool, so a tree that moved rebuilds everything.
 build=$base
 if [ ${#series[@]} -gt 0 ]; then
-  build=$cache/build-$name-$key.$$
-  trap 'rm -rf "$build"' EXIT
-  log "rebuilding $name (${#series[@]} patches) in $build"
-  cp -a "$base" "$build"
+  exec 9>"$base.lock"
+  flock 9
+  restore() {
+    for ((i = ${#series[@]} - 1; i >= 0; i--)); do
+      patch -d "$base" -p1 -R --quiet --no-backup-if-mismatch < "${series[$i]}" || true
+    done
+    make -s -C "$base" -j"$jobs" ARCH=x86_64 bzImage >&2 || rm -f "$base/.built"
+  }
+  trap restore EXIT
+  log "rebuilding $name (${#series[@]} patches) in $base"
   for p in "${series[@]}"; do
     log "applying $(basename "$p")"
-    patch -d "$build" -p1 --quiet --no-backup-if-mismatch < "$p"
+    patch -d "$base" -p1 --quiet --no-backup-if-mismatch < "$p"
   done
-  make -s -C "$build" -j"$jobs" ARCH=x86_64 bzImage >&2
+  make -s -C "$base" -j"$jobs" ARCH=x86_64 bzImage >&2
 fi
 mkdir -p "$out.tmp"
 cp "$build/vmlinux" "$build/arch/x86/boot/bzImage" "$build/.config" "$out.tmp/"
