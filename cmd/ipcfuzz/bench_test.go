@@ -117,6 +117,10 @@ func BenchmarkCompareKernel(b *testing.B) {
 	}
 }
 
+// envTestImage names the kernel image the kernel:image= benchmark and
+// README commands boot (.ci/run fetches Debian's 6.1 and sets it).
+const envTestImage = "IPCFUZZ_TEST_IMAGE"
+
 // BenchmarkKernelImage is the kernel side in a guest booted from
 // $IPCFUZZ_TEST_IMAGE (Debian's 6.1 under .ci/run): "launch" is QEMU's
 // start to the plugin's first answer, one iteration a boot; "ops" is

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/ipcfuzz/ipcfuzz/plugins"
 )
@@ -88,6 +90,10 @@ func (p *Plugin) launchBooted(ctx context.Context) (*proc, error) {
 		},
 		SyncStdout: p.logger.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		SyncStderr: p.logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		// gRPC gives a connection 20 s to answer its preface; a guest under
+		// TCG on a loaded machine may take longer: the boot's bound.
+		GRPCDialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.DefaultConfig, MinConnectTimeout: startTimeout})},
 	})
 	pr := &proc{client: client, booted: b, kill: func() {}, pid: b.Pid(), stderr: tail}
 	if _, err := client.Client(); err != nil {
