@@ -24,6 +24,9 @@ var rooms = map[string][]string{
 	// The harness stands on the vocabulary; the runner on the rest.
 	"harness/":       {"harness/ops"},
 	"harness/runner": {"harness/ops", "harness/equiv", "harness/shrink", "harness/corpus"},
+	// The worst-case search measures through the complexity engine and
+	// minimises with the shrinker's renumbering.
+	"harness/worst": {"harness/ops", "harness/complexity", "harness/shrink"},
 	// Implementations know the vocabulary and one another, nothing of
 	// the harness's machinery or of plugins.
 	"impls/": {"harness/ops", "impls/"},

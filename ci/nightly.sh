@@ -2,7 +2,7 @@
 # One nightly fuzzing shard: row SHARD of the shard table runs for BUDGET and
 # leaves everything it produced under OUT/shard-SHARD/ (see ci/README.md):
 #
-#   corpus/<subsystem>/<hash>.ops   new findings, signed, one per signature
+#   corpus/<subsystem>/SIG~A~B~HASH.ops  new findings, signed, one per signature
 #   fuzzcache/<FuzzX>/               the go test -fuzz cache (kept across runs)
 #   testdata/fuzz/<FuzzX>/           failing go test -fuzz inputs
 #   testdata/rapid/<TestX>/*.fail    rapid fail files
@@ -15,8 +15,10 @@
 # SHARD is a row of `ipcfuzz list --shards` (ci/shards.tsv); BUDGET is a Go
 # duration (20s, 30m, 1h30m) or '-' for the row's own budget. Exit status:
 # 0 nothing found, 1 a finding, 2 infrastructure (bad arguments, a build or
-# setup failure, a run that did not end as it should, IPC objects left in
-# the host namespace). A fuzz failure whose input does not reproduce on
+# setup failure, a run that did not end as it should, an infrastructure event
+# of compare (its exit 3: a side killed from outside, the OOM killer or
+# kill -9, whose scripts did not fail again alone), IPC objects left in the
+# host namespace). summary.json is written whole or not at all. A fuzz failure whose input does not reproduce on
 # fresh implementations is not a finding (status clean, the reason says so).
 #
 # Environment: IPCFUZZ an ipcfuzz binary to use (else one is built);
@@ -85,8 +87,9 @@ write_summary() {
 		--arg status "$(status_name "$status")" --arg reason "$reason" --argjson elapsed "$((SECONDS - t0))" \
 		'. + {seconds: (.seconds // $elapsed)} + {shard: ($shard|tonumber? // $shard), name: $name, kind: $kind, command: $command, budget: $budget,
 		      seed: ($seed|tonumber? // $seed), kernel: $kernel, go: $go, date: $date, started: $started,
-		      finished: $finished, status: $status, reason: $reason}' <<<"$obj" >"$dir/summary.json" ||
-		{ say "cannot write $dir/summary.json"; status=2; }
+		      finished: $finished, status: $status, reason: $reason}' <<<"$obj" >"$dir/.summary.json.tmp" &&
+		mv -f "$dir/.summary.json.tmp" "$dir/summary.json" ||
+		{ rm -f "$dir/.summary.json.tmp"; say "cannot write $dir/summary.json"; status=2; }
 }
 
 status_name() {
@@ -129,9 +132,44 @@ run_compare() {
 	0) [ "$(jq .checks <<<"$result")" -gt 0 ] || infra "compared nothing in ${secs}s (an overloaded machine, or a side that hangs)"
 		status=0 ;;
 	1) status=1 ;;
+	3) # A side killed from outside (the OOM killer, kill -9) whose scripts
+		# did not fail again alone: infrastructure, not a bug.
+		infra "infrastructure event, not a finding: $(jq -r '[.infrastructure_events[]? | "\(.side): \(.error): \(.reason)"] | first // "see log.txt"' <<<"$result")" ;;
 	*) infra "ipcfuzz exited $rc: $(tail -n 1 "$dir/log.txt")" ;;
 	esac
 	compare_events >"$dir/test.json" || infra "cannot make test events of the result"
+	junit "$dir/test.json"
+}
+
+# perf_events makes test2json events of a worst result: one test, failed
+# when the search found a pattern above the shard's --fail-above.
+perf_events() {
+	jq -c --arg pkg "ipcfuzz/$name" --argjson failed "$1" '
+	  def ev(a; t; o): {Action: a, Package: $pkg, Test: t} + (if o == null then {} else {Output: o} end);
+	  (if $failed == 1 then "fail" else "pass" end) as $v |
+	  [ev("run"; "worst"; null),
+	   ev("output"; "worst"; "\(.a) vs \(.vs // "-"): \(.evaluated) candidates, steepest \(.search.fit.exponent // "none"): \(.file // "no pattern")\n"),
+	   ev($v; "worst"; null), {Action: $v, Package: $pkg}] | .[]' <<<"$result"
+}
+
+# run_perf searches for the budget for a pattern on which the first
+# implementation grows faster than the second (ipcfuzz worst); one above
+# the threshold is a finding, written with its table and plot under perf/.
+run_perf() {
+	local words rc
+	read -ra words <<<"${command#ipcfuzz }"
+	timeout --preserve-status -s INT -k 60 $((secs * 2 + 600)) "$IPCFUZZ" "${words[@]}" --budget "${secs}s" --seed "$seed" \
+		--candidates 100000 --json --out "$dir/perf" >"$dir/result.json" 2>>"$dir/log.txt"
+	rc=$?
+	result=$(tail -n 1 "$dir/result.json")
+	jq -e .evaluated >/dev/null 2>&1 <<<"$result" || { result=""; infra "ipcfuzz exited $rc without a summary: $(tail -n 1 "$dir/log.txt")"; }
+	case $rc in
+	0) [ "$(jq .evaluated <<<"$result")" -gt 0 ] || infra "measured no candidate in ${secs}s"
+		status=0 ;;
+	1) status=1 ;;
+	*) infra "ipcfuzz exited $rc: $(tail -n 1 "$dir/log.txt")" ;;
+	esac
+	perf_events "$status" >"$dir/test.json" || infra "cannot make test events of the result"
 	junit "$dir/test.json"
 }
 
@@ -285,6 +323,7 @@ main() {
 	compare) run_compare ;;
 	fuzz) run_fuzz ;;
 	rapid) run_rapid ;;
+	perf) run_perf ;;
 	*) infra "shard $shard has an unknown kind $kind" ;;
 	esac
 	if [ "$(leaked)" -gt "$before" ]; then

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/vma"
 )
 
 // AddressSpaceModel serves an ops.AddressSpace (a VMA model, or the kernel's
@@ -140,8 +141,20 @@ func showFlags(f ops.VMAFlags, q ops.VMAQuirks) ops.VMAFlags {
 }
 
 // Measure implements ops.Measurer for brk-expand, when the space measures
-// it.
-func (m *AddressSpaceModel) Measure(_ ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+// it, and for a pattern of the vma subsystem (ops.MeasurePattern), counted
+// when the space counts its layout's walks (the models).
+func (m *AddressSpaceModel) Measure(cfg ops.Config, w ops.Workload, n, reps int) (ops.Measurement, error) {
+	if ops.IsPattern(w) {
+		p, err := ops.PatternOf(w)
+		if err != nil {
+			return ops.Measurement{}, err
+		}
+		var model ops.Model = m
+		if _, ok := m.as.(walker); ok {
+			model = countingSpace{m}
+		}
+		return ops.MeasurePattern(model, cfg, p, n, reps)
+	}
 	mb, ok := m.as.(interface {
 		MeasureBrkExpand(n, reps int) (ops.Measurement, error)
 	})
@@ -153,3 +166,19 @@ func (m *AddressSpaceModel) Measure(_ ops.Config, w ops.Workload, n, reps int) (
 
 // Close implements ops.Model.
 func (m *AddressSpaceModel) Close() error { return m.as.Close() }
+
+// walker is a space that counts the walks of its layout (the models).
+type walker interface{ Walks() vma.Walks }
+
+// countingSpace is the vma part of a model as an ops.Counting: the walks
+// of its layout and the nodes they visited.
+type countingSpace struct{ *AddressSpaceModel }
+
+// Counters implements ops.Counting.
+func (c countingSpace) Counters() map[string]int64 {
+	w := c.as.(walker).Walks()
+	return map[string]int64{"walks": w.Walks, "nodes": w.Nodes}
+}
+
+// PrimaryCounter implements ops.Counting.
+func (countingSpace) PrimaryCounter() string { return "nodes" }

@@ -67,7 +67,9 @@ var allEdges = []edges{
 	// invalid-command and nsops-0 cases): drawn now and then.
 	{msg.Subsystem, []string{"msgctl invalid"}, drawn, 200},
 	{shm.Subsystem, []string{"shmctl invalid"}, drawn, 200},
-	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0"}, drawn, 200},
+	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0", "semop bad sops", "semtimedop bad timeout", "semctl bad buffer"}, drawn, 200},
+	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
+	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
 }
 
 // drawn names the refused-at-once calls a script holds.
@@ -83,6 +85,22 @@ func drawn(_ testing.TB, script []ops.Op) map[string]bool {
 			out["semctl invalid"] = true
 		case op.Kind == ops.KindSemop && op.Sem.NSops == 0:
 			out["semop nsops 0"] = true
+		}
+		switch {
+		case op.Kind == ops.KindSemop && op.BadBuf:
+			out["semop bad sops"] = true
+		case op.Kind == ops.KindSemop && op.Sem.Timeout == ops.SemBadPtr:
+			out["semtimedop bad timeout"] = true
+		case op.Kind == ops.KindSemctl && op.BadBuf:
+			out["semctl bad buffer"] = true
+		case op.Kind == ops.KindMsgsnd && op.BadBuf:
+			out["msgsnd bad buffer"] = true
+		case op.Kind == ops.KindMsgctl && op.BadBuf:
+			out["msgctl bad buffer"] = true
+		case op.Kind == ops.KindMsgrcv && op.BadBuf && op.MsgFlags&ops.MsgNowait == 0:
+			out["receiver asleep with a bad buffer"] = true
+		case op.Kind == ops.KindShmctl && op.BadBuf:
+			out["shmctl bad buffer"] = true
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/props"
@@ -100,6 +101,11 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// Before the first script: a findings directory that cannot be
+	// written is a setup failure now, not a lost finding later.
+	if err := corpus.CheckWritable(c.opts.Corpus); err != nil {
+		return err
+	}
 	// The plugins are set up (and closed) outside ctx: a Ctrl-C stops the
 	// run, not the cleanup.
 	setup := context.WithoutCancel(ctx)
@@ -117,6 +123,8 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		o.Pairs = append(o.Pairs, p)
 	}
 	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", c.a, c.b, c.sub.Name, c.engine, o.Seed, c.rel)
+	o.Engine = c.engine
+	o.Version, o.Revision = buildVersion()
 	o.Progress, o.Report = stderr, stdout
 	if c.asJSON {
 		o.Report = stderr
@@ -134,6 +142,8 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case res.Divergences > 0 || res.Failures > 0:
 		return foundError{fmt.Sprintf("%d divergences, %d plugin failures; scripts: %s", res.Divergences, res.Failures, strings.Join(res.Scripts, " "))}
+	case res.Infrastructure > 0:
+		return infrastructureError{fmt.Sprintf("%d infrastructure events (a side killed from outside; no script failed again on a fresh plugin, alone), nothing found in %d checks", res.Infrastructure, res.Checks)}
 	case res.Interrupted:
 		return interruptedError{fmt.Sprintf("interrupted after %d checks; nothing found so far", res.Checks)}
 	}
@@ -147,6 +157,12 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 	note := ""
 	if res.Interrupted {
 		note = " (interrupted)"
+	}
+	if res.Infrastructure > 0 {
+		note += fmt.Sprintf(", %d infrastructure events (not findings)", res.Infrastructure)
+	}
+	if res.Unstored > 0 {
+		note += fmt.Sprintf(", %d findings could not be stored (printed above)", res.Unstored)
 	}
 	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
 		res.A, res.B, res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
@@ -14,7 +16,7 @@ import (
 
 func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("complexity", flag.ContinueOnError)
-	workload := fs.String("workload", "", fmt.Sprintf("workload to measure: one of %v", ops.Workloads))
+	workload := fs.String("workload", "", fmt.Sprintf("workload to measure: one of %v, or a pattern file (FILE.perf, as ipcfuzz worst writes)", ops.Workloads))
 	sizesFlag := fs.String("sizes", "", "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c (default: the workload's)")
 	metricFlag := fs.String("metric", "both", "what to show and plot: wall, counter or both")
 	plotFile := fs.String("plot", "", "write a log-log plot to FILE.svg or FILE.png")
@@ -31,17 +33,22 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(names) == 0 {
 		return usageError{"complexity needs at least one implementation: ipcfuzz complexity IMPL... --workload W"}
 	}
-	w, err := ops.ParseWorkload(*workload)
+	w, label, err := parseWorkloadFlag(*workload)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	if *sizesFlag == "" {
-		spec, _ := ops.WorkloadOf(w)
-		*sizesFlag = spec.Sizes
+		*sizesFlag = defaultPatternSizes
+		if spec, err := ops.WorkloadOf(w); err == nil {
+			*sizesFlag = spec.Sizes
+		}
 	}
 	sizes, err := complexity.ParseSizes(*sizesFlag)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if err := ops.CheckMeasure(w, sizes[len(sizes)-1], 1); ops.IsPattern(w) && err != nil {
+		return usageError{fmt.Sprintf("--workload %s: %v", label, err)}
 	}
 	metric := complexity.Metric(*metricFlag)
 	if metric != complexity.Wall && metric != complexity.Counter && metric != complexity.Both {
@@ -69,6 +76,7 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	rep.Label = label
 	if *plotFile != "" {
 		pm := metric
 		if pm == complexity.Both {
@@ -87,3 +95,34 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	return complexity.WriteTable(stdout, rep, metric)
 }
+
+// defaultPatternSizes are the sizes a pattern file is measured at when
+// --sizes is not given.
+const defaultPatternSizes = "16..1024"
+
+// parseWorkloadFlag reads --workload: a workload's name, or the path of a
+// pattern file (it ends in .perf or names a file), read strictly. It
+// returns the workload and its label (the file's base name without .perf,
+// or "" for a named workload).
+func parseWorkloadFlag(v string) (ops.Workload, string, error) {
+	if !strings.HasSuffix(v, ".perf") && !strings.ContainsRune(v, '/') {
+		w, err := ops.ParseWorkload(v)
+		if err != nil {
+			return "", "", usageError{err.Error() + ", or a pattern file FILE.perf"}
+		}
+		return w, "", nil
+	}
+	f, err := os.Open(v)
+	if err != nil {
+		return "", "", inputError{fmt.Errorf("--workload: %w", err)}
+	}
+	defer f.Close()
+	p, err := ops.ParsePattern(v, io.LimitReader(f, maxPatternFile))
+	if err != nil {
+		return "", "", inputError{err}
+	}
+	return ops.PatternWorkload(p), strings.TrimSuffix(filepath.Base(v), ".perf"), nil
+}
+
+// maxPatternFile bounds what is read of a pattern file.
+const maxPatternFile = 1 << 20

@@ -51,7 +51,7 @@ func mergeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *summary != "" {
-		if err := os.WriteFile(*summary, []byte(rep.Markdown()), 0o644); err != nil {
+		if err := corpus.WriteFileAtomic(*summary, []byte(rep.Markdown()), 0o644); err != nil {
 			return fmt.Errorf("corpus merge: %w", err)
 		}
 	}

@@ -71,5 +71,15 @@ func workloadsHelp() string {
 		spec, _ := ops.WorkloadOf(w)
 		fmt.Fprintf(&b, "  %-17s %-4s sizes %-22s %s\n", w, spec.Subsystem, spec.Sizes, spec.Doc)
 	}
+	fmt.Fprintf(&b, `
+or a pattern file (--workload FILE.perf, sizes %s): a script with a body repeated n times and a
+measured tail, as ipcfuzz worst writes them under corpus/perf/:
+  subsystem shm
+  repeat n {
+  get shm key=0x0 mode=0600 size=1
+  }
+  measure
+  list shm
+`, defaultPatternSizes)
 	return b.String()
 }

@@ -107,18 +107,19 @@ func fuzzScripts(sub engine.Subsystem, files []string) ([][]ops.Op, error) {
 // importChain compares each neighbouring pair on every script, keeping
 // going, and sums what the runs found.
 func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names, files []string, scripts [][]ops.Op, dir string, stderr io.Writer) (*runner.Result, error) {
-	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}}
+	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Events: []runner.Event{}}
 	var report bytes.Buffer
 	for i := 1; i < len(names); i++ {
 		p, closeAll, err := sf.openPair(context.WithoutCancel(ctx), names[i-1], names[i], sub, equiv.Exact)
 		if err != nil {
 			return nil, err
 		}
-		res, err := runner.Run(ctx, runner.Options{
+		version, revision := buildVersion()
+		res, err := runner.Run(ctx, runner.Options{Version: version, Revision: revision,
 			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
 			Generate: func(seed uint64) []ops.Op { return scripts[indexOfSeed(seed, len(scripts))] },
 			Command:  fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
-			Report:   &report,
+			Report:   &report, Engine: "fuzz",
 		})
 		closeAll()
 		if err != nil {
@@ -154,4 +155,11 @@ func addResult(total, r *runner.Result) {
 	total.Interrupted = total.Interrupted || r.Interrupted
 	total.Scripts = append(total.Scripts, r.Scripts...)
 	total.Findings = append(total.Findings, r.Findings...)
+	total.Infrastructure += r.Infrastructure
+	total.Events = append(total.Events, r.Events...)
+	total.Unstored += r.Unstored
+	total.Engine, total.Relation = r.Engine, r.Relation
+	if r.Kernel != "" {
+		total.Kernel = r.Kernel
+	}
 }

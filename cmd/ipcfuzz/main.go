@@ -29,8 +29,11 @@ import (
 
 // Exit statuses.
 const (
-	exitFound       = 1   // a divergence or a failing plugin was found
-	exitUsage       = 2   // a bad command line, a bad input file or a setup failure
+	exitFound = 1 // a divergence or a failing plugin was found
+	exitUsage = 2 // a bad command line, a bad input file or a setup failure
+	// exitInfra: nothing was found, but a side failed in a way no script
+	// showed again (killed from outside: the OOM killer, kill -9).
+	exitInfra       = 3
 	exitInterrupted = 130 // stopped by SIGINT or SIGTERM before the end, nothing found so far
 )
 
@@ -48,6 +51,12 @@ func (e inputError) Error() string { return e.err.Error() }
 type foundError struct{ msg string }
 
 func (e foundError) Error() string { return e.msg }
+
+// infrastructureError means the command ran, found nothing, and saw an
+// infrastructure event: exit 3.
+type infrastructureError struct{ msg string }
+
+func (e infrastructureError) Error() string { return e.msg }
 
 // interruptedError means the command was stopped before its end.
 type interruptedError struct{ msg string }
@@ -94,6 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var he helpError
 	var fe foundError
 	var ie interruptedError
+	var xe infrastructureError
 	switch {
 	case err == nil:
 		return 0
@@ -103,6 +113,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &fe):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
 		return exitFound
+	case errors.As(err, &xe):
+		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
+		return exitInfra
 	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
 		return exitInterrupted
@@ -154,11 +167,15 @@ func commands() []command {
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus.", compareCmd},
 		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
 			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
-		{"complexity", `ipcfuzz complexity IMPL... --workload W [--sizes 1k..32k | --sizes 1024,4096,...]
+		{"complexity", `ipcfuzz complexity IMPL... --workload W|FILE.perf [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
                     [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
                     [--call-timeout D] [--in-process]`,
 			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
+		{"worst", `ipcfuzz worst IMPL [--vs IMPL2] --subsystem S [--metric NAME|A/B|wall] [--budget D] [--seed S]
+                    [--candidates N] [--sizes 128..512] [--report-sizes 128..1024] [--reps N] [--out corpus/perf]
+                    [--fail-above E] [--json] [--call-timeout D] [--in-process]`,
+			"Searches for the script pattern (setup, body repeated n times, measured tail) whose cost grows fastest\non IMPL, or against IMPL2; writes it, minimised, as a workload for complexity --workload FILE.", worstCmd},
 		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
 		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
@@ -217,9 +234,12 @@ Subsystems (--subsystem):
 (./my-model).
 
 Exit status: 0 nothing found, 1 a divergence or a failing plugin was found,
-2 a bad command line, a bad input file or a setup failure, 130 interrupted
-(SIGINT or SIGTERM) before anything was found; what was compared until then
-is summarized and every finding is kept.
+2 a bad command line, a bad input file or a setup failure (a findings
+directory that cannot be written, a kernel side that cannot run here),
+3 nothing found but an infrastructure event (a side killed from outside
+whose scripts did not fail again on a fresh plugin, alone; no finding file
+is written), 130 interrupted (SIGINT or SIGTERM) before anything was found;
+what was compared until then is summarized and every finding is kept.
 `)
 	return b.String()
 }

@@ -39,8 +39,8 @@ func TestReplayRefusesAnUndeclaredSubsystem(t *testing.T) {
 	t.Parallel()
 	plugin := testProgram(t, "../../plugins/example/noseqbump")
 	for _, args := range [][]string{
-		{"replay", "../../corpus/sem/ltp-semop05.ops", "--impls", "optimized," + plugin},
-		{"state", "../../corpus/sem/ltp-semop05.ops", "--impl", plugin},
+		{"replay", "../../corpus/ltp/ltp-semop05.ops", "--impls", "optimized," + plugin},
+		{"state", "../../corpus/ltp/ltp-semop05.ops", "--impl", plugin},
 	} {
 		r := ipcfuzz(t, args...)
 		require.Equal(t, 2, r.code, r.stdout+r.stderr)

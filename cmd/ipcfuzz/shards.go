@@ -33,7 +33,16 @@ const (
 	shardCompare = "compare" // ipcfuzz compare --keep-going for the budget
 	shardFuzz    = "fuzz"    // go test -fuzz on every Fuzz target of props/<subsystem>
 	shardRapid   = "rapid"   // props/<subsystem>'s tests, rounds of fresh rapid seeds
+	shardPerf    = "perf"    // ipcfuzz worst: a pattern on which optimized grows faster than naive
 )
+
+// perfBudget is a perf shard's nightly budget.
+const perfBudget = "10m"
+
+// perfThreshold is the growth of optimized's cost over naive's that a perf
+// shard reports: above the n^0.25 a logarithm shows over small sizes (the
+// radix tree's height against a slot's index), below a power of n.
+const perfThreshold = "0.5"
 
 // nightlyBudget is every shard's budget in the nightly run.
 const nightlyBudget = "30m"
@@ -97,6 +106,10 @@ func subsystemShards(sub engine.Subsystem) []Shard {
 			Command: "go test -run ^$ -fuzz ^Fuzz " + pkg},
 		Shard{Name: sub.Name + "-rapid", Kind: shardRapid, Subsystem: sub.Name, Budget: nightlyBudget,
 			Command: "go test -run ^Test " + pkg})
+	if runs("optimized", sub.Name) && runs("naive", sub.Name) {
+		out = append(out, Shard{Name: sub.Name + "-perf", Kind: shardPerf, Subsystem: sub.Name, Budget: perfBudget,
+			Command: fmt.Sprintf("ipcfuzz worst optimized --vs naive --subsystem %s --fail-above %s", sub.Name, perfThreshold)})
+	}
 	return out
 }
 

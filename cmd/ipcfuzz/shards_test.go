@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,11 +55,17 @@ func TestShardTableCoversRegistry(t *testing.T) {
 			_, err := parseCompare(args)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
 		}
+		if s.Kind == shardPerf {
+			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz worst "))
+			_, err := parseWorst(args, io.Discard)
+			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
+		}
 	}
 	for _, sub := range props.Names() {
 		require.GreaterOrEqual(t, kinds[sub][shardCompare], 1, sub)
 		require.Equal(t, 1, kinds[sub][shardFuzz], sub)
 		require.Equal(t, 1, kinds[sub][shardRapid], sub)
+		require.Equal(t, 1, kinds[sub][shardPerf], sub)
 	}
 	require.Len(t, kinds, len(props.Names()))
 }

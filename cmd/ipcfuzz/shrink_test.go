@@ -37,7 +37,7 @@ func TestShrinkKeepsTheFindWhenThePluginFails(t *testing.T) {
 			text, err := os.ReadFile(path)
 			require.NoError(t, err)
 			require.Contains(t, string(text), "the shrink was cut short: 3 of its steps failed on a side and were skipped, each with a fresh plugin, and it stopped there")
-			require.Contains(t, string(text), "# shrink step skipped: a candidate of 2 ops: plugin")
+			require.Contains(t, string(text), "# note: shrink step skipped: a candidate of 2 ops: plugin")
 		})
 	}
 }

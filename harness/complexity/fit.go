@@ -94,9 +94,11 @@ func FitSeries(sizes []int, samples [][]float64) Fit {
 
 // classify names the growth: the candidates whose own log-log slope over
 // these sizes (1.12 for n log n over 1k..32k, 0.12 for log n) lies inside the
-// interval; "O(log n) to O(n)" when the interval holds several, and the one
-// nearest the exponent when it holds none. So the class never contradicts
-// the exponent beside it, nor claims more than the measurements show.
+// interval (as printed, to two decimals); "O(log n) to O(n)" when the
+// interval holds several. When it holds none, it names the two candidates
+// whose slopes bracket it ("between O(n) and O(n log n)"), or "below O(1)",
+// or ClassWorse above O(n^2). So the class never contradicts the exponent
+// beside it, nor claims more than the measurements show.
 func classify(sizes []int, slope float64, ci [2]float64) string {
 	if ci[0] > 2.5 || (slope > 2.5 && ci[0] > 2.2) {
 		return ClassWorse
@@ -105,31 +107,39 @@ func classify(sizes []int, slope float64, ci [2]float64) string {
 	for i, n := range sizes {
 		xs[i] = math.Log(float64(n))
 	}
+	const printed = 0.005 // the interval is shown to two decimals
 	var inside []string
-	best, bestDist := classNotFound, math.Inf(1)
+	below, above := classNotFound, classNotFound
 	for _, c := range candidates {
 		ys := make([]float64, len(sizes))
 		for i, n := range sizes {
 			ys[i] = math.Log(c.f(float64(n)))
 		}
 		own, _ := ols(xs, ys)
-		if own >= ci[0] && own <= ci[1] {
+		switch {
+		case own >= ci[0]-printed && own <= ci[1]+printed:
 			inside = append(inside, c.class)
+		case own < ci[0]:
+			below = c.class
+		case above == classNotFound:
+			above = c.class
 		}
-		if d := math.Abs(own - slope); d < bestDist {
-			best, bestDist = c.class, d
-		}
+	}
+	worse := ""
+	if above == classNotFound && ci[1] > 2.5 {
+		worse = " or worse" // the interval reaches beyond n^2.5
 	}
 	switch {
 	case len(inside) == 1:
-		return inside[0]
+		return inside[0] + worse
 	case len(inside) > 1:
-		return inside[0] + " to " + inside[len(inside)-1]
-	}
-	if best == ClassQuad && slope > 2.5 {
+		return inside[0] + " to " + inside[len(inside)-1] + worse
+	case above == classNotFound:
 		return ClassWorse
+	case below == classNotFound:
+		return "below " + above
 	}
-	return best
+	return "between " + below + " and " + above
 }
 
 // ols returns the least-squares slope of y on x (gonum's

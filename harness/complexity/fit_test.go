@@ -3,6 +3,7 @@ package complexity
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -69,4 +70,36 @@ func TestZeroSeriesAreNotFitted(t *testing.T) {
 	f = FitSeries([]int{16, 32, 64}, [][]float64{{0}, {3}, {9}})
 	require.False(t, f.Fitted())
 	require.Contains(t, f.Note, "n=[16]")
+}
+
+// A class is named only when the interval (as printed) holds its slope;
+// otherwise the two classes around the interval are named.
+func TestClassNeverClaimsMoreThanTheInterval(t *testing.T) {
+	sizes := []int{16, 32, 64, 128, 256}
+	own := map[string]float64{}
+	for _, c := range candidates {
+		xs, ys := make([]float64, len(sizes)), make([]float64, len(sizes))
+		for i, n := range sizes {
+			xs[i], ys[i] = math.Log(float64(n)), math.Log(c.f(float64(n)))
+		}
+		own[c.class], _ = ols(xs, ys)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		lo := 2.6 * r.Float64()
+		ci := [2]float64{lo, lo + 0.3*r.Float64()}
+		class := classify(sizes, (ci[0]+ci[1])/2, ci)
+		for name, slope := range own {
+			class := strings.TrimSuffix(class, " or worse")
+			if class == name || strings.HasPrefix(class, name+" to ") || strings.HasSuffix(class, " to "+name) {
+				require.True(t, slope >= ci[0]-0.005 && slope <= ci[1]+0.005, "%s claimed for %v (its slope %.3f)", class, ci, slope)
+			}
+		}
+		if strings.HasPrefix(class, "between ") {
+			require.NotContains(t, class, " to ")
+		}
+	}
+	require.Equal(t, "between O(n) and O(n log n)", classify(sizes, 1.08, [2]float64{1.06, 1.10}))
+	require.Equal(t, ClassQuad, classify(sizes, 2, [2]float64{2, 2}))
+	require.Equal(t, "O(n^2) or worse", classify(sizes, 2.5, [2]float64{1.47, 3.53}))
 }

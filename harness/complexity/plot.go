@@ -2,6 +2,7 @@ package complexity
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -20,7 +21,7 @@ func Plot(r *Report, metric Metric, file string) error {
 		return fmt.Errorf("plot %s: want a .svg or .png file", file)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: cost against n (log-log)", r.Workload)
+	p.Title.Text = fmt.Sprintf("%s: cost against n (log-log)", r.Name())
 	p.X.Label.Text = "n (live objects)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = sizeTicks(r.Sizes), plot.LogTicks{Prec: -1}
@@ -31,6 +32,7 @@ func Plot(r *Report, metric Metric, file string) error {
 		p.Y.Label.Text = "wall time (ms)"
 	}
 	lines := 0
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range r.Impls {
 		var vals []float64
 		var fit *Fit
@@ -51,6 +53,7 @@ func Plot(r *Report, metric Metric, file string) error {
 		for j, n := range r.Sizes {
 			if vals[j] > 0 { // a log axis cannot show 0
 				pts = append(pts, plotter.XY{X: float64(n), Y: vals[j]})
+				lo, hi = math.Min(lo, vals[j]), math.Max(hi, vals[j])
 			}
 		}
 		if len(pts) == 0 {
@@ -74,6 +77,9 @@ func Plot(r *Report, metric Metric, file string) error {
 	if lines == 0 {
 		return fmt.Errorf("plot %s: nothing to plot (no positive values)", file)
 	}
+	// A log axis needs a range of positive values: a flat series (the
+	// same cost at every size) gets one around its value.
+	p.Y.Min, p.Y.Max = lo/2, hi*2
 	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, file); err != nil {
 		return fmt.Errorf("plot %s: %w", file, err)
 	}

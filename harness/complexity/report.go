@@ -67,7 +67,7 @@ func WriteTable(w io.Writer, r *Report, metric Metric) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s, %d sizes, wall = median of %d repetitions measured inside each implementation\n", r.Workload, len(r.Sizes), r.Reps)
+	fmt.Fprintf(w, "\n%s, %d sizes, wall = median of %d repetitions measured inside each implementation\n", r.Name(), len(r.Sizes), r.Reps)
 	for _, s := range r.Impls {
 		if metric != Counter && s.Fit.Wall != nil {
 			fmt.Fprintf(w, "  %-12s wall    %s\n", s.Name, s.Fit.Wall)
@@ -192,7 +192,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 // input format of golang.org/x/perf/cmd/benchstat:
 // BenchmarkProcReadShm/impl=naive/n=1024 1 2100000 ns/op 524800 probes/op.
 func WriteBenchstat(w io.Writer, r *Report) error {
-	name := "Benchmark" + camel(string(r.Workload))
+	name := "Benchmark" + camel(benchName(r.Name()))
 	fmt.Fprintf(w, "goos: linux\npkg: github.com/ipcfuzz/ipcfuzz\n")
 	for _, s := range r.Impls {
 		for i, n := range r.Sizes {

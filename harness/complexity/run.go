@@ -48,9 +48,12 @@ type Fits struct {
 // Report is a whole complexity run.
 type Report struct {
 	Workload ops.Workload `json:"workload"`
-	Sizes    []int        `json:"sizes"`
-	Reps     int          `json:"reps"`
-	Impls    []Series     `json:"impls"`
+	// Label names the workload in tables and plots: a pattern's file
+	// name, or "" for the workload's own name (ops.WorkloadLabel).
+	Label string   `json:"label,omitempty"`
+	Sizes []int    `json:"sizes"`
+	Reps  int      `json:"reps"`
+	Impls []Series `json:"impls"`
 	// PerRun units (Unit) make one run of the measured part: the table
 	// then gives the cost of one unit.
 	PerRun int    `json:"per_run,omitempty"`
@@ -78,11 +81,11 @@ func Run(ctx context.Context, subjects []Subject, w ops.Workload, sizes []int, r
 		ser := Series{Name: s.Name, Counters: map[string][]int64{}}
 		for i, n := range sizes {
 			if progress != nil {
-				fmt.Fprintf(progress, "ipcfuzz: %s: %s n=%d (%d/%d), %.1fs elapsed\n", w, s.Name, n, i+1, len(sizes), time.Since(start).Seconds())
+				fmt.Fprintf(progress, "ipcfuzz: %s: %s n=%d (%d/%d), %.1fs elapsed\n", ops.WorkloadLabel(w), s.Name, n, i+1, len(sizes), time.Since(start).Seconds())
 			}
 			m, err := s.Impl.Measure(ctx, s.Config, w, n, reps)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s at n=%d: %w", s.Name, w, n, err)
+				return nil, fmt.Errorf("%s: %s at n=%d: %w", s.Name, ops.WorkloadLabel(w), n, err)
 			}
 			ser.WallReps = append(ser.WallReps, m.WallNs)
 			ser.WallNs = append(ser.WallNs, int64(Median(floats(m.WallNs))))
@@ -237,4 +240,12 @@ func ParseSizes(s string) ([]int, error) {
 		return nil, fmt.Errorf("sizes %q: need at least two sizes to fit a growth", s)
 	}
 	return out, nil
+}
+
+// Name is what tables and plots call the workload.
+func (r *Report) Name() string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return ops.WorkloadLabel(r.Workload)
 }

@@ -51,7 +51,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return m, nil
 }
 
-// Write stores the manifest in dir, signatures sorted.
+// Write stores the manifest in dir, signatures sorted, as one step: a
+// write that fails or is killed half-way leaves the previous manifest whole.
 func (m *Manifest) Write(dir string) error {
 	if m.Signatures == nil {
 		m.Signatures = []Record{}
@@ -61,7 +62,7 @@ func (m *Manifest) Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("corpus manifest: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ManifestName), append(data, '\n'), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, ManifestName), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("corpus manifest: %w", err)
 	}
 	return nil

@@ -151,7 +151,15 @@ func (g *merger) loadCorpus() error {
 		}
 		g.present[c.Hash] = c.Header.Signature
 		if c.Header.Signature != "" && g.m.Find(c.Header.Signature) == nil {
-			g.m.Signatures = append(g.m.Signatures, g.record(c, f))
+			// A manifest that lost it: the file's own header says how
+			// often, when and on which kernel it was found.
+			r := g.record(c, f)
+			date := ""
+			if len(c.Header.Date) >= 10 {
+				date = c.Header.Date[:10]
+			}
+			r.Seen(c.Header.Hits, date, c.Header.Kernel)
+			g.m.Signatures = append(g.m.Signatures, r)
 		}
 	}
 	return nil
@@ -209,7 +217,7 @@ func (g *merger) readInput(dir string) error {
 		if err != nil {
 			return err
 		}
-		c.Sightings = []Sighting{meta.sighting(f, g.o.Date)}
+		c.Sightings = []Sighting{meta.sighting(f, c.Header, g.o.Date)}
 		g.take(c)
 	}
 	return nil
@@ -347,19 +355,33 @@ func smaller(a, b *Candidate) bool {
 
 // write stores a new script under o.Into, never over an existing file.
 func (g *merger) write(c *Candidate) (string, error) {
-	path := PathOf(g.o.Into, c.Script)
+	path := g.pathOf(c)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("corpus merge: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(c.Text), 0o644); err != nil {
+	if _, err := createAtomic(path, []byte(c.Text), 0o644); err != nil {
 		return "", fmt.Errorf("corpus merge: %w", err)
 	}
 	g.present[c.Hash] = c.Signature
 	g.rep.Added = append(g.rep.Added, path)
 	return path, nil
+}
+
+// pathOf is where a new script goes in the corpus: a finding under the
+// name that says what makes it distinct (BaseName), anything else under
+// its content hash (PathOf).
+func (g *merger) pathOf(c *Candidate) string {
+	if !c.Header.IsFinding() {
+		return PathOf(g.o.Into, c.Script)
+	}
+	h := c.Header
+	if c.Signature != "" {
+		h.Signature = c.Signature
+	}
+	return filepath.Join(g.o.Into, c.Script.Subsystem, BaseName(&Finding{Header: h, Script: c.Script})+Ext)
 }
 
 // report lists the signatures tonight's inputs showed: new ones (with

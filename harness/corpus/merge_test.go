@@ -171,10 +171,56 @@ func TestMarkdownNewFirst(t *testing.T) {
 
 func TestParseHeader(t *testing.T) {
 	h := corpus.ParseHeader(finding("ids/rmid/EIDRM-EINVAL", "./twobugs", "rmid shm id=-1"))
-	require.Equal(t, corpus.Header{Kind: "divergence", Command: "ipcfuzz compare ./twobugs optimized --subsystem ids --engine rapid --seed 1 --equiv exact",
-		Signature: "ids/rmid/EIDRM-EINVAL", A: "./twobugs", B: "optimized", Relation: "exact"}, h)
+	require.Equal(t, corpus.Header{Kind: "divergence", Format: 1, Command: "ipcfuzz compare ./twobugs optimized --subsystem ids --engine rapid --seed 1 --equiv exact",
+		Signature: "ids/rmid/EIDRM-EINVAL", A: "./twobugs", B: "optimized", Relation: "exact", Engine: "rapid", Seed: 1, HasSeed: true}, h)
 	require.False(t, corpus.ParseHeader("subsystem ids\n").IsFinding())
 	marked := corpus.MarkFlaky(finding("s", "a", "rmid shm id=-1"), "reproduced 1 of 3")
 	require.True(t, corpus.ParseHeader(marked).Flaky)
 	require.Equal(t, marked, corpus.MarkFlaky(marked, "again"))
+}
+
+// A findings directory of compare (no summary.json) gives the manifest
+// the hits and the kernel its files' headers record; a second merge of
+// another run adds its hits and keeps both kernels.
+func TestMergeKeepsHitsAndKernels(t *testing.T) {
+	root := t.TempDir()
+	into, run1, run2 := filepath.Join(root, "corpus"), filepath.Join(root, "run1"), filepath.Join(root, "run2")
+	f := sample(t, "naive:alloc=legacy", "kernel")
+	_, err := corpus.Store(run1, f, "")
+	require.NoError(t, err)
+	f.Hits, f.Kernel, f.Date = 4, "6.19.0-other", "2026-12-03T01:00:00Z"
+	_, err = corpus.Store(run2, f, "")
+	require.NoError(t, err)
+	for _, in := range []string{run1, run2} {
+		_, err := corpus.Merge(context.Background(), corpus.MergeOptions{Into: into, Inputs: []string{in}, Date: "2026-12-04", Checker: fakeChecker{}})
+		require.NoError(t, err)
+	}
+	m, err := corpus.ReadManifest(into)
+	require.NoError(t, err)
+	r := m.Find("ids/get/ok-ENOSPC")
+	require.NotNil(t, r)
+	require.Equal(t, 7, r.Hits)
+	require.Equal(t, []string{"6.18.0-test", "6.19.0-other"}, r.Kernels)
+	require.Equal(t, "2026-12-02", r.FirstSeen)
+	require.Equal(t, "2026-12-03", r.LastSeen)
+	require.Equal(t, "naive:alloc=legacy,kernel", r.Pair)
+}
+
+// A corpus whose manifest lost a finding's record (or never had one)
+// gets it back from the file's header: hits, date and kernel.
+func TestMergeRecordsFromHeaders(t *testing.T) {
+	root := t.TempDir()
+	into, empty := filepath.Join(root, "corpus"), filepath.Join(root, "empty")
+	require.NoError(t, os.MkdirAll(empty, 0o755))
+	_, err := corpus.Store(into, sample(t, "naive:alloc=legacy", "kernel"), "")
+	require.NoError(t, err)
+	_, err = corpus.Merge(context.Background(), corpus.MergeOptions{Into: into, Inputs: []string{empty}, Date: "2026-12-04", Checker: fakeChecker{}})
+	require.NoError(t, err)
+	m, err := corpus.ReadManifest(into)
+	require.NoError(t, err)
+	r := m.Find("ids/get/ok-ENOSPC")
+	require.NotNil(t, r)
+	require.Equal(t, 3, r.Hits)
+	require.Equal(t, []string{"6.18.0-test"}, r.Kernels)
+	require.Equal(t, "2026-12-02", r.FirstSeen)
 }

@@ -76,15 +76,24 @@ type Shard struct {
 	Kernel      string          `json:"kernel"`
 }
 
-// sighting is what the summary says of one finding file: its hits (1 if
-// it does not list the file), the date (the file's own, if the summary
-// does not say) and the kernel.
-func (m shardMeta) sighting(file, today string) Sighting {
+// sighting is what the summary, or else the file's own header, says of
+// one finding file: its hits (1 if neither says), the date (the file's
+// own modification date if neither says) and the kernel.
+func (m shardMeta) sighting(file string, h Header, today string) Sighting {
 	s := Sighting{Hits: 1, Date: m.Date, Kernel: m.Kernel}
+	if h.Hits > 0 {
+		s.Hits = h.Hits
+	}
 	for _, f := range m.Findings {
 		if filepath.Base(f.Script) == filepath.Base(file) && f.Hits > 0 {
 			s.Hits = f.Hits
 		}
+	}
+	if s.Kernel == "" {
+		s.Kernel = h.Kernel
+	}
+	if s.Date == "" && len(h.Date) >= 10 {
+		s.Date = h.Date[:10]
 	}
 	if s.Date == "" {
 		s.Date = today

@@ -74,6 +74,10 @@ const (
 // them. It is outside the ids range 1-7, which was full.
 const KindFill Kind = 96
 
+// KindReadNextID reads /proc/sys/kernel/<type>_next_id back: its result
+// (ret=) is the value, -1 unless a write is still waiting for a get.
+const KindReadNextID Kind = 97
+
 // Limits of the id space in the kernel's normal mode (no ipcmni_extend).
 const (
 	IPCMNI     = 32768 // slots per type; idx has 15 bits
@@ -175,6 +179,8 @@ func init() {
 			},
 		},
 		KindSpec{Kind: KindNextID, Name: "next_id", Doc: "write /proc/sys/kernel/<type>_next_id", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
+		KindSpec{Kind: KindReadNextID, Name: "read_next_id", Doc: "read /proc/sys/kernel/<type>_next_id back (ret=N; -1 once a get has used it)", Subsystem: "ids", Types: allTypes,
+			Result: fieldsResult{ret}},
 		KindSpec{Kind: KindLimit, Name: "limit", Doc: "write the namespace's object limit (msgmni, semmni, shmmni)", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
 		KindSpec{Kind: KindList, Name: "list", Doc: "read /proc/sysvipc/<type> in full: id:key pairs, or whole rows with rows", Subsystem: "ids", Types: allTypes, As: true,
 			Args:   []Arg{flagBool("rows", func(o *Op) *bool { return &o.Rows })},

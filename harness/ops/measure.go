@@ -180,6 +180,13 @@ func WorkloadOf(w Workload) (*WorkloadSpec, error) {
 // WorkloadSubsystem is the subsystem whose state a workload builds: the
 // part of a composed implementation that measures it.
 func WorkloadSubsystem(w Workload) string {
+	if IsPattern(w) {
+		p, err := PatternOf(w)
+		if err != nil {
+			return ""
+		}
+		return p.Subsystem
+	}
 	if s, err := WorkloadOf(w); err == nil {
 		return s.Subsystem
 	}
@@ -200,6 +207,19 @@ const MaxMeasureN = 1 << 15
 
 // CheckMeasure validates the arguments of a measurement.
 func CheckMeasure(w Workload, n, reps int) error {
+	if IsPattern(w) {
+		p, err := PatternOf(w)
+		if err != nil {
+			return err
+		}
+		if n < 1 || n > p.MaxN() {
+			return fmt.Errorf("pattern: size %d out of range 1..%d", n, p.MaxN())
+		}
+		if reps < 1 || reps > 1000 {
+			return fmt.Errorf("pattern: %d repetitions out of range 1..1000", reps)
+		}
+		return nil
+	}
 	s, err := WorkloadOf(w)
 	if err != nil {
 		return err
@@ -240,10 +260,18 @@ type Counting interface {
 // MeasureScripts measures a plain workload on m: a reset with cfg, the
 // setup script, then the measured script reps times, each timed, the
 // counters (when m counts) of the first repetition. Handles persist from
-// the setup to the measured part.
+// the setup to the measured part. A pattern workload is measured by
+// MeasurePattern.
 func MeasureScripts(m Model, cfg Config, w Workload, n, reps int) (Measurement, error) {
 	if err := CheckMeasure(w, n, reps); err != nil {
 		return Measurement{}, err
+	}
+	if IsPattern(w) {
+		p, err := PatternOf(w)
+		if err != nil {
+			return Measurement{}, err
+		}
+		return MeasurePattern(m, cfg, p, n, reps)
 	}
 	spec, _ := WorkloadOf(w)
 	if !spec.Plain() {

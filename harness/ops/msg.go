@@ -189,7 +189,7 @@ func msgFlagArgs(kind Kind) []Arg {
 	if kind == KindMsgrcv {
 		args = append(args, flagBit("noerror", flags, MsgNoerror), flagBit("except", flags, MsgExcept), flagBit("copy", flags, MsgCopy))
 	}
-	return args
+	return append(args, argBadBuf)
 }
 
 // checkMsgSleeper: t0 is the main task, which must never block.
@@ -228,6 +228,7 @@ func init() {
 				named("qbytes", dec(func(o *Op) *int64 { return &o.Value }, -1<<63, 1<<63-1, 0)).When(isMsgSet),
 				argMode.When(isMsgSet),
 				argGroup.When(isMsgSet),
+				argBadBuf,
 			},
 			OpaqueIDs: func(op Op) bool { return op.MCmd >= MsgIPCInfo },
 			Result:    byOp(msgctlResult),

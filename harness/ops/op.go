@@ -43,7 +43,20 @@ type Op struct {
 	// Group is the gid an IPC_SET gives (gid=N); 0 keeps the rule without
 	// it: the owner's (shmctl, semctl) or the queue's own (msgctl).
 	Group uint32
+	// BadBuf: the buffer argument (msgsnd's and msgrcv's msgp, a *ctl's
+	// buf, semop's sops) is an address certainly unmapped in the task
+	// (BadAddress), so the kernel's copy in or out fails with EFAULT where
+	// it makes it.
+	BadBuf bool
 }
+
+// BadAddress is the address a bad pointer argument holds: page 1, below
+// every kernel's mmap_min_addr default and never mapped by a task, and not
+// NULL, which some arguments take as "none" (semtimedop's timeout).
+const BadAddress = 0x1000
+
+// argBadBuf is the badbuf flag of the calls that copy a buffer.
+var argBadBuf = flagBool("badbuf", func(o *Op) *bool { return &o.BadBuf })
 
 // GroupOr is the gid an IPC_SET gives: gid= when the operation has one,
 // else dflt.

@@ -24,7 +24,7 @@ const (
 // one SETALL (an array of more semaphores gets zeros for the rest).
 const (
 	SemMaxSops = 8
-	SemMaxVals = 8
+	SemMaxVals = 16 // LTP's arrays have 10
 )
 
 // Limits of the sem subsystem.
@@ -57,10 +57,11 @@ const (
 	SemZeroTimeout
 	SemBadNsec   // tv_nsec = 1e9
 	SemNegSecond // tv_sec = -1
+	SemBadPtr    // a timeout pointer certainly unmapped (BadAddress): EFAULT first
 )
 
 var semTimeoutNames = []enumName[SemTimeout]{
-	{SemNoTimeout, "none"}, {SemZeroTimeout, "zero"}, {SemBadNsec, "bad_nsec"}, {SemNegSecond, "negative"},
+	{SemNoTimeout, "none"}, {SemZeroTimeout, "zero"}, {SemBadNsec, "bad_nsec"}, {SemNegSecond, "negative"}, {SemBadPtr, "bad_ptr"},
 }
 
 // SemCmd is the command of a semctl.
@@ -209,7 +210,7 @@ func (sopsField) parse(o *Op, text string) error {
 
 func (sopsField) zero(o *Op) bool { return o.Sem.NSops == 0 }
 
-func (sopsField) syntax() string { return "NUM:+N|-N|0[:nowait][:undo],..." }
+func (sopsField) syntax() string { return "NUM:+N|-N|0[:nowait][:undo],...|none" }
 
 // plainer drops a sop or a flag, or lowers a value toward 0 or a number
 // toward 0.
@@ -251,6 +252,10 @@ func (valsField) format(o *Op) string {
 }
 
 func (valsField) parse(o *Op, text string) error {
+	if text == "" { // no values: SETALL writes zeros to every semaphore
+		o.Sem.NVals = 0
+		return nil
+	}
 	parts := strings.Split(text, ",")
 	if len(parts) > SemMaxVals {
 		return fmt.Errorf("%d values: scripts hold at most %d", len(parts), SemMaxVals)
@@ -394,6 +399,7 @@ func init() {
 		KindSpec{Kind: KindSemop, Name: "semop", Doc: "semop (semtimedop with timeout=) of one or more sops; a task may block", Subsystem: "sem", Types: sem, Task: true, As: true,
 			Args: []Arg{argObject, pos(sopsField{}),
 				named("timeout", enum(func(o *Op) *SemTimeout { return &o.Sem.Timeout }, semTimeoutNames)).Optional(),
+				argBadBuf,
 			},
 			Check: checkSemop,
 		},
@@ -406,6 +412,7 @@ func init() {
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(semCmdIs(SemIPCSet)),
 				argMode.When(semCmdIs(SemIPCSet)),
 				argGroup.When(semCmdIs(SemIPCSet)),
+				argBadBuf,
 			},
 			OpaqueIDs: func(op Op) bool {
 				return op.Sem.Cmd == SemIPCInfo || op.Sem.Cmd == SemInfoCmd || op.Sem.Cmd == SemStat || op.Sem.Cmd == SemStatAny

@@ -381,6 +381,7 @@ func init() {
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(isShmSet),
 				argMode.When(isShmSet),
 				argGroup.When(isShmSet),
+				argBadBuf,
 			},
 			OpaqueIDs: func(op Op) bool { return op.Cmd >= ShmIPCInfo },
 			Result:    byOp(shmctlResult),

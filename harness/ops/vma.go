@@ -128,27 +128,33 @@ func ParseVMAMapFlags(s string) (VMAMapFlags, error) {
 }
 
 // VMAAdvice is a madvise advice. The flag-changing ones split and merge
-// VMAs; DontNeed and the guard advices do not.
+// VMAs; DontNeed, the guard advices and the page advices (WillNeed, Cold,
+// PageOut, Free, DontNeedLocked) do not, but each refuses some VMAs.
 type VMAAdvice uint8
 
 // The advices.
 const (
-	AdviceNormal       VMAAdvice = iota + 1 // MADV_NORMAL: clear rr and sr
-	AdviceRandom                            // MADV_RANDOM: set rr, clear sr
-	AdviceSequential                        // MADV_SEQUENTIAL: set sr, clear rr
-	AdviceDontFork                          // MADV_DONTFORK: set dc
-	AdviceDoFork                            // MADV_DOFORK: clear dc
-	AdviceDontDump                          // MADV_DONTDUMP: set dd
-	AdviceDoDump                            // MADV_DODUMP: clear dd
-	AdviceHugePage                          // MADV_HUGEPAGE: set hg, clear nh
-	AdviceNoHugePage                        // MADV_NOHUGEPAGE: set nh, clear hg
-	AdviceWipeOnFork                        // MADV_WIPEONFORK: set wf (private anonymous only)
-	AdviceKeepOnFork                        // MADV_KEEPONFORK: clear wf
-	AdviceMergeable                         // MADV_MERGEABLE: set mg (KSM)
-	AdviceUnmergeable                       // MADV_UNMERGEABLE: clear mg
-	AdviceDontNeed                          // MADV_DONTNEED: drops pages, never the layout
-	AdviceGuardInstall                      // MADV_GUARD_INSTALL: guard markers, gu on the VMA
-	AdviceGuardRemove                       // MADV_GUARD_REMOVE: removes the markers, keeps gu
+	AdviceNormal         VMAAdvice = iota + 1 // MADV_NORMAL: clear rr and sr
+	AdviceRandom                              // MADV_RANDOM: set rr, clear sr
+	AdviceSequential                          // MADV_SEQUENTIAL: set sr, clear rr
+	AdviceDontFork                            // MADV_DONTFORK: set dc
+	AdviceDoFork                              // MADV_DOFORK: clear dc
+	AdviceDontDump                            // MADV_DONTDUMP: set dd
+	AdviceDoDump                              // MADV_DODUMP: clear dd
+	AdviceHugePage                            // MADV_HUGEPAGE: set hg, clear nh
+	AdviceNoHugePage                          // MADV_NOHUGEPAGE: set nh, clear hg
+	AdviceWipeOnFork                          // MADV_WIPEONFORK: set wf (private anonymous only)
+	AdviceKeepOnFork                          // MADV_KEEPONFORK: clear wf
+	AdviceMergeable                           // MADV_MERGEABLE: set mg (KSM)
+	AdviceUnmergeable                         // MADV_UNMERGEABLE: clear mg
+	AdviceDontNeed                            // MADV_DONTNEED: drops pages, never the layout
+	AdviceGuardInstall                        // MADV_GUARD_INSTALL: guard markers, gu on the VMA
+	AdviceGuardRemove                         // MADV_GUARD_REMOVE: removes the markers, keeps gu
+	AdviceWillNeed                            // MADV_WILLNEED: reads ahead; legal on every VMA
+	AdviceCold                                // MADV_COLD: deactivates pages (not locked VMAs)
+	AdvicePageOut                             // MADV_PAGEOUT: reclaims pages (not locked VMAs)
+	AdviceFree                                // MADV_FREE: lazy free (private anonymous, unlocked VMAs only)
+	AdviceDontNeedLocked                      // MADV_DONTNEED_LOCKED: DONTNEED that locked VMAs take too
 )
 
 var adviceNames = []string{
@@ -157,6 +163,8 @@ var adviceNames = []string{
 	AdviceHugePage: "hugepage", AdviceNoHugePage: "nohugepage", AdviceWipeOnFork: "wipeonfork",
 	AdviceKeepOnFork: "keeponfork", AdviceMergeable: "mergeable", AdviceUnmergeable: "unmergeable",
 	AdviceDontNeed: "dontneed", AdviceGuardInstall: "guard_install", AdviceGuardRemove: "guard_remove",
+	AdviceWillNeed: "willneed", AdviceCold: "cold", AdvicePageOut: "pageout", AdviceFree: "free",
+	AdviceDontNeedLocked: "dontneed_locked",
 }
 
 // VMAAdvices lists every advice in a fixed order.

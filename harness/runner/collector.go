@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,7 +24,10 @@ type collector struct {
 	next         int // the index of the next script to take
 	pending      map[int]*batchResult
 	seen         map[string]int // signature -> index in res.Findings
-	stopped      bool
+	// records are the findings this run stored, by index in
+	// res.Findings, to be rewritten with their final hit counts.
+	records map[int]*corpus.Finding
+	stopped bool
 }
 
 // take accounts for one batch, script by script in order.
@@ -130,51 +133,60 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		}
 		budget += fmt.Sprintf(" (the shrink was cut short: %d of its steps failed on a side and were skipped, each with a fresh plugin%s; this is the shortest script that still diverged)", len(sh.Skipped), stopped)
 	}
-	o := c.o
-	note := fmt.Sprintf("script %d of seed %d (script seed %d), relation %s, shrunk from %d to %d ops%s", index, o.Seed, seed, p.Relation, len(script), len(sh.Script), budget)
+	note := fmt.Sprintf("shrunk from %d to %d ops%s", len(script), len(sh.Script), budget)
 	d := sh.Verdict.Div
 	if sh.Flaky {
 		d = first.Div
-		note = fmt.Sprintf("script %d of seed %d (script seed %d), relation %s: FLAKY, the divergence did not reproduce when run again; kept unshrunk with the results of a re-run", index, o.Seed, seed, p.Relation)
+		note = "FLAKY: the divergence did not reproduce when run again; kept unshrunk with the results of a re-run"
 	}
 	outs := sh.Verdict.Out
-	notes := []string{note, "signature " + sig, d.Error()}
+	notes := []string{note, d.Error()}
 	for _, k := range sh.Skipped {
 		notes = append(notes, "shrink step skipped: "+k)
 	}
-	f := corpus.Finding{
-		Kind:    "divergence",
-		Command: o.Command,
-		Notes:   notes,
-		A:       corpus.Side{Name: p.A.Name, Results: outs[0].Results},
-		B:       corpus.Side{Name: p.B.Name, Results: outs[1].Results},
-	}
+	f := c.finding("divergence", sig, index, seed, notes)
+	f.Script = ops.NewScript(p.Subsystem, sh.Script)
+	f.A.Results, f.B.Results = outs[0].Results, outs[1].Results
+	f.Stated, f.Flaky = "B", sh.Flaky
 	if d.Step < 0 {
-		f.Notes = append(f.Notes, snapshotNotes(outs[0].Snapshot, outs[1].Snapshot)...)
+		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
-	path, err := c.record(ops.NewScript(p.Subsystem, sh.Script), f, "")
-	if err != nil {
-		return err
-	}
-	c.seen[sig] = len(c.res.Findings)
-	c.res.Findings = append(c.res.Findings, Finding{Signature: sig, Kind: "divergence", Script: path, Index: index, Ops: len(sh.Script), Hits: 1})
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Ops: len(sh.Script), Hits: 1})
 	return nil
 }
 
-// snapshotNotes shows the groups of two final states that differ.
-func snapshotNotes(a, b ops.Snapshot) []string {
-	var notes []string
+// finding starts the record of something found: the header every finding
+// of the run shares, and this one's signature, script number and notes.
+func (c *collector) finding(kind, sig string, index int, seed uint64, notes []string) *corpus.Finding {
+	p, o := c.pair, c.o
+	h := corpus.Header{
+		Kind: kind, Version: o.Version, Revision: o.Revision, Date: time.Now().UTC().Format(time.RFC3339),
+		Command: o.Command, Seed: o.Seed, Index: index, ScriptSeed: seed, HasSeed: o.Generate != nil,
+		Engine: o.Engine, Relation: string(p.Relation), A: p.A.Name, B: p.B.Name,
+		AInfo: infoText(p.A.Info), BInfo: infoText(p.B.Info), Kernel: p.KernelRelease(),
+		Signature: sig, Hits: 1,
+	}
+	if facts := p.Facts(); !facts.Empty() {
+		h.Facts = facts.String()
+	}
+	return &corpus.Finding{Header: h, A: corpus.Side{Name: p.A.Name}, B: corpus.Side{Name: p.B.Name}, Notes: notes}
+}
+
+// infoText is what a side says of itself: its name and version.
+func infoText(i ops.Info) string {
+	return strings.TrimSpace(i.Name + " " + i.Version)
+}
+
+// finalGroups are the groups of two final states that differ.
+func finalGroups(a, b ops.Snapshot) []corpus.FinalGroup {
+	var out []corpus.FinalGroup
 	ga, gb := ops.SnapshotGroups(a), ops.SnapshotGroups(b)
 	for i := range ga {
-		if ga[i].Text == gb[i].Text {
-			continue
+		if ga[i].Text != gb[i].Text {
+			out = append(out, corpus.FinalGroup{Name: ga[i].Name, A: ga[i].Text, B: gb[i].Text})
 		}
-		notes = append(notes, fmt.Sprintf("final %s of A:", ga[i].Name))
-		notes = append(notes, strings.Split(strings.TrimSpace(ga[i].Text), "\n")...)
-		notes = append(notes, fmt.Sprintf("final %s of B:", gb[i].Name))
-		notes = append(notes, strings.Split(strings.TrimSpace(gb[i].Text), "\n")...)
 	}
-	return notes
+	return out
 }
 
 // stderrCarrier is an error that holds what a plugin process wrote to its
@@ -185,37 +197,61 @@ type stderrCarrier interface {
 }
 
 // failure records a side that failed: its one-line reason and, honestly,
-// whether a fresh plugin running the script alone failed again.
+// whether a fresh plugin running the script alone failed again. A failure
+// no script showed again, one by one on a fresh plugin, is an
+// infrastructure event, not a finding (Event): what a kill from outside
+// looks like.
 func (c *collector) failure(ctx context.Context, br *batchResult, f failure) error {
-	c.res.Failures++
 	line := oneLine(f.err.Error())
+	i := f.index - br.start
+	if infrastructure(f, line) {
+		c.event(br, f, line)
+		return nil
+	}
+	c.res.Failures++
 	sig := fmt.Sprintf("%s/plugin-failure/%s/%s", c.pair.Subsystem, f.side.Name, failureClass(line))
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
 		return nil
 	}
 	notes := []string{fmt.Sprintf("%s: %s", f.side.Name, line)}
-	i := f.index - br.start
-	switch {
-	case f.alone:
+	if f.alone {
 		notes = append(notes, fmt.Sprintf("a fresh %s ran script %d (seed %d) alone and failed again: it reproduces on its own", f.side.Name, f.index, br.seeds[i]))
-	case f.isolated:
+	} else {
 		notes = append(notes, fmt.Sprintf("a fresh %s ran script %d (seed %d) alone without failing: the failure needs what ran before it", f.side.Name, f.index, br.seeds[i]))
-	default:
-		notes = append(notes, fmt.Sprintf("no script of the batch of %d from script %d failed on its own (a kill from outside, or state carried across scripts); the first is kept", br.n, br.start))
 	}
 	var stderr string
 	var sc stderrCarrier
 	if errors.As(f.err, &sc) {
 		stderr = sc.PluginStderr()
 	}
-	path, err := c.record(ops.NewScript(c.pair.Subsystem, br.scripts[i]), corpus.Finding{Kind: "plugin failure", Command: c.o.Command, Notes: notes}, stderr)
-	if err != nil {
-		return err
-	}
-	c.seen[sig] = len(c.res.Findings)
-	c.res.Findings = append(c.res.Findings, Finding{Signature: sig, Kind: "plugin failure", Script: path, Index: f.index, Ops: len(br.scripts[i]), Hits: 1})
+	rec := c.finding("plugin failure", sig, f.index, br.seeds[i], notes)
+	rec.Script = ops.NewScript(c.pair.Subsystem, br.scripts[i])
+	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1})
 	return nil
+}
+
+// infrastructure reports whether a side's failure is an infrastructure
+// event: no script failed again when the batch ran one script at a time on
+// a fresh plugin, or the process was killed by SIGKILL (the OOM killer,
+// kill -9) and its script did not fail again alone.
+func infrastructure(f failure, line string) bool {
+	return !f.alone && (!f.isolated || strings.Contains(line, "signal: killed"))
+}
+
+// event records an infrastructure event and says so in one line.
+func (c *collector) event(br *batchResult, f failure, line string) {
+	c.res.Infrastructure++
+	e := Event{Side: f.side.Name, Error: line, Index: f.index, Batch: br.n,
+		Reason: fmt.Sprintf("no script of the batch of %d from script %d failed again on a fresh %s, alone: killed from outside (the OOM killer, kill -9), not a finding", br.n, br.start, f.side.Name)}
+	if f.isolated {
+		e.Batch = 1
+		e.Reason = fmt.Sprintf("killed by SIGKILL, and script %d did not fail again on a fresh %s, alone: killed from outside (the OOM killer, kill -9), not a finding", f.index, f.side.Name)
+	}
+	c.res.Events = append(c.res.Events, e)
+	if c.o.Progress != nil {
+		fmt.Fprintf(c.o.Progress, "ipcfuzz: infrastructure event: %s; %s\n", line, e.Reason)
+	}
 }
 
 // failureClass is the part of a plugin error that says how it failed
@@ -229,32 +265,58 @@ func failureClass(line string) string {
 	return "failed"
 }
 
-// record writes a finding to the corpus (and the plugin's stderr beside
-// it) and shows it on the report.
-func (c *collector) record(sc *ops.Script, f corpus.Finding, stderr string) (string, error) {
+// record stores a finding under Corpus (and the plugin's stderr beside
+// it), shows it on the report and adds it to the result. A finding that
+// cannot be stored is lost to no one: it is shown in full, kept in the
+// result's Text, counted as unstored, and the run goes on.
+func (c *collector) record(f *corpus.Finding, stderr string, res Finding) {
 	var path string
+	var err error
 	if c.o.Corpus != "" {
-		path = corpus.PathOf(c.o.Corpus, sc)
-		if stderr != "" {
-			f.Notes = append(f.Notes, "the plugin's full stderr is in "+path+".stderr")
-		}
-		if _, err := corpus.Write(c.o.Corpus, sc, f); err != nil {
-			return "", err
-		}
-		c.res.Scripts = append(c.res.Scripts, path)
-		if stderr != "" {
-			if err := os.WriteFile(path+".stderr", []byte(stderr), 0o644); err != nil {
-				return "", fmt.Errorf("corpus: %w", err)
+		path, err = corpus.Store(c.o.Corpus, f, stderr)
+		if path != "" { // stored (its stderr, at worst, not)
+			c.res.Scripts = append(c.res.Scripts, path)
+			res.Script = path
+			if stderr != "" {
+				f.Stderr = filepath.Base(path) + corpus.StderrExt
 			}
+			c.records[len(c.res.Findings)] = f
+		}
+		if err != nil && path != "" && c.o.Progress != nil {
+			fmt.Fprintf(c.o.Progress, "ipcfuzz: %s is stored, its plugin's stderr not: %s\n", path, oneLine(err.Error()))
+		}
+	}
+	text := corpus.Render(f)
+	if err != nil && path == "" {
+		c.res.Unstored++
+		res.Text, res.StoreError = text, oneLine(err.Error())
+		if c.o.Progress != nil {
+			fmt.Fprintf(c.o.Progress, "ipcfuzz: could not store a finding (it follows in full, and is kept in --json): %s\n", res.StoreError)
 		}
 	}
 	if c.o.Report != nil {
-		fmt.Fprint(c.o.Report, corpus.Render(sc, f))
+		fmt.Fprint(c.o.Report, text)
 		if path != "" {
 			fmt.Fprintf(c.o.Report, "# written to %s\n", path)
 		}
 	}
-	return path, nil
+	c.seen[res.Signature] = len(c.res.Findings)
+	c.res.Findings = append(c.res.Findings, res)
+}
+
+// finishRecords rewrites each stored finding that was hit more than once
+// with its final hit count.
+func (c *collector) finishRecords() {
+	for k, f := range c.records {
+		hits := c.res.Findings[k].Hits
+		if hits == f.Hits {
+			continue
+		}
+		f.Hits = hits
+		if err := corpus.Rewrite(c.res.Findings[k].Script, f); err != nil && c.o.Progress != nil {
+			fmt.Fprintf(c.o.Progress, "ipcfuzz: could not write the hit count of %s: %v\n", c.res.Findings[k].Script, err)
+		}
+	}
 }
 
 // oneLine joins the non-blank lines of s with "; ".

@@ -309,3 +309,22 @@ func (p *Pair) Restart(ctx context.Context, err error) error {
 	}
 	return errors.Join(errs...)
 }
+
+// KernelRelease is the release (uname -r) of the pair's kernel side(s):
+// a side whose version reads "Linux RELEASE" (the kernel built-in, or a
+// plugin that runs it in a guest); "" when neither is one, both joined by
+// a comma when they differ.
+func (p *Pair) KernelRelease() string {
+	var out []string
+	for _, s := range []Side{p.A, p.B} {
+		if r, ok := strings.CutPrefix(s.Info.Version, "Linux "); ok && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Facts are the machine facts the pair handed to its sides (NewPair).
+func (p *Pair) Facts() ops.Facts {
+	return p.A.Config.Facts.Over(p.B.Config.Facts)
+}

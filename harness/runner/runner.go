@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
@@ -34,8 +35,12 @@ type Options struct {
 	Batch    int           // scripts per Exec call (default 256)
 	Corpus   string        // directory for findings ("" stores nothing)
 	Command  string        // the command line, recorded in findings
-	Progress io.Writer     // progress lines (nil: none)
-	Report   io.Writer     // divergence reports for humans (nil: none)
+	// Engine names the generator, and Version and Revision the ipcfuzz
+	// that runs (its module version and VCS revision), for the headers of
+	// findings and the result.
+	Engine, Version, Revision string
+	Progress                  io.Writer // progress lines (nil: none)
+	Report                    io.Writer // divergence reports for humans (nil: none)
 	// Stats counts the scripts that had a task blocked and later completed,
 	// and those with a race (see ScriptStats).
 	Stats bool
@@ -64,6 +69,20 @@ type Result struct {
 	// Findings groups what was found by signature, in order of first
 	// appearance.
 	Findings []Finding `json:"findings"`
+	// Seed, Engine and Relation are the run's; Kernel the release of its
+	// kernel side(s) ("" when none).
+	Seed     uint64 `json:"seed"`
+	Engine   string `json:"engine"`
+	Relation string `json:"relation"`
+	Kernel   string `json:"kernel"`
+	// Infrastructure counts the events that were not findings: a side
+	// that failed (killed from outside: the OOM killer, kill -9) on a
+	// batch of which no script failed again on a fresh plugin, alone.
+	Infrastructure int     `json:"infrastructure"`
+	Events         []Event `json:"infrastructure_events"`
+	// Unstored counts the findings that could not be written under
+	// Corpus: each is printed in full and kept in its Finding's Text.
+	Unstored int `json:"unstored"`
 	// Stats is filled in when Options.Stats asks for it.
 	Stats *Stats `json:"stats,omitempty"`
 }
@@ -77,6 +96,20 @@ type Finding struct {
 	Index     int    `json:"index"`            // the first script (0-based) that showed it
 	Ops       int    `json:"ops"`              // the length of its (shrunk) script
 	Hits      int    `json:"hits"`
+	// Text is the finding file's text when it could not be written
+	// (StoreError says why); "" when it was.
+	Text       string `json:"text,omitempty"`
+	StoreError string `json:"store_error,omitempty"`
+}
+
+// Event is an infrastructure event: a side that failed in a way no script
+// showed again (what a kill from outside looks like). It is not a finding.
+type Event struct {
+	Side   string `json:"side"`
+	Error  string `json:"error"`
+	Index  int    `json:"index"`   // the first script of the batch it failed on
+	Batch  int    `json:"scripts"` // the scripts of that batch, each run again alone without failing
+	Reason string `json:"reason"`
 }
 
 // Run compares the sides until Checks scripts have been compared, the time
@@ -90,7 +123,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("runner: no pair to run")
 	}
 	first := o.Pairs[0]
-	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}}
+	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{},
+		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
@@ -108,7 +142,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}}
+	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}}
+	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
 	var wg sync.WaitGroup

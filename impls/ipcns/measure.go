@@ -30,9 +30,14 @@ func Measure(m ops.Model, ns *Namespace, cfg ops.Config, w ops.Workload, n, reps
 	return ops.MeasureScripts(m, cfg, w, n, reps)
 }
 
-// Counters implements ops.Counting: the work of the three tables.
+// Counters implements ops.Counting: the work of the three tables, and of
+// the message operations (msgsnd and msgrcv calls, the senders they woke,
+// those woken for nothing, those moved to the tail).
 func (ns *Namespace) Counters() map[string]int64 {
-	sum := map[string]int64{}
+	sum := map[string]int64{
+		"msgsnd": ns.msgWork.sends, "msgrcv": ns.msgWork.receives,
+		"wakeups": ns.msgWork.wakeups, "spurious": ns.msgWork.spurious, "requeues": ns.msgWork.requeues,
+	}
 	for _, s := range ns.types {
 		for k, v := range s.table.Counters() {
 			sum[k] += v

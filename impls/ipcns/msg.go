@@ -71,6 +71,9 @@ func (ns *Namespace) lookupMsg(id int64) *Obj { return ns.types[ops.Msg].lookup(
 
 // msgsnd checks in the order of ipc-spec.md 2.3, then sends.
 func (ns *Namespace) msgsnd(op ops.Op, other *ops.Result) ops.Result {
+	if op.BadBuf {
+		return ops.Result{Err: ops.EFAULT} // reading mtype comes before every check
+	}
 	if op.Size > ops.DefaultMsgmax || op.Size < 0 || int32(op.Obj.ID) < 0 || op.Mtype < 1 {
 		return ops.Result{Err: ops.EINVAL}
 	}
@@ -96,13 +99,19 @@ func (ns *Namespace) msgrcv(op ops.Op, other *ops.Result) ops.Result {
 	if copyMsg && (op.MsgFlags&ops.MsgExcept != 0 || !nowait) {
 		return ops.Result{Err: ops.EINVAL}
 	}
+	if copyMsg && op.BadBuf && min(op.Size, ops.DefaultMsgmax) > 0 {
+		// The copy buffer (min(msgsz, msgmax) bytes of it) is read from the
+		// user before the lookup; with 0 bytes nothing is read, and the
+		// copy-out fails instead, if it comes to it.
+		return ops.Result{Err: ops.EFAULT}
+	}
 	o := ns.lookupMsg(op.Obj.ID)
 	if o == nil {
 		return ops.Result{Err: ops.EINVAL}
 	}
 	mode, bound := msgq.SearchMode(op.Mtype, op.MsgFlags&ops.MsgExcept != 0, copyMsg)
 	w := msgq.Waiter{Task: int(op.Task), Pid: int(ns.taskPID(op.Task)), As: op.As,
-		Mode: mode, Bound: bound, BufSize: op.Size, NoError: op.MsgFlags&ops.MsgNoerror != 0}
+		Mode: mode, Bound: bound, BufSize: op.Size, NoError: op.MsgFlags&ops.MsgNoerror != 0, BadBuf: op.BadBuf}
 	env := ns.msgEnv(o)
 	return ns.step(o, op, other, func(q *msgq.Queue) (msgq.Call, []msgq.Outcome) {
 		return msgq.Receive(q, env, w, nowait, copyMsg)
@@ -115,6 +124,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 	type group struct {
 		r  ops.Result
 		qs []*msgq.Queue
+		c  msgq.Counters
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -125,7 +135,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 			k := ops.FormatResult(op, r)
 			g := byKey[k]
 			if g == nil {
-				g = &group{r: r}
+				g = &group{r: r, c: out.Counters}
 				byKey[k] = g
 				groups = append(groups, g)
 			}
@@ -139,6 +149,7 @@ func (ns *Namespace) step(o *Obj, op ops.Op, other *ops.Result, f func(*msgq.Que
 		}
 	}
 	o.MsgQ = dedupQueues(pick.qs)
+	ns.msgWork.add(op.Kind, pick.c)
 	for _, c := range pick.r.Done {
 		ns.asleep[c.Task] = nil
 	}
@@ -206,6 +217,9 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 	s := ns.types[ops.Msg]
 	switch op.MCmd {
 	case ops.MsgIPCInfo, ops.MsgInfoCmd:
+		if op.BadBuf {
+			return ops.Result{Err: ops.EFAULT} // the copy-out, after the values are computed
+		}
 		r := ops.Result{ID: s.maxIdx()}
 		r.MsgInfo = ops.MsgInfo{Msgmax: ops.DefaultMsgmax, Msgmnb: ops.DefaultMsgmnb, Msgmni: s.limit,
 			Msgssz: msgSsz, Msgseg: msgSeg, Msgpool: msgPool, Msgmap: msgMap, Msgtql: msgTql}
@@ -231,9 +245,15 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 		if op.MCmd == ops.MsgStat && !permitted(o, op.As, 0o444) {
 			return ops.Result{Err: ops.EACCES}
 		}
+		if op.BadBuf {
+			return ops.Result{Err: ops.EFAULT}
+		}
 		r := ns.msgStat(o, op, other)
 		r.ID, r.Row.ID = o.ID(), o.ID()
 		return r
+	}
+	if op.MCmd == ops.MsgIPCSet && op.BadBuf {
+		return ops.Result{Err: ops.EFAULT} // IPC_SET copies its struct in before the lookup
 	}
 	o := ns.lookupMsg(op.Obj.ID)
 	if o == nil {
@@ -243,6 +263,9 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 	case ops.MsgIPCStat:
 		if !permitted(o, op.As, 0o444) {
 			return ops.Result{Err: ops.EACCES}
+		}
+		if op.BadBuf {
+			return ops.Result{Err: ops.EFAULT}
 		}
 		return ns.msgStat(o, op, other)
 	case ops.MsgIPCSet:
@@ -426,4 +449,23 @@ func keepTotals(objs []*Obj, want msgTotals) {
 			}
 		}
 	}
+}
+
+// msgWork counts the work of the message operations for the complexity
+// engine: the calls, and the sender wake-ups of the outcome kept (an
+// IPC_SET that raises qbytes wakes senders too).
+type msgWork struct {
+	sends, receives, wakeups, spurious, requeues int64
+}
+
+func (w *msgWork) add(k ops.Kind, c msgq.Counters) {
+	switch k {
+	case ops.KindMsgsnd:
+		w.sends++
+	case ops.KindMsgrcv:
+		w.receives++
+	}
+	w.wakeups += c.Wakeups
+	w.spurious += c.Spurious
+	w.requeues += c.Requeues
 }

@@ -39,6 +39,9 @@ type Namespace struct {
 	// shmMaxPages is the largest segment shmget creates without ENOMEM on
 	// the machine under test (ops.FactShmMaxPages; 0: no limit).
 	shmMaxPages int64
+	// msgWork counts the message operations' work (never reset: the
+	// counters are read as differences).
+	msgWork msgWork
 }
 
 // New returns an empty namespace whose tables come from newTable and whose
@@ -142,6 +145,8 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ns.stat(op), nil
 	case ops.KindNextID:
 		return ops.Result{Err: ns.setNextID(op)}, nil
+	case ops.KindReadNextID:
+		return ops.Result{ID: ns.types[op.Type].nextID}, nil
 	case ops.KindLimit:
 		return ops.Result{Err: ns.setLimit(op)}, nil
 	case ops.KindList:

@@ -39,9 +39,15 @@ func (ns *Namespace) lookupSem(id int64) *Obj { return ns.types[ops.Sem].lookup(
 func (ns *Namespace) semop(op ops.Op) ops.Result {
 	sops := op.Sem.SopList()
 	switch {
+	case op.Sem.Timeout == ops.SemBadPtr:
+		return ops.Result{Err: ops.EFAULT} // the timeout is read first, even with nsops 0
 	case int64(len(sops)) > ns.semLimits.opm:
 		return ops.Result{Err: ops.E2BIG}
-	case len(sops) < 1, int32(op.Obj.ID) < 0:
+	case len(sops) < 1:
+		return ops.Result{Err: ops.EINVAL}
+	case op.BadBuf:
+		return ops.Result{Err: ops.EFAULT} // the sops are copied in before the id is checked
+	case int32(op.Obj.ID) < 0:
 		return ops.Result{Err: ops.EINVAL}
 	case op.Sem.Timeout == ops.SemBadNsec || op.Sem.Timeout == ops.SemNegSecond:
 		return ops.Result{Err: ops.EINVAL}
@@ -107,11 +113,30 @@ func (ns *Namespace) semDone(done []semq.Completion) []ops.Completion {
 
 // semctl is ksys_semctl with the checks in the order of ipc-spec §3.7.
 func (ns *Namespace) semctl(op ops.Op) ops.Result {
-	s := ns.types[ops.Sem]
-	id := int64(int32(op.Obj.ID))
-	if id < 0 {
+	if int32(op.Obj.ID) < 0 {
 		return ops.Result{Err: ops.EINVAL}
 	}
+	if !op.BadBuf {
+		return ns.semctlCall(op)
+	}
+	switch op.Sem.Cmd {
+	case ops.SemIPCSet:
+		return ops.Result{Err: ops.EFAULT} // IPC_SET copies its struct in before the lookup
+	case ops.SemIPCStat, ops.SemStat, ops.SemStatAny, ops.SemIPCInfo, ops.SemInfoCmd, ops.SemGetAll:
+		// These only read: the copy-out after every check fails.
+		if r := ns.semctlCall(op); r.Err != ops.OK {
+			return r
+		}
+		return ops.Result{Err: ops.EFAULT}
+	}
+	return ns.semctlCall(op) // SETALL fails in semSet; the others take no buffer
+}
+
+// semctlCall is semctl after the id check; a bad buffer only matters to
+// SETALL here.
+func (ns *Namespace) semctlCall(op ops.Op) ops.Result {
+	s := ns.types[ops.Sem]
+	id := int64(int32(op.Obj.ID))
 	switch op.Sem.Cmd {
 	case ops.SemInvalid:
 		return ops.Result{Err: ops.EINVAL} // no such command: nothing is looked up
@@ -200,6 +225,9 @@ func (ns *Namespace) semSet(op ops.Op, o *Obj) ops.Result {
 	}
 	if !permitted(o, op.As, 0o222) {
 		return ops.Result{Err: ops.EACCES}
+	}
+	if op.BadBuf {
+		return ops.Result{Err: ops.EFAULT} // the values are copied in before they are checked
 	}
 	vals := make([]int, a.Nsems()) // the script's values, then zeros
 	for i, v := range op.Sem.ValList() {

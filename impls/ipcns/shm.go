@@ -180,11 +180,29 @@ func (ns *Namespace) setRmidForced(v int64) ops.Errno {
 
 // shmctl is ksys_shmctl with the commands of ops.ShmCmd.
 func (ns *Namespace) shmctl(op ops.Op) ops.Result {
-	s := ns.types[ops.Shm]
-	id := int64(int32(op.Obj.ID))
-	if id < 0 || op.Cmd == ops.ShmInvalid {
+	if int32(op.Obj.ID) < 0 || op.Cmd == ops.ShmInvalid {
 		return ops.Result{Err: ops.EINVAL} // a negative id or command, before anything is looked up
 	}
+	if !op.BadBuf {
+		return ns.shmctlCall(op)
+	}
+	switch op.Cmd {
+	case ops.ShmIPCSet:
+		return ops.Result{Err: ops.EFAULT} // IPC_SET copies its struct in before the lookup
+	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny, ops.ShmIPCInfo, ops.ShmInfoCmd:
+		// These only read: the copy-out after every check fails.
+		if r := ns.shmctlCall(op); r.Err != ops.OK {
+			return r
+		}
+		return ops.Result{Err: ops.EFAULT}
+	}
+	return ns.shmctlCall(op) // SHM_LOCK, SHM_UNLOCK take no buffer
+}
+
+// shmctlCall is shmctl with a good buffer, after the argument checks.
+func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
+	s := ns.types[ops.Shm]
+	id := int64(int32(op.Obj.ID))
 	switch op.Cmd {
 	case ops.ShmIPCInfo:
 		limit := uint64(s.limit)

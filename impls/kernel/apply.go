@@ -100,6 +100,8 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 	case ops.KindNextID:
 		n.nextIDWritten[op.Type] = true
 		e, err = setNextID(op.Type, op.Value)
+	case ops.KindReadNextID:
+		r.ID, err = n.proc.readInt("/proc/sys/kernel/" + op.Type.String() + "_next_id")
 	case ops.KindLimit:
 		e, err = n.proc.setLimit(op.Type, op.Value)
 	case ops.KindList:

@@ -54,6 +54,23 @@ func (ts *tasks) sys(c caller, nr uintptr, args [6]uintptr, buf []byte, bufArg i
 	return uintptr(resp.R), unix.Errno(resp.Errno), nil
 }
 
+// withBadBuf returns buf and args for op's buffer argument i: unchanged,
+// or, where op's buffer is bad, no buffer and ops.BadAddress in args[i].
+func withBadBuf(op ops.Op, buf []byte, args [6]uintptr, i int) ([]byte, [6]uintptr) {
+	if !op.BadBuf {
+		return buf, args
+	}
+	args[i] = ops.BadAddress
+	return nil, args
+}
+
+// badArg makes argument i of q the bad address instead of an offset into
+// its buffer.
+func (q *blockingReq) badArg(i int) {
+	q.args[i] = ops.BadAddress
+	q.ptrs &^= 1 << i
+}
+
 // blockingReq is a call that may sleep: msgsnd, msgrcv or semop.
 type blockingReq struct {
 	caller caller

@@ -84,10 +84,14 @@ func msgBuf(size int64) []byte {
 // msgRequest is the blocking call of a msgsnd or msgrcv op: the message
 // buffer is argument 1.
 func msgRequest(op ops.Op, nr uintptr, args [6]uintptr, buf []byte, flags uintptr) blockingReq {
-	return blockingReq{
+	q := blockingReq{
 		caller: callerOf(op), kind: op.Kind, id: int64(int32(op.Obj.ID)),
 		nr: nr, args: args, buf: buf, ptrs: 1 << 1, nowait: flags&unix.IPC_NOWAIT != 0,
 	}
+	if op.BadBuf {
+		q.badArg(1)
+	}
+	return q
 }
 
 func (n *ns) msgsnd(op ops.Op) (ops.Result, unix.Errno, error) {
@@ -159,7 +163,8 @@ func (n *ns) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 		ds.perm.Mode = uint32(op.Mode & 0o777)
 		ds.qbytes = uint64(op.Value) // the kernel takes it as an int
 	}
-	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_MSGCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
+	b, args := withBadBuf(op, buf.bytes(), [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, 2)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_MSGCTL, args, b, 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}

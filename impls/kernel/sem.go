@@ -108,6 +108,13 @@ func (n *ns) semop(op ops.Op) (ops.Result, unix.Errno, error) {
 		*(*unix.Timespec)(unsafe.Pointer(&buf[tsAt])) = *ts
 		q.args[3], q.ptrs = uintptr(tsAt), q.ptrs|1<<3
 	}
+	if op.Sem.Timeout == ops.SemBadPtr {
+		q.nr, q.timed = unix.SYS_SEMTIMEDOP, true
+		q.badArg(3)
+	}
+	if op.BadBuf {
+		q.badArg(1)
+	}
 	_, e, blocked, err := n.tasks.blockingCall(q)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
@@ -154,7 +161,8 @@ func (n *ns) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	if op.Sem.Cmd == ops.SemIPCSet {
 		ds.perm.Uid, ds.perm.Gid, ds.perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
-	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, buf.bytes(), 3)
+	b, args := withBadBuf(op, buf.bytes(), args, 3)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, b, 3)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
@@ -184,7 +192,8 @@ func (n *ns) semAll(op ops.Op, args [6]uintptr) (ops.Result, unix.Errno, error) 
 			}
 		}
 	}
-	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, buf, 3)
+	b, args := withBadBuf(op, buf, args, 3)
+	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SEMCTL, args, b, 3)
 	if err != nil || e != 0 || op.Sem.Cmd == ops.SemSetAll {
 		return ops.Result{}, e, err
 	}

@@ -146,7 +146,8 @@ func (n *ns) shmctl(op ops.Op) (ops.Result, unix.Errno, error) {
 	if op.Cmd == ops.ShmIPCSet {
 		ds.Perm.Uid, ds.Perm.Gid, ds.Perm.Mode = uint32(op.Value), op.GroupOr(uint32(op.Value)), uint32(op.Mode&0o777)
 	}
-	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMCTL, [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, buf.bytes(), 2)
+	bb, args := withBadBuf(op, buf.bytes(), [6]uintptr{uintptr(op.Obj.ID), uintptr(cmd)}, 2)
+	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMCTL, args, bb, 2)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}

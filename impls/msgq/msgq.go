@@ -88,6 +88,18 @@ type Waiter struct {
 	Bound   int64
 	BufSize int64 // the caller's msgsz
 	NoError bool  // MSG_NOERROR: truncate instead of E2BIG
+	// BadBuf: the caller's buffer is unmapped; the copy-out after the
+	// message was taken fails, so the message is lost and the call returns
+	// EFAULT (ipc-spec.md 2.4, step 6).
+	BadBuf bool
+}
+
+// got is the completion of receiver w that took m.
+func (w Waiter) got(m Msg) Completion {
+	if w.BadBuf {
+		return Completion{Task: w.Task, Err: ops.EFAULT}
+	}
+	return Completion{Task: w.Task, Msg: truncate(m, w.BufSize)}
 }
 
 func (w Waiter) maxSize() int64 {

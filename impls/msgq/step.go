@@ -104,7 +104,7 @@ func (s *sim) commit(w Waiter) {
 			continue
 		}
 		q.Lrpid, q.Rtime = r.Pid, true
-		s.done = append(s.done, Completion{Task: r.Task, Msg: truncate(m, r.BufSize)})
+		s.done = append(s.done, r.got(m))
 		return
 	}
 	q.Msgs = append(q.Msgs, m)
@@ -155,6 +155,8 @@ func Receive(q *Queue, env Env, w Waiter, nowait, copyMsg bool) (Call, []Outcome
 			return Call{Err: ops.E2BIG}, s.outcomes(env)
 		case w.NoError && min(w.BufSize, env.Msgmax) < m.Size():
 			return Call{Err: ops.EINVAL}, s.outcomes(env)
+		case w.BadBuf:
+			return Call{Err: ops.EFAULT}, s.outcomes(env) // the copy-out; the message stays
 		}
 		return Call{Msg: m}, s.outcomes(env)
 	}
@@ -171,6 +173,9 @@ func Receive(q *Queue, env Env, w Waiter, nowait, copyMsg bool) (Call, []Outcome
 		return Call{Err: ops.E2BIG}, s.outcomes(env)
 	}
 	s.take(i, w.Pid, env)
+	if c := w.got(m); c.Err != ops.OK {
+		return Call{Err: c.Err}, s.outcomes(env)
+	}
 	return Call{Msg: truncate(m, w.BufSize)}, s.outcomes(env)
 }
 
@@ -290,7 +295,7 @@ func (s *sim) run(task int, env Env) {
 		default:
 			m := q.Msgs[j]
 			s.take(j, w.Pid, env)
-			s.done = append(s.done, Completion{Task: task, Msg: truncate(m, w.BufSize)})
+			s.done = append(s.done, w.got(m))
 		}
 		return
 	}

@@ -62,7 +62,7 @@ func (s *Space) madviseBehaviorValid(adv ops.VMAAdvice) bool {
 	case ops.AdviceGuardInstall, ops.AdviceGuardRemove:
 		return q&ops.QuirkGuardRegions != 0
 	}
-	return adv >= ops.AdviceNormal && adv <= ops.AdviceGuardRemove
+	return adv >= ops.AdviceNormal && adv <= ops.AdviceDontNeedLocked
 }
 
 // madviseVMABehavior applies the advice to [start, end) of v and returns
@@ -74,6 +74,25 @@ func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAd
 			return v, ops.EINVAL
 		}
 		return v, ops.OK // pages go, guard markers and the layout stay
+	case ops.AdviceDontNeedLocked:
+		if v.Flags&VMPfnMap != 0 {
+			return v, ops.EINVAL
+		}
+		return v, ops.OK
+	case ops.AdviceWillNeed:
+		return v, ops.OK // read-ahead: nothing a VMA refuses, nothing it shows
+	case ops.AdviceCold, ops.AdvicePageOut:
+		if v.Flags&(VMLocked|VMPfnMap|VMHugeTLB) != 0 { // can_madv_lru_vma
+			return v, ops.EINVAL
+		}
+		return v, ops.OK
+	case ops.AdviceFree:
+		// madvise_dontneed_free_valid_vma, then madvise_free_single_vma:
+		// only a private anonymous VMA (no vm_ops: not shmem, not a file).
+		if v.Flags&(VMLocked|VMPfnMap|VMHugeTLB) != 0 || v.File != nil || v.Flags&VMShared != 0 {
+			return v, ops.EINVAL
+		}
+		return v, ops.OK
 	case ops.AdviceGuardInstall:
 		return v, s.madviseGuardInstall(v, start, end)
 	case ops.AdviceGuardRemove:

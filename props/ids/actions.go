@@ -17,6 +17,7 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "limit", Weight: 1, Draw: (*Shadow).limit},
 	{Name: "churn", Weight: 1, Draw: (*Shadow).churn},
 	{Name: "next_id", Weight: 1, When: exact, Draw: (*Shadow).nextID},
+	{Name: "read next_id", Weight: 1, When: exact, Draw: func(s *Shadow, _ Source) ops.Op { return ops.Op{Kind: ops.KindReadNextID, Type: s.cur} }},
 	{Name: "rmid", Weight: 3, When: hasLive, Draw: (*Shadow).rmidLive},
 	{Name: "stat", Weight: 2, When: hasLive, Draw: (*Shadow).statLive},
 	{Name: "rmid stale", Weight: 1, When: hasStale, Draw: func(s *Shadow, src Source) ops.Op {

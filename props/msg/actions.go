@@ -83,6 +83,9 @@ func (s *Shadow) blockRecv(src Source) ops.Op {
 		op.MsgFlags |= ops.MsgExcept // the kernel takes it with any msgtyp
 	}
 	op.As = caller(src)
+	// A receiver whose buffer is bad still takes its message, then loses
+	// it in the copy-out (EFAULT): the queue changes as for a good one.
+	op.BadBuf = engine.OneIn(src, 4, "bad buffer")
 	if q.may(op.As, false) && !s.take(q, op.Mtype) {
 		s.asleep[t] = &sleeper{queue: q.handle, mtype: op.Mtype}
 	}
@@ -176,7 +179,7 @@ func (s *Shadow) busy(src Source) ops.Op {
 // bad draws deliberately bad arguments.
 func (s *Shadow) bad(src Source) ops.Op {
 	ref := ops.Ref{Handle: s.queue(src).handle}
-	switch src.Intn(7, "bad") {
+	switch src.Intn(8, "bad") {
 	case 0:
 		return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 0, Size: 1, MsgFlags: ops.MsgNowait}
 	case 1:
@@ -192,6 +195,32 @@ func (s *Shadow) bad(src Source) ops.Op {
 		return ops.Op{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: -1, MsgFlags: ops.MsgNowait}
 	case 5: // a command no kernel has: EINVAL, whatever the queue
 		return ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgInvalid, As: caller(src)}
+	case 6: // a bad buffer: EFAULT where the kernel copies, in its order
+		return s.badBuf(src, ref)
 	}
 	return ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ops.Ref{ID: ops.MakeID(65535, 3)}, Mtype: 1, Size: 1, MsgFlags: ops.MsgNowait}
+}
+
+// badBuf draws a call whose buffer is unmapped, on the queue, a stale id
+// or a negative one: the kernel's copy in or out decides the errno by
+// where it comes among the checks.
+func (s *Shadow) badBuf(src Source, ref ops.Ref) ops.Op {
+	if src.Intn(3, "bad buffer id") == 0 {
+		ref = ops.Ref{ID: pick(src, []int64{-1, ops.MakeID(7, 3)}, "id")}
+	}
+	op := ops.Op{Type: ops.Msg, Obj: ref, As: caller(src), BadBuf: true}
+	switch src.Intn(4, "bad buffer call") {
+	case 0:
+		op.Kind, op.Mtype, op.Size, op.MsgFlags = ops.KindMsgsnd, pick(src, []int64{1, 0}, "mtype"), pick(src, sizePool, "size"), ops.MsgNowait
+	case 1:
+		op.Kind, op.Size, op.MsgFlags = ops.KindMsgrcv, pick(src, bufPool, "bufsize"), ops.MsgNowait
+		if src.Intn(3, "copy") == 0 {
+			op.MsgFlags |= ops.MsgCopy
+		}
+	case 2:
+		op.Kind, op.MCmd = ops.KindMsgctl, pick(src, []ops.MsgCmd{ops.MsgIPCStat, ops.MsgStat, ops.MsgIPCInfo, ops.MsgInfoCmd}, "cmd")
+	default:
+		op.Kind, op.MCmd, op.Value, op.Mode = ops.KindMsgctl, ops.MsgIPCSet, 100, 0o600
+	}
+	return op
 }

@@ -209,7 +209,7 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 	ref := ops.Ref{Handle: a.handle}
 	op := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref}
 	setSops(&op, ops.Sop{Num: 0, Op: 1, Flags: ops.SemNowait})
-	switch src.Intn(8, "bad") {
+	switch src.Intn(10, "bad") {
 	case 0: // EFBIG
 		op.Sem.Sops[0].Num = uint16(engine.Pick(src, []int{len(a.vals), ops.SemMaxNum}, "num"))
 	case 1: // an id that is no array
@@ -228,6 +228,25 @@ func (s *Shadow) bad(src Source, a *array) ops.Op {
 		}
 	case 6: // a semctl command no kernel has: EINVAL
 		return ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemInvalid}, As: s.caller(src)}
+	case 7: // bad sops or a bad timeout pointer: EFAULT in the kernel's order
+		if src.Intn(3, "bad buffer id") == 0 {
+			op.Obj = ops.Ref{ID: engine.Pick(src, []int64{-1, ops.MakeID(7, 3)}, "id")}
+		}
+		if src.Intn(2, "bad timeout") == 0 {
+			op.Sem.Timeout = ops.SemBadPtr
+		} else {
+			op.BadBuf = true
+		}
+	case 8: // a semctl whose buffer is bad
+		cmd := engine.Pick(src, []ops.SemCmd{ops.SemIPCStat, ops.SemStat, ops.SemIPCInfo, ops.SemGetAll, ops.SemSetAll, ops.SemIPCSet}, "cmd")
+		c := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: cmd}, As: s.caller(src), BadBuf: true}
+		switch cmd {
+		case ops.SemIPCSet:
+			c.Mode = 0o600
+		case ops.SemSetAll:
+			c.Sem.NVals = 1 // one value, 0
+		}
+		return c
 	default: // E2BIG if semopm was lowered
 		setSops(&op, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait}, ops.Sop{Num: 0, Op: 0, Flags: ops.SemNowait})
 	}

@@ -26,6 +26,11 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "lock", Weight: 2, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		return s.ctl(src, s.pick(src, true), engine.Pick(src, []ops.ShmCmd{ops.ShmLock, ops.ShmLock, ops.ShmUnlock}, "cmd"))
 	}},
+	{Name: "bad buffer", Weight: 1, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op {
+		op := s.ctl(src, s.pick(src, true), engine.Pick(src, []ops.ShmCmd{ops.ShmIPCStat, ops.ShmStat, ops.ShmIPCInfo, ops.ShmInfoCmd, ops.ShmIPCSet}, "cmd"))
+		op.BadBuf = true
+		return op
+	}},
 	{Name: "invalid command", Weight: 1, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.ctl(src, s.pick(src, true), ops.ShmInvalid) }},
 	{Name: "attach stale", Weight: 1, When: hasStale, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.attach(src, s.pick(src, false)) }},
 	{Name: "stat stale", Weight: 1, When: hasStale, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.ctl(src, s.pick(src, false), ops.ShmIPCStat) }},

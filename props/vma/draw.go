@@ -340,7 +340,8 @@ func (s *Shadow) advise(src Source, r int) ops.Op {
 			return adviseOp(r, start, n, adviceFamilies[fam][0])
 		}
 	}
-	return adviseOp(r, start, n, engine.Pick(src, []ops.VMAAdvice{ops.AdviceDontNeed, ops.AdviceGuardInstall, ops.AdviceGuardRemove, ops.AdviceGuardInstall}, "advice"))
+	return adviseOp(r, start, n, engine.Pick(src, []ops.VMAAdvice{ops.AdviceDontNeed, ops.AdviceGuardInstall, ops.AdviceGuardRemove, ops.AdviceGuardInstall,
+		ops.AdviceWillNeed, ops.AdviceCold, ops.AdvicePageOut, ops.AdviceFree, ops.AdviceDontNeedLocked}, "advice"))
 }
 
 // adviceAround returns an advice family set on a page in or next to

@@ -91,6 +91,16 @@ func madvNumber(a ops.VMAAdvice) (int64, bool) {
 		return 102, true
 	case ops.AdviceGuardRemove:
 		return 103, true
+	case ops.AdviceWillNeed:
+		return 3, true
+	case ops.AdviceFree:
+		return 8, true
+	case ops.AdviceCold:
+		return 20, true
+	case ops.AdvicePageOut:
+		return 21, true
+	case ops.AdviceDontNeedLocked:
+		return 24, true
 	}
 	return 0, false
 }

@@ -7,7 +7,9 @@
 // fits: the fits test with < instead of <=; lifo: receivers served newest
 // first; e2big: a receiver too small for a message is left asleep; text: a
 // received text with its last letter changed (same length); noerror: a
-// message truncated under MSG_NOERROR to its tail instead of its head.
+// message truncated under MSG_NOERROR to its tail instead of its head;
+// idfirst: msgsnd looks the queue up before it reads the message, so a bad
+// buffer sent to no queue gives EINVAL where the kernel's gives EFAULT.
 package main
 
 import (
@@ -41,6 +43,29 @@ func (r received) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, erro
 		res.Msg = r.rewrite(op, res.Msg)
 	}
 	return res, err
+}
+
+// idFirst is the namespace whose msgsnd checks the id before it copies the
+// message in.
+type idFirst struct{ *ipcns.Namespace }
+
+func (r idFirst) Apply(op ops.Op) (ops.Result, error) { return r.ApplyFollowing(op, nil) }
+
+func (r idFirst) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, error) {
+	if op.Kind == ops.KindMsgsnd && op.BadBuf {
+		snap, err := r.Snapshot()
+		if err != nil {
+			return ops.Result{}, err
+		}
+		live := false
+		for _, o := range snap.ObjectsOf(ops.Msg) {
+			live = live || o.ID == int64(int32(op.Obj.ID))
+		}
+		if !live {
+			return ops.Result{Err: ops.EINVAL}, nil
+		}
+	}
+	return r.Namespace.ApplyFollowing(op, other)
 }
 
 func lastLetterChanged(_ ops.Op, m ops.Message) ops.Message {
@@ -79,6 +104,8 @@ func main() {
 		m = received{ns, lastLetterChanged}
 	case mutation == "noerror":
 		m = received{ns, tailUnderNoerror}
+	case mutation == "idfirst":
+		m = idFirst{ns}
 	default:
 		fmt.Fprintf(os.Stderr, "msgmutant: built without a known mutation (%q)\n", mutation)
 		os.Exit(2)

@@ -96,6 +96,13 @@ func (t *Thread) loop(ready chan<- error, atExit func()) {
 		ready <- err
 		return
 	}
+	// Scripts run operations as another user (as=): a process that
+	// cannot (a user namespace denies setgroups and maps one uid)
+	// refuses now, in one line, rather than fail every such operation.
+	if err := creds.CanSwitch(self, creds.ProbeUID); err != nil {
+		ready <- fmt.Errorf("kernel: cannot run operations as another user (as=): %w", err)
+		return
+	}
 	ready <- nil
 	t.serve()
 }

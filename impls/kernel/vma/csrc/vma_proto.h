@@ -83,9 +83,14 @@ enum {
 	MADV_DONTNEED = 4,
 	MADV_GUARD_INSTALL = 102,
 	MADV_GUARD_REMOVE = 103,
+	MADV_WILLNEED = 3,
+	MADV_COLD = 20,
+	MADV_PAGEOUT = 21,
+	MADV_FREE = 8,
+	MADV_DONTNEED_LOCKED = 24,
 };
 
 /* The advices the helper takes. */
-#define MADV_LIST(X) X(0) X(1) X(2) X(10) X(11) X(16) X(17) X(14) X(15) X(18) X(19) X(12) X(13) X(4) X(102) X(103)
+#define MADV_LIST(X) X(0) X(1) X(2) X(10) X(11) X(16) X(17) X(14) X(15) X(18) X(19) X(12) X(13) X(4) X(102) X(103) X(3) X(20) X(21) X(8) X(24)
 
 #endif /* IPCFUZZ_VMA_PROTO_H */
