@@ -170,8 +170,8 @@ func TestOptimizedAgainst61VMAKnownDifferencesOnly(t *testing.T) {
 		require.NoError(t, err)
 		sig := ""
 		for _, line := range strings.Split(string(text), "\n") {
-			if v, ok := strings.CutPrefix(line, "# signature "); ok {
-				sig = v
+			if v, ok := strings.CutPrefix(line, "# signature"); ok && sig == "" {
+				sig = strings.TrimSpace(strings.TrimPrefix(v, ":"))
 			}
 		}
 		// mremap's order: 6.1 unmaps the destination of a fixed move
@@ -201,11 +201,11 @@ func corpusRead(path string) (int, error) {
 // merges) with fewer VMAs than B (6.1): the 3-way merge of a new mapping.
 func fewerVMAs(text string) bool {
 	for _, line := range strings.Split(text, "\n") {
-		rest, ok := strings.CutPrefix(line, "# step ")
-		if !ok || !strings.Contains(rest, ": layout: A -> ") {
+		_, rest, ok := strings.Cut(line, "layout: A -> ")
+		if !ok {
 			continue
 		}
-		a, b, ok := strings.Cut(rest[strings.Index(rest, "A -> "):], ", B -> ")
+		a, b, ok := strings.Cut(rest, ", B -> ")
 		return ok && strings.Count(a, "|") < strings.Count(b, "|")
 	}
 	return false
