@@ -15,6 +15,9 @@ type AddressSpaceModel struct {
 	// as the limit.vma_quirks option); nil for the kernel itself.
 	remake func(ops.VMAQuirks) ops.AddressSpace
 	quirks ops.VMAQuirks
+	// other are the other side's quirks (ops.FactVMAQuirks), 0 when it
+	// reports none.
+	other ops.VMAQuirks
 }
 
 // NewAddressSpaceModel returns the vma part for as, a fixed space.
@@ -34,6 +37,7 @@ func NewVMAModelPart(make func(ops.VMAQuirks) ops.AddressSpace) *AddressSpaceMod
 // is given, and is made again when they change.
 func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
 	q, ok := cfg.Facts.VMAQuirks()
+	m.other = q
 	if !ok {
 		q = ops.VMAQuirksLinux618
 	}
@@ -85,7 +89,7 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 	case ops.KindDup:
 		e, err = m.as.Dup(op.FileArgs())
 	case ops.KindLayout:
-		st, err := m.as.State()
+		st, err := m.shown()
 		return ops.Result{Layout: st}, err
 	default:
 		return ops.Result{}, fmt.Errorf("operation %s is not in the vma subsystem", op.Kind)
@@ -93,10 +97,47 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 	return ops.Result{Err: e}, err
 }
 
-// Snapshot implements ops.Model.
+// Snapshot implements ops.Model. A model shows the VmFlags as the other
+// side's kernel does (showFlags). A kernel compared with a kernel built
+// with soft-dirty tracking shows sd as that one does: configuration, not
+// behaviour; names are the kernel's own (a version difference).
 func (m *AddressSpaceModel) Snapshot() (ops.Snapshot, error) {
-	st, err := m.as.State()
+	st, err := m.shown()
 	return ops.Snapshot{VMA: st}, err
+}
+
+// shown is the state as the snapshot and the layout operation show it.
+func (m *AddressSpaceModel) shown() (ops.VMAState, error) {
+	st, err := m.as.State()
+	show := m.quirks
+	if m.remake == nil {
+		show = m.other & ops.QuirkSoftDirty
+	}
+	for i := range st.VMAs {
+		st.VMAs[i].Flags = showFlags(st.VMAs[i].Flags, show)
+	}
+	return st, err
+}
+
+// The flags whose display depends on a kernel's configuration or its
+// table of names, not on what it does.
+var (
+	flagSoftDirty   = ops.MustVMAFlags("sd")
+	flagLockOnFault = ops.MustVMAFlags("lf")
+	flagUnnamed     = ops.MustVMAFlags(ops.VMAFlagUnnamed)
+)
+
+// showFlags is what smaps shows of flags on a kernel with quirks q: sd on
+// every VMA where it is built with soft-dirty tracking (nothing here
+// clears it), "??" for VM_LOCKONFAULT where it has no name.
+func showFlags(f ops.VMAFlags, q ops.VMAQuirks) ops.VMAFlags {
+	if q&ops.QuirkSoftDirty != 0 {
+		f |= flagSoftDirty
+	}
+	if q&ops.QuirkLockOnFaultUnnamed != 0 && f&flagLockOnFault != 0 {
+		f = f&^flagLockOnFault | flagUnnamed
+	}
+	return f
 }
 
 // Measure implements ops.Measurer for brk-expand, when the space measures

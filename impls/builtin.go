@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
@@ -85,7 +86,9 @@ func vmaModel(make func(ops.VMAQuirks) ops.AddressSpace) func() (ops.Model, erro
 
 // startKernelVMA starts the VMA helper process (it needs a C compiler).
 func startKernelVMA() (ops.Model, error) {
-	h, err := kernelvma.Start(context.Background(), kernelvma.Options{})
+	// In a guest under emulation the helper's calls take longer too.
+	timeout := time.Duration(float64(kernelvma.DefaultCallTimeout) * kernel.Slowdown())
+	h, err := kernelvma.Start(context.Background(), kernelvma.Options{CallTimeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("the vma subsystem is not available: %w", err)
 	}
@@ -131,6 +134,11 @@ func (b Builtin) Start() (*Composed, ops.Info, error) {
 			return nil, ops.Info{}, fmt.Errorf("%s: %w", b.Name, err)
 		}
 		parts = append(parts, Part{Subsystems: ps.Subsystems, Model: m, Options: ps.Options})
+	}
+	if b.Name == "kernel" {
+		if n := kernel.GuestNote(); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	c := Compose(parts...)
 	info := c.Describe(ops.Info{Name: b.Name, Version: b.Version, ExactIDs: b.ExactIDs, Counters: b.Counters})

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,8 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
+	case name == "kernel" && cfg.Options[impls.OptionImage] != "":
+		side.Impl, err = openVM(ctx, spec, cfg, o)
 	case asPlugin:
 		side.Impl, err = openServed(ctx, spec, name, o)
 	case strings.ContainsRune(name, '/'):
@@ -96,6 +99,18 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 		close()
 		return nil, nil, err
 	}
+	// Two sides that cannot follow (a kernel against a kernel) on a
+	// subsystem whose operations race: the optimized model judges which
+	// ways are allowed.
+	if ops.SubsystemRaces(subsystem) && !p.A.Follows && !p.B.Follows {
+		j, err := openJudge(ctx, p)
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+		opened = append(opened, *j)
+		p.Judge = j
+	}
 	for _, s := range []runner.Side{p.A, p.B} {
 		if err := s.Impl.Reset(ctx, s.Config); err != nil {
 			close()
@@ -103,6 +118,25 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 		}
 	}
 	return p, close, nil
+}
+
+// openJudge opens the optimized model in this process as the judge of p's
+// races, configured with the facts of A (as a model compared with A).
+func openJudge(ctx context.Context, p *runner.Pair) (*runner.Side, error) {
+	j, err := Open(ctx, "optimized", Options{InProcess: true})
+	if err != nil {
+		return nil, err
+	}
+	j.Config.Facts = p.A.Info.Facts.Over(p.B.Info.Facts)
+	if !j.Info.Follows {
+		_ = j.Impl.Close()
+		return nil, fmt.Errorf("the judge %s cannot follow", j.Name)
+	}
+	if err := j.Impl.Reset(ctx, j.Config); err != nil {
+		_ = j.Impl.Close()
+		return nil, fmt.Errorf("the judge %s: %w", j.Name, err)
+	}
+	return &j, nil
 }
 
 // openPath starts a plugin executable given by path.
@@ -130,6 +164,29 @@ func openServed(ctx context.Context, spec, name string, o Options) (ops.Impl, er
 		}
 	}
 	return host.Open(ctx, host.Launch{Name: spec, Path: self, Args: []string{"plugin", "serve", name}, CallTimeout: o.CallTimeout})
+}
+
+// openVM starts the kernel side in a QEMU guest booted from the image its
+// options name (impls.BootVM), reached by the plugin host without a relay.
+// The guest's /init is the ipcfuzz executable (Options.Self or this one).
+func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Impl, error) {
+	image, err := filepath.Abs(cfg.Options[impls.OptionImage])
+	if err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
+	}
+	if _, err := os.Stat(image); err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: kernel image: %w", spec, err)}
+	}
+	self := o.Self
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding this executable to boot %s: %w", spec, err)
+		}
+	}
+	boot := func(ctx context.Context, console io.Writer, env []string) (host.Booted, error) {
+		return impls.BootVM(ctx, impls.VMOptions{Image: image, Init: self, Env: env, Caps: cfg.Options[ops.OptionCaps], Console: console})
+	}
+	return host.Open(ctx, host.Launch{Name: spec, Path: image, Boot: boot, CallTimeout: o.CallTimeout})
 }
 
 // openInProcess starts a built-in inside this process.

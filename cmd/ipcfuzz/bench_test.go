@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -103,6 +104,69 @@ func BenchmarkCompareKernel(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					res, err := runner.Run(context.Background(), runner.Options{
 						Pairs: pairs, Generate: gen,
+						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
+					})
+					if err != nil || res.Failures > 0 || res.Divergences > 0 {
+						b.Fatalf("run %d: %v %+v", i, err, res)
+					}
+					ops += res.Ops
+				}
+				b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+			})
+		}
+	}
+}
+
+// envTestImage names the kernel image the kernel:image= benchmark and
+// README commands boot (.ci/run fetches Debian's 6.1 and sets it).
+const envTestImage = "IPCFUZZ_TEST_IMAGE"
+
+// BenchmarkKernelImage is the kernel side in a guest booted from
+// $IPCFUZZ_TEST_IMAGE (Debian's 6.1 under .ci/run): "launch" is QEMU's
+// start to the plugin's first answer, one iteration a boot; "ops" is
+// compare optimized against the host's kernel and against the guest's, in
+// the same run, for each subsystem (200 scripts an iteration). Run it as
+//
+//	go test ./cmd/ipcfuzz -run '^$' -bench KernelImage -benchtime 3x
+//
+// (launch: the mean of 3; the note's median comes from -count 3).
+func BenchmarkKernelImage(b *testing.B) {
+	img := os.Getenv(envTestImage)
+	if img == "" {
+		b.Skipf("%s names no kernel image", envTestImage)
+	}
+	spec := "kernel:image=" + img
+	b.Run("launch", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s, err := sides.Open(context.Background(), spec, sides.Options{Self: bin, CallTimeout: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			_ = s.Impl.Close()
+			b.StartTimer()
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/launch")
+	})
+	for _, sub := range []string{"ids", "shm", "msg", "sem"} {
+		for _, side := range []string{"kernel", spec} {
+			name := "host"
+			if side != "kernel" {
+				name = "image"
+			}
+			b.Run(fmt.Sprintf("ops/%s/%s", sub, name), func(b *testing.B) {
+				s, err := props.Lookup(sub)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := pair(b, "optimized", side, sub, true)
+				gen := s.RapidScripts(equiv.Exact)
+				const checks = 200
+				ops := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					res, err := runner.Run(context.Background(), runner.Options{
+						Pairs: []*runner.Pair{p}, Generate: gen,
 						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
 					})
 					if err != nil || res.Failures > 0 || res.Divergences > 0 {

@@ -64,6 +64,9 @@ type interruptedError struct{ msg string }
 func (e interruptedError) Error() string { return e.msg }
 
 func main() {
+	if impls.IsGuestInit() { // /init of a guest booted for kernel:image=
+		impls.GuestInit()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -72,5 +72,9 @@ func listCmd(args []string, stdout io.Writer) error {
 		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Subsystems(), ","), b.ExactIDs, b.Counters, b.Options())
 	}
 	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see README)\t\t\t")
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "kernel:image=PATH boots in QEMU under %s on this machine\n", strings.ToUpper(impls.VMAccel()))
+	return nil
 }

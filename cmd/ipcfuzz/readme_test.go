@@ -77,6 +77,14 @@ func TestReadme(t *testing.T) {
 						continue
 					}
 					where := fmt.Sprintf("README.md:%d: %s", b.line+1+i, cmd)
+					if strings.Contains(cmd, "$"+envTestImage) {
+						img, why := readmeImage()
+						if why != "" {
+							t.Logf("%s: skipped: %s", where, why)
+							continue
+						}
+						cmd = strings.ReplaceAll(cmd, "$"+envTestImage, img)
+					}
 					if needsKernel(cmd) && !kernelOK {
 						t.Logf("%s: skipped: the kernel side needs a private IPC namespace (root)", where)
 						continue
@@ -193,6 +201,19 @@ func readmeCommand(line string) (string, int) {
 		line = strings.TrimSpace(line[:i])
 	}
 	return line, want
+}
+
+// readmeImage is the kernel image the README's kernel:image= commands
+// boot ($IPCFUZZ_TEST_IMAGE), or why there is none.
+func readmeImage() (string, string) {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return "", "kernel:image= needs QEMU (apt-get install qemu-system-x86)"
+	}
+	img := os.Getenv(envTestImage)
+	if img == "" {
+		return "", envTestImage + " names no kernel image (.ci/run fetches Debian's 6.1)"
+	}
+	return img, ""
 }
 
 // needsKernel reports whether a command runs the kernel side: it names it,

@@ -19,13 +19,21 @@ type OptionSpec struct {
 	// Note qualifies the values for this implementation, shown after them
 	// ("only what the process has"); "" for none.
 	Note string
+	// Free, when not "", says the option takes any non-empty value (a
+	// path) besides Values, and names that value in list ("PATH").
+	Free string
 }
 
 // Default is the option's default value.
 func (o OptionSpec) Default() string { return o.Values[0] }
 
 // String is the option as ipcfuzz list shows it: "name=v1|v2".
-func (o OptionSpec) String() string { return o.Name + "=" + strings.Join(o.Values, "|") }
+func (o OptionSpec) String() string {
+	if o.Free != "" {
+		return o.Name + "=" + o.Free
+	}
+	return o.Name + "=" + strings.Join(o.Values, "|")
+}
 
 // OptionSpecs are the options of one implementation.
 type OptionSpecs []OptionSpec
@@ -84,6 +92,7 @@ func (s OptionSpecs) Parse(options map[string]string) (map[string]string, error)
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("unknown option %s=%s (have %s)", k, v, s.names())
+		case o.Free != "" && v != "":
 		case !slices.Contains(o.Values, v):
 			return nil, fmt.Errorf("option %s=%s: want %s", k, v, strings.Join(o.Values, " or "))
 		}

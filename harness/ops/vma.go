@@ -381,12 +381,19 @@ func ParseVMAPerms(s string) (VMAPerms, error) {
 type VMAFlags uint64
 
 // VMAFlagNames are the VmFlags mnemonics in their canonical order (the
-// order show_smap_vma_flags prints them in).
+// order show_smap_vma_flags prints them in), then VMAFlagUnnamed.
 var VMAFlagNames = []string{
 	"mr", "mw", "me", "ms", "gd", "pf", "dw", "gu", "lo", "io", "sr", "rr", "dc", "de", "ac", "nr",
 	"ht", "sf", "nl", "ar", "wf", "dd", "sd", "mm", "hg", "nh", "mg", "bt", "mt", "um", "uw", "ui",
-	"ss", "sl", "lf", "dp",
+	"ss", "sl", "lf", "dp", VMAFlagUnnamed,
 }
+
+// VMAFlagUnnamed stands for a flag without a name of this table: what a
+// kernel prints for a flag its own table does not name (6.1 prints "??"
+// for VM_LOCKONFAULT, which 6.18 calls "lf"), or a name newer than this
+// build. A kernel's VmFlags are read with any names (the kernel adapter
+// maps the unknown ones to it).
+const VMAFlagUnnamed = "??"
 
 // VMAPermMnemonics are the VmFlags mnemonics VMAFlags leaves out because
 // the permissions already show them.
@@ -698,11 +705,24 @@ const (
 	// QuirkForkChildRemap: the mremap merge refuses a fork-child source too
 	// (61f67c230a5e follow-up, 6.19 and 6.18.y); not probed (needs fork).
 	QuirkForkChildRemap
+	// QuirkSoftDirty: every VMA shows sd (VM_SOFTDIRTY: a kernel built
+	// with CONFIG_MEM_SOFT_DIRTY, as Debian's are). Configuration, not
+	// version.
+	QuirkSoftDirty
+	// QuirkLockOnFaultUnnamed: VM_LOCKONFAULT shows as "??"
+	// (ops.VMAFlagUnnamed): kernels before its "lf" mnemonic, such as 6.1.
+	QuirkLockOnFaultUnnamed
+	// QuirkHeapLabelInclusive: an anonymous VMA is labelled [heap] when
+	// vm_start <= brk && vm_end >= start_brk (6.1's show_map_vma), so also
+	// one at the start of an empty heap; later kernels compare strictly
+	// (vma_is_initial_heap).
+	QuirkHeapLabelInclusive
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
-	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap",
+	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
+	"heap-label-inclusive",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was

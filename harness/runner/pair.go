@@ -43,6 +43,12 @@ type Pair struct {
 	// last run of the shortest script comes after it): go test -fuzz
 	// kills a fuzz function that takes ten seconds.
 	ShrinkTime time.Duration
+	// Judge, when set, is a side that follows (a model), consulted where
+	// neither A nor B follows and the subsystem races (a kernel against a
+	// kernel): a divergence is a race, not a divergence, when the judge
+	// following A's way agrees with A and following B's way agrees with B
+	// (both ways are allowed).
+	Judge *Side
 }
 
 // NewPair builds the pair of a and b for scripts of subsystem compared
@@ -165,8 +171,37 @@ func (p *Pair) Check(ctx context.Context, scripts [][]ops.Op) ([]Verdict, error)
 	vs := make([]Verdict, len(scripts))
 	for i, s := range scripts {
 		vs[i] = p.verdict(s, outA[i], outB[i], same != nil && same[i])
+		if vs[i].Diverged() && p.judges() {
+			allowed, err := p.bothAllowed(ctx, s, outA[i], outB[i])
+			if err != nil {
+				return nil, fmt.Errorf("judge %s: %w", p.Judge.Name, err)
+			}
+			if allowed {
+				vs[i].Div = nil
+			}
+		}
 	}
 	return vs, nil
+}
+
+// judges reports whether the pair's divergences go before its judge.
+func (p *Pair) judges() bool {
+	return p.Judge != nil && p.Judge.Info.Follows && !p.A.Follows && !p.B.Follows && ops.SubsystemRaces(p.Subsystem)
+}
+
+// bothAllowed runs script on the judge twice, following a's way and b's,
+// and reports whether it agrees with each.
+func (p *Pair) bothAllowed(ctx context.Context, script []ops.Op, a, b ops.Outcome) (bool, error) {
+	for _, o := range []ops.Outcome{a, b} {
+		out, err := execSide(ctx, *p.Judge, [][]ops.Op{script}, []ops.Outcome{o})
+		if err != nil {
+			return false, err
+		}
+		if p.verdict(script, o, out[0], false).Diverged() {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // CheckOne is Check of one script.

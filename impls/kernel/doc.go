@@ -29,7 +29,7 @@
 //
 // A msgsnd, msgrcv or semop of a task t1..t4 may block for real (msg.go,
 // sem.go): the task process sleeps in the call, which the adapter decides
-// only from evidence (state S and the wchan of the sleeping function),
+// only from evidence (state S and /proc/<pid>/syscall inside the call),
 // never from a sleep; a call with a timeout returns on its own and is
 // waited for. After every operation each sleeping task is settled again
 // (settle.go); the calls that returned are that operation's completions.

@@ -139,9 +139,9 @@ func settleStarted(n int, p *task.Proc, timed bool) (bool, error) {
 	if !timed {
 		return p.Settle()
 	}
-	returned, err := p.ReadyWithin(task.SettleTimeout)
+	returned, err := p.ReadyWithin(task.SettleTimeout())
 	if err == nil && !returned {
-		err = fmt.Errorf("task t%d (pid %d): a call with a timeout did not return within %v", n, p.Pid(), task.SettleTimeout)
+		err = fmt.Errorf("task t%d (pid %d): a call with a timeout did not return within %v", n, p.Pid(), task.SettleTimeout())
 	}
 	return returned, err
 }

@@ -516,7 +516,8 @@ func TestRunMatchesApply(t *testing.T) {
 // the one the models follow).
 func TestWhatTheKernelSaysOfItself(t *testing.T) {
 	require.True(t, strings.HasPrefix(Release(), "Linux "), Release())
-	require.Equal(t, "caps=none|sys_resource (only what the process has)", Options.String())
+	require.Equal(t, "caps=none|sys_resource (only what the process has),"+
+		"image=PATH (a vmlinux, bzImage or Debian .deb booted in QEMU, KVM where the CPU has it, else TCG)", Options.String())
 	var m ops.Model = &Model{}
 	_, follows := m.(ops.Follower)
 	require.False(t, follows)

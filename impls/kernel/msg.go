@@ -17,7 +17,8 @@ import (
 // task t0 run on the worker thread and never block (the vocabulary gives
 // them IPC_NOWAIT). By a task t1..t4 they are started in the task process
 // without waiting, then settled: the call returned (its result), or the task
-// sleeps in it (state S with wchan do_msgsnd or do_msgrcv, package task), and
+// sleeps in it (state S inside msgsnd or msgrcv by /proc/<pid>/syscall,
+// package task), and
 // the result is Blocked. A sleeping task keeps its call pending; after every
 // operation every pending call is settled again, and those that returned are
 // the operation's completions (Result.Done).

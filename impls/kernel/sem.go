@@ -17,7 +17,7 @@ import (
 // the worker thread and never sleeps (every sop has IPC_NOWAIT, or it has
 // a timeout). By a task t1..t4 it is started in the task process and
 // settled like a msgsnd (msg.go): it returned, or the task sleeps in it
-// (state S, wchan __do_semtimedop), and the result is Blocked. The waker
+// (state S inside semop or semtimedop), and the result is Blocked. The waker
 // of a semaphore sleeper does the sleeper's whole operation under the
 // array's lock before it returns, so after every operation the settling
 // sees each completed sleeper return. semctl runs every command for real,

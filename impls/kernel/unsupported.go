@@ -3,7 +3,11 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"runtime"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -17,3 +21,42 @@ func New() (ops.Model, error) {
 
 // machineFacts reports nothing where the kernel implementation cannot run.
 func machineFacts() ops.Facts { return ops.Facts{} }
+
+// VMOptions say what BootVM boots (unsupported here).
+type VMOptions struct {
+	Image, Init, Caps string
+	Env               []string
+	Console           io.Writer
+}
+
+// VM is a guest (never booted here).
+type VM struct{}
+
+// BootVM fails: booting a kernel image needs linux/amd64.
+func BootVM(context.Context, VMOptions) (*VM, error) {
+	return nil, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
+}
+
+// Addr, Handshake, Pid, Wait, ProcessState and Slowdown never run: no VM
+// boots here.
+func (*VM) Addr() net.Addr                 { return nil }
+func (*VM) Handshake() string              { return "" }
+func (*VM) Pid() int                       { return 0 }
+func (*VM) Wait() error                    { return nil }
+func (*VM) ProcessState() *os.ProcessState { return nil }
+func (*VM) Slowdown() float64              { return 1 }
+
+// IsGuestInit is false here.
+func IsGuestInit() bool { return false }
+
+// GuestInit never runs here.
+func GuestInit() {}
+
+// Slowdown is 1 here.
+func Slowdown() float64 { return 1 }
+
+// GuestNote is "" here.
+func GuestNote() string { return "" }
+
+// VMAccel is "tcg" here (no guest boots).
+func VMAccel() string { return "tcg" }

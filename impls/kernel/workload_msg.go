@@ -3,7 +3,6 @@
 package kernel
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/worker"
 )
 
@@ -55,7 +55,7 @@ func fullQueue(n int) (part func() error, teardown func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := waitAsleep(senders, "do_msgsnd"); err != nil {
+	if err := waitAsleep(senders); err != nil {
 		return nil, nil, err
 	}
 	return func() error { return receiveRefill(id) }, remove, nil
@@ -138,25 +138,24 @@ func startJoined(n int, what string, serve func(i int)) ([]int, error) {
 	return joined, joinErr
 }
 
-// waitAsleep waits until every thread sleeps in the call (state S, wchan
-// the function named): evidence, not a delay. Between two looks it waits
-// from 10 µs, doubling up to 1 ms.
-func waitAsleep(tids []int, wchanWant string) error {
+// waitAsleep waits until every thread sleeps in msgsnd (state S, and
+// /proc/<pid>/syscall inside the call: task.SleepsInCall): evidence, not a
+// delay. Between two looks it waits from 10 µs, doubling up to 1 ms.
+func waitAsleep(tids []int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, tid := range tids {
 		base := "/proc/self/task/" + strconv.Itoa(tid) + "/"
 		for wait := 10 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
 			stat, err1 := os.ReadFile(base + "stat")
-			wchan, err2 := os.ReadFile(base + "wchan")
+			sc, err2 := os.ReadFile(base + "syscall")
 			if err1 != nil || err2 != nil {
 				return fmt.Errorf("sender thread %d: %v %v", tid, err1, err2)
 			}
-			i := bytes.LastIndexByte(stat, ')')
-			if i > 0 && i+2 < len(stat) && stat[i+2] == 'S' && string(bytes.TrimSpace(wchan)) == wchanWant {
+			if task.SleepsInCall(stat, sc) {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("thread %d did not fall asleep in %s", tid, wchanWant)
+				return fmt.Errorf("thread %d did not fall asleep in msgsnd", tid)
 			}
 			time.Sleep(wait)
 		}

@@ -109,7 +109,7 @@ func (s *sleepers) count(num, cmd int) (int64, error) {
 
 // asleep waits until semaphore num is 0 with one sleeper queued on it.
 func (s *sleepers) asleep(num int) error {
-	deadline := time.Now().Add(task.SettleTimeout)
+	deadline := time.Now().Add(task.SettleTimeout())
 	for i := 0; ; i++ {
 		ncnt, err := s.count(num, semGetNcnt)
 		if err != nil {
@@ -122,7 +122,7 @@ func (s *sleepers) asleep(num int) error {
 			}
 		}
 		if i%1024 == 1023 && time.Now().After(deadline) {
-			return fmt.Errorf("the sleeper on semaphore %d is not asleep again within %v", num, task.SettleTimeout)
+			return fmt.Errorf("the sleeper on semaphore %d is not asleep again within %v", num, task.SettleTimeout())
 		}
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	}
@@ -146,8 +146,8 @@ func (s *sleepers) round(next int) error {
 		return fmt.Errorf("semop +1 on %d: %w", next, e)
 	}
 	p := s.procs[next]
-	if ok, err := p.ReadyWithin(task.SettleTimeout); err != nil || !ok {
-		return fmt.Errorf("the sleeper on semaphore %d did not return within %v (%v)", next, task.SettleTimeout, err)
+	if ok, err := p.ReadyWithin(task.SettleTimeout()); err != nil || !ok {
+		return fmt.Errorf("the sleeper on semaphore %d did not return within %v (%v)", next, task.SettleTimeout(), err)
 	}
 	resp, err := p.Collect(s.sops[next][:])
 	if err != nil {

@@ -51,7 +51,7 @@ const (
 	vmDataDefault = VMRead | VMWrite | VMMayRead | VMMayWrite | VMMayExec
 	smapsMask     = Flags(1)<<smapsFlagBits - 1
 	// smapsFlagBits is len(ops.VMAFlagNames) (checked by a test).
-	smapsFlagBits = 36
+	smapsFlagBits = 37
 )
 
 // execOnlyPkey is the protection key the kernel hands out for execute-only

@@ -125,6 +125,9 @@ func (s *Space) observe(v *VMA, shm map[*Inode]int) (ops.VMA, error) {
 	case v.Start >= heapBase:
 		o.Heap, o.Start, o.End = true, v.Start-s.startBrk, v.End-s.startBrk
 		o.HeapLabel = v.File == nil && v.Start < s.brk && v.End > s.startBrk
+		if s.rules.Quirks&ops.QuirkHeapLabelInclusive != 0 {
+			o.HeapLabel = v.File == nil && v.Start <= s.brk && v.End >= s.startBrk
+		}
 	default:
 		return o, fmt.Errorf("vma: VMA at page %d lies in neither region", v.Start)
 	}

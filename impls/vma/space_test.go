@@ -110,3 +110,20 @@ func log2(n int) float64 {
 	}
 	return l + 1
 }
+
+// A mapping at the start of an empty heap is [heap] on a kernel that
+// labels inclusively (6.1), and not on 6.18; a mapping inside the heap is
+// on both.
+func TestHeapLabelInclusive(t *testing.T) {
+	atStart := []vmatest.Call{{Op: vmatest.Map, Args: ops.VMAArgs{Heap: true, Start: 0, Pages: 1, Prot: ops.ProtRead}}}
+	for q, want := range map[ops.VMAQuirks]string{
+		ops.VMAQuirksLinux618:                               "brk=0\nh:0-1 r--p anon mr,mw,me\n",
+		ops.VMAQuirksLinux618 | ops.QuirkHeapLabelInclusive: "brk=0\nh:0-1 r--p anon [heap] mr,mw,me\n",
+	} {
+		for _, s := range []*Space{NewNaive(q), NewOptimized(q)} {
+			st, err := vmatest.Run(s, atStart)
+			require.NoError(t, err)
+			require.Equal(t, want, ops.FormatVMAState(st[len(st)-1].State), "quirks %s", q)
+		}
+	}
+}

@@ -53,6 +53,10 @@ type Launch struct {
 	// Logger receives the plugin's log lines and output, and go-plugin's own
 	// messages. nil means Warn and above, on stderr.
 	Logger hclog.Logger
+	// Boot, when set, starts the plugin instead of executing Path (boot.go):
+	// Path then only names it, Args and Env are unused, and CallTimeout is
+	// multiplied by the slowdown the booted plugin reports.
+	Boot BootFunc
 }
 
 // Plugin is a running plugin process behind the ops.Impl interface. Its
@@ -105,12 +109,15 @@ func Open(ctx context.Context, spec Launch) (*Plugin, error) {
 			},
 		})
 	}
-	if spec.Path == "" {
+	if spec.Path == "" && spec.Boot == nil {
 		return nil, &PluginError{Plugin: p.name, Kind: Start, Err: errors.New("no executable path given")}
 	}
 	pr, err := p.launch(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if pr.booted != nil {
+		p.timeout = scaled(p.timeout, pr.booted.Slowdown())
 	}
 	p.cur = pr
 	return p, nil

@@ -32,6 +32,7 @@ type proc struct {
 	sockDir string
 	sockFd  *os.File // holds sockDir's lock (see makeSockDir)
 	stderr  *stderrTail
+	booted  Booted // started by Launch.Boot: cmd is nil
 
 	stopping atomic.Bool // the host is stopping it: errors from now on are not the plugin's fault
 	stopOnce sync.Once
@@ -47,6 +48,9 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 	name := p.name
 	if err := ctx.Err(); err != nil {
 		return nil, &PluginError{Plugin: name, Kind: Start, Err: fmt.Errorf("launch abandoned: %w", err)}
+	}
+	if p.spec.Boot != nil {
+		return p.launchBooted(ctx)
 	}
 	sockDir, sockFd, err := makeSockDir()
 	if err != nil {
@@ -110,6 +114,14 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 		return nil, pr.startError(name, p.spec.Path, startTimeout, err)
 	}
 
+	return p.finishLaunch(ctx, pr)
+}
+
+// finishLaunch dispenses the started client's implementation and checks,
+// with one Info call, that it serves ipcfuzz.v1.Impl.
+func (p *Plugin) finishLaunch(ctx context.Context, pr *proc) (*proc, error) {
+	name := p.name
+	client := pr.client
 	raw, err := mustClient(client).Dispense(plugins.PluginName)
 	if err != nil {
 		pr.stop(false)
@@ -146,6 +158,14 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 		}
 	}
 	return pr, nil
+}
+
+// processState is how the process ended, once it is reaped.
+func (pr *proc) processState() *os.ProcessState {
+	if pr.booted != nil {
+		return pr.booted.ProcessState()
+	}
+	return pr.cmd.ProcessState
 }
 
 func mustClient(c *plugin.Client) plugin.ClientProtocol {
@@ -206,7 +226,7 @@ func (pr *proc) exited(d time.Duration) string {
 	}
 	// Exited takes the client's lock, which go-plugin's reaper released after
 	// cmd.Wait set ProcessState.
-	if ps := pr.cmd.ProcessState; ps != nil {
+	if ps := pr.processState(); ps != nil {
 		return ps.String()
 	}
 	return "exited"
@@ -257,7 +277,7 @@ func (pr *proc) startError(name, path string, timeout time.Duration, err error) 
 // has already killed it if it was still running.
 func (pr *proc) exitedDesc() string {
 	pr.stop(false) // reap it so ProcessState is final
-	if ps := pr.cmd.ProcessState; ps != nil {
+	if ps := pr.processState(); ps != nil {
 		return "exited (" + ps.String() + ")"
 	}
 	return "exited"

@@ -98,7 +98,7 @@ func Open(t testing.TB, spec string, sub engine.Subsystem) runner.Side {
 func Try(t testing.TB, spec string, sub engine.Subsystem) (runner.Side, string) {
 	t.Helper()
 	o := sides.Options{InProcess: true, CallTimeout: time.Minute}
-	if strings.HasPrefix(spec, "plugin:") {
+	if strings.HasPrefix(spec, "plugin:") || strings.Contains(spec, "image=") { // a guest's /init too
 		o.Self = ipcfuzzBinary(t)
 	}
 	side, err := sides.Open(context.Background(), spec, o)

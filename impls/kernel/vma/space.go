@@ -315,7 +315,11 @@ func (h *Helper) observe(sv smapsVMA, shm map[uint64]int) (ops.VMA, error) {
 	}
 	var names []string
 	for _, m := range sv.vmflags {
-		if !isPermMnemonic(m) {
+		switch {
+		case isPermMnemonic(m):
+		case !knownFlag(m): // any name a kernel prints is read
+			names = append(names, ops.VMAFlagUnnamed)
+		default:
 			names = append(names, m)
 		}
 	}
@@ -324,6 +328,12 @@ func (h *Helper) observe(sv smapsVMA, shm map[uint64]int) (ops.VMA, error) {
 	}
 	v.Flags, err = ops.ParseVMAFlags(strings.Join(names, ","))
 	return v, err
+}
+
+// knownFlag reports whether m is a mnemonic of ops.VMAFlagNames.
+func knownFlag(m string) bool {
+	_, ok := ops.VMAFlag(m)
+	return ok
 }
 
 func isPermMnemonic(m string) bool {

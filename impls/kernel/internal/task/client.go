@@ -63,7 +63,7 @@ func StartProcess(n int, bin string) (*Proc, error) {
 		return nil, fmt.Errorf("starting task t%d: %w", n, err)
 	}
 	pid := cmd.Process.Pid
-	return &Proc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: pid, files: procFiles{pid: pid, stat: -1, wchan: -1}}, nil
+	return &Proc{n: n, cmd: cmd, req: reqP[1], resp: respP[0], pid: pid, files: procFiles{pid: pid, stat: -1, syscall: -1}}, nil
 }
 
 // command is the task process to start: the C server bin, or this binary

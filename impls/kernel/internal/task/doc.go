@@ -23,5 +23,5 @@
 //
 // A call that may block is started without waiting (Proc.Start), and
 // whether the task sleeps in it is decided from evidence only: state S and
-// the wchan of the sleeping function (Proc.Settle), never a sleep.
+// /proc/<pid>/syscall inside the call (Proc.Settle), never a sleep.
 package task

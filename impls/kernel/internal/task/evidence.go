@@ -13,46 +13,73 @@ import (
 // A task's call that may block (msgsnd, msgrcv, semop) is started without
 // waiting for its response. "Blocked" is decided from evidence only, never
 // from a sleep (kernel-probe.md §3): the task's thread is in state S and
-// its wchan is the function that sleeps in the call. A task that has set
-// TASK_INTERRUPTIBLE but not yet left the CPU shows S with wchan 0, so S
-// alone proves nothing.
+// /proc/<pid>/syscall shows it inside one of the calls that sleep. The
+// kernel fills that file only for a task off the CPU in the state it
+// showed (task_current_syscall waits for it to leave the CPU, and says
+// "running" otherwise), so a task that has set TASK_INTERRUPTIBLE but not
+// yet slept is not taken for asleep.
+//
+// The syscall number is the evidence, not the function the task sleeps in
+// (wchan): which function that is depends on the compiler's inlining
+// (ksys_msgrcv, do_msgrcv, do_msgrcv.constprop.0 on three builds of one
+// 6.1 source, vm-probe.md §5), the syscall number on nothing but the
+// architecture. Inside these calls the only interruptible sleep is the
+// wait for the queue or the semaphores (allocation and page faults sleep
+// uninterruptibly, state D).
 
-// sleepsInCall reports whether wchan names a function a task sleeps in
-// when a call blocks.
-func sleepsInCall(wchan []byte) bool {
-	switch string(wchan) {
-	case "do_msgsnd", "do_msgrcv", "__do_semtimedop":
-		return true
+// blockingCalls are the calls a task sleeps in when its operation blocks.
+var blockingCalls = [...]int{unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP}
+
+// SleepsInCall reports whether a thread whose /proc/<pid>/stat is stat and
+// whose /proc/<pid>/syscall is syscall sleeps in a blocking IPC call.
+func SleepsInCall(stat, syscall []byte) bool {
+	if !sleeping(stat) {
+		return false
+	}
+	nr, _, _ := bytes.Cut(bytes.TrimSpace(syscall), []byte(" "))
+	n, err := strconv.Atoi(string(nr))
+	if err != nil { // "running", or empty
+		return false
+	}
+	for _, c := range blockingCalls {
+		if n == c {
+			return true
+		}
 	}
 	return false
 }
 
-// procFiles are a task's /proc/<pid>/stat and wchan, kept open between
+// sleeping reports whether stat, a /proc/<pid>/stat, shows state S.
+func sleeping(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'S'
+}
+
+// procFiles are a task's /proc/<pid>/stat and syscall, kept open between
 // looks (-1 when not open) and re-read from offset 0 (each read of a
 // /proc/<pid> file at offset 0 shows the present): opening them costs
 // more than reading them, and every pending call is settled after every
 // operation.
 type procFiles struct {
-	pid         int
-	stat, wchan int
+	pid           int
+	stat, syscall int
 }
 
 // asleep reports whether the task sleeps in a blocking IPC call now.
 func (f *procFiles) asleep() (bool, error) {
-	var b [512]byte
+	var b, c [512]byte
 	stat, err := f.read(&f.stat, "stat", b[:])
 	if err != nil {
 		return false, err
 	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) || stat[i+2] != 'S' {
+	if !sleeping(stat) {
 		return false, nil
 	}
-	wchan, err := f.read(&f.wchan, "wchan", b[:])
+	sc, err := f.read(&f.syscall, "syscall", c[:])
 	if err != nil {
 		return false, err
 	}
-	return sleepsInCall(bytes.TrimSpace(wchan)), nil
+	return SleepsInCall(stat, sc), nil
 }
 
 // read reads /proc/<pid>/<name> into b through *fd, opening it on first
@@ -79,7 +106,7 @@ func (f *procFiles) read(fd *int, name string, b []byte) ([]byte, error) {
 
 // close closes the files that are open.
 func (f *procFiles) close() {
-	for _, fd := range []*int{&f.stat, &f.wchan} {
+	for _, fd := range []*int{&f.stat, &f.syscall} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1

@@ -60,6 +60,9 @@ enum {
 	Q_THP = 128,
 	Q_MULTI_MOVE = 256,
 	Q_FORK_CHILD_REMAP = 512,
+	Q_SOFT_DIRTY = 1024,
+	Q_LF_UNNAMED = 2048,
+	Q_HEAP_LABEL_INCLUSIVE = 4096,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

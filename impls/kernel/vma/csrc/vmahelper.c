@@ -704,6 +704,35 @@ static u64 probe_quirks(void)
 	if (sys5(SYS_mremap, W(0), 3 * PAGE, 3 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(8)) == (i64)W(8))
 		q |= Q_MULTI_MOVE;
 	clear_window();
+	/* Configuration: every VMA shows sd (CONFIG_MEM_SOFT_DIRTY). */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "sd"))
+		q |= Q_SOFT_DIRTY;
+	clear_window();
+	/* An anonymous mapping at start_brk of an empty heap is [heap] where
+	 * show_map_vma compares inclusively (6.1), not since
+	 * vma_is_initial_heap(). */
+	if ((u64)sys6(SYS_mmap, start_brk, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) ==
+	    start_brk) {
+		struct out o = {outbuf, 0, sizeof outbuf - 1};
+		struct ranges r = {{{start_brk, start_brk + PAGE}, {0, 0}}};
+		i64 n = smaps_select(&o, &r);
+		if (n > 0) {
+			outbuf[n] = 0;
+			for (const char *l = outbuf; *l; l++)
+				if (starts(l, "[heap]")) {
+					q |= Q_HEAP_LABEL_INCLUSIVE;
+					break;
+				}
+		}
+		sys2(SYS_munmap, start_brk, PAGE);
+	}
+	/* The name of VM_LOCKONFAULT: "??" before "lf" existed. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (sys3(SYS_mlock2, W(0), PAGE, MLOCK_ONFAULT) == 0 &&
+	    window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "??"))
+		q |= Q_LF_UNNAMED;
+	clear_window();
 	return q;
 }
 

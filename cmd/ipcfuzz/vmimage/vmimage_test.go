@@ -1,0 +1,212 @@
+// Package vmimage_test holds the end-to-end tests of kernel:image=: the
+// ipcfuzz binary booting a kernel image in QEMU. They are a package of
+// their own for go test's time limit: under TCG they take minutes.
+package vmimage_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+)
+
+// testImage is the image to boot, or the test skips, saying why.
+func testImage(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("kernel:image= needs QEMU (apt-get install qemu-system-x86): qemu-system-x86_64 is not on PATH")
+	}
+	img := os.Getenv(envTestImage)
+	if img == "" {
+		t.Skipf("no kernel image to boot: %s names one (a vmlinux, a bzImage or a Debian kernel .deb; .ci/run fetches Debian's 6.1)", envTestImage)
+	}
+	if _, err := os.Stat(img); err != nil {
+		t.Fatalf("%s: %v", envTestImage, err)
+	}
+	return img
+}
+
+// The kernel side in a guest booted from Debian's 6.1: the models (written
+// against 6.18) agree with it on ids, shm, msg and sem. One guest per
+// subsystem, one after the other (each takes a core under TCG).
+func TestCompareOptimizedWithKernelImage(t *testing.T) {
+	img := testImage(t)
+	for _, sub := range []string{"ids", "shm", "msg", "sem"} {
+		t.Run(sub, func(t *testing.T) {
+			r := ipcfuzz(t, "compare", "optimized", "kernel:image="+img, "--subsystem", sub, "--checks", "300", "--seed", "1", "--json", "--corpus", t.TempDir())
+			require.Equal(t, 0, r.code, r.stderr)
+			s := summary(t, r)
+			require.EqualValues(t, 300, s["checks"])
+			require.EqualValues(t, 0, s["divergences"])
+			t.Logf("%s: %v ops/s in the guest", sub, s["ops_per_sec"])
+		})
+	}
+}
+
+// A host killed with SIGKILL while its guest runs scripts leaves no QEMU,
+// no socket and no temporary file: QEMU has a parent-death signal, its
+// socket is abstract, its initramfs a memfd.
+func TestVMDiesWithKilledHost(t *testing.T) {
+	img := testImage(t)
+	tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	cmd := exec.Command(bin, "compare", "optimized", "kernel:image="+img, "--in-process", "--subsystem", "ids", "--time", "10m", "--seed", "1", "--corpus", t.TempDir())
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var errb syncBuffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitRunning(t, &errb) // the guest serves
+	host := cmd.Process.Pid
+	qemu := childNamed(host, "qemu-system-x86")
+	require.NotZero(t, qemu, "no QEMU under the host")
+	sock := fmt.Sprintf("@ipcfuzz-vm-%d-", host)
+	require.True(t, unixSocketListed(sock), "no socket %s* in /proc/net/unix", sock)
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(qemu), "stat"))
+		return err != nil || bytes.Contains(stat, []byte(") Z"))
+	}, 30*time.Second, 50*time.Millisecond, "QEMU (pid %d) outlived its host", qemu)
+	require.Eventually(t, func() bool { return !unixSocketListed(sock) }, 30*time.Second, 50*time.Millisecond, "the socket outlived QEMU")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "the killed host left files in its TMPDIR")
+}
+
+// childNamed is the pid of a child of parent whose comm starts with name,
+// or 0.
+func childNamed(parent int, name string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		f := strings.Fields(string(stat[close+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(parent) && strings.HasPrefix(string(stat[open+1:close]), name) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// unixSocketListed reports whether /proc/net/unix lists a socket whose
+// path starts with prefix ("@" for the abstract namespace).
+func unixSocketListed(prefix string) bool {
+	f, err := os.Open("/proc/net/unix")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fs := strings.Fields(s.Text())
+		if len(fs) >= 8 && strings.HasPrefix(fs[7], prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// The four differences between 6.18 and 6.1 in the corpus each tell this
+// machine's kernel from the guest's 6.1: a replay of each between them
+// fails, where it holds on the models and on this kernel (the corpus
+// replay). Run only where this machine's kernel is 6.18-like: the test
+// image is Debian's 6.1.
+func TestKernelAgainst61FindsTheFourDifferences(t *testing.T) {
+	img := testImage(t)
+	needKernel(t)
+	if !vmaKernel(t) {
+		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "corpus", "vma", "kernel-6.1-*.ops"))
+	require.NoError(t, err)
+	require.Len(t, files, 4)
+	for _, f := range files {
+		r := ipcfuzz(t, "replay", f, "--impls", "kernel,kernel:image="+img)
+		require.Equal(t, 1, r.code, "%s holds on both kernels:\n%s%s", f, r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "FAIL  ")
+		sc, err := corpusRead(f)
+		require.NoError(t, err)
+		require.LessOrEqual(t, sc, 6, f)
+	}
+}
+
+// The models against 6.1 on vma: only the known differences (the VMA
+// quirks and soft-dirty being facts the guest reports, not divergences):
+// mremap's check order (and what its early unmap does to later steps), the
+// 3-way merge of a new mapping, the [heap] label; each shrunk.
+func TestOptimizedAgainst61VMAKnownDifferencesOnly(t *testing.T) {
+	img := testImage(t)
+	dir := t.TempDir()
+	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+img, "--subsystem", "vma", "--checks", "300", "--seed", "1", "--keep-going", "--jobs", "1", "--json", "--corpus", dir)
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 0, s["plugin_failures"], r.stderr)
+	scripts, _ := s["scripts"].([]any)
+	for _, p := range scripts {
+		text, err := os.ReadFile(p.(string))
+		require.NoError(t, err)
+		sig := ""
+		for _, line := range strings.Split(string(text), "\n") {
+			if v, ok := strings.CutPrefix(line, "# signature"); ok && sig == "" {
+				sig = strings.TrimSpace(strings.TrimPrefix(v, ":"))
+			}
+		}
+		// mremap's order: 6.1 unmaps the destination of a fixed move
+		// before it checks the source, so any later step may differ.
+		mremap := strings.Contains(string(text), "fixed to=")
+		switch {
+		case sig == "vma/final/vma":
+			require.Contains(t, string(text), "[heap]", "a final-state difference other than the [heap] label:\n%s", text)
+		case strings.HasPrefix(sig, "vma/layout/"):
+			require.True(t, mremap || fewerVMAs(string(text)), "a layout difference other than 6.18 merging more:\n%s", text)
+		default:
+			require.True(t, mremap, "an unknown difference with 6.1: %s\n%s", sig, text)
+		}
+	}
+}
+
+// corpusRead counts the operations of a script file.
+func corpusRead(path string) (int, error) {
+	sc, err := corpus.Read(path)
+	if err != nil {
+		return 0, err
+	}
+	return len(sc.Steps), nil
+}
+
+// fewerVMAs reports whether a layout divergence shows A (the model, 6.18's
+// merges) with fewer VMAs than B (6.1): the 3-way merge of a new mapping.
+func fewerVMAs(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		_, rest, ok := strings.Cut(line, "layout: A -> ")
+		if !ok {
+			continue
+		}
+		a, b, ok := strings.Cut(rest, ", B -> ")
+		return ok && strings.Count(a, "|") < strings.Count(b, "|")
+	}
+	return false
+}

@@ -1,0 +1,48 @@
+//go:build linux && amd64
+
+package vm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// QEMU's command line: no default devices, the accelerator asked for, the
+// initramfs from fd 3, the port on an abstract socket, the environment on
+// the kernel's command line.
+func TestQEMUArgs(t *testing.T) {
+	c := Config{Image: &Image{Kernel: "/k/vmlinux"}}
+	args := strings.Join(qemuArgs(c, tcgAccel, "ipcfuzz-vm-1-ab", []string{"A=1", "B=2"}), " ")
+	for _, want := range []string{
+		"-nodefaults ", "-accel tcg,thread=multi -cpu max", "-smp 2 -m 512", "-kernel /k/vmlinux -initrd /dev/fd/3",
+		"console=ttyS0 panic=-1 quiet mitigations=off no_timer_check rdinit=/init A=1 B=2",
+		"socket,id=port0,path=ipcfuzz-vm-1-ab,abstract=on,server=on,wait=off",
+		"virtserialport,chardev=port0,name=" + PortName,
+	} {
+		require.Contains(t, args, want)
+	}
+}
+
+// IPCFUZZ_VM_ACCEL forces the accelerator; without it, KVM only where it
+// is really usable (this machine's PVM /dev/kvm is not).
+func TestChooseAccel(t *testing.T) {
+	t.Setenv(EnvAccel, "kvm")
+	require.Equal(t, "kvm", ChooseAccel().Name)
+	t.Setenv(EnvAccel, "tcg")
+	require.Equal(t, "tcg", ChooseAccel().Name)
+	t.Setenv(EnvAccel, "")
+	require.Equal(t, map[bool]string{true: "kvm", false: "tcg"}[kvmUsable()], ChooseAccel().Name)
+}
+
+// The ready line gives the slowdown (at least 1) and the handshake.
+func TestParseReady(t *testing.T) {
+	var g Guest
+	require.NoError(t, g.parseReady("slowdown=7.250 handshake=1|2|unix|/tmp/plugin1|grpc|"))
+	require.Equal(t, 7.25, g.Slowdown)
+	require.Equal(t, "1|2|unix|/tmp/plugin1|grpc|", g.Handshake)
+	require.NoError(t, g.parseReady("slowdown=0.5 handshake=x"))
+	require.Equal(t, 1.0, g.Slowdown)
+	require.Error(t, g.parseReady("hello"))
+}

@@ -1,0 +1,136 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/vm"
+	kernelvma "github.com/ipcfuzz/ipcfuzz/impls/kernel/vma"
+)
+
+// The kernel side in a VM (package internal/vm): kernel:image=PATH boots
+// the image in QEMU and serves this same adapter from the guest.
+
+// guestCache is the guest's XDG_CACHE_HOME: the C helpers built on the
+// host are put where the guest's adapter looks for them (they are named by
+// a hash of their source, the same in the guest's binary).
+const guestCache = "/cache"
+
+// EnvGuestCaps names the guest's environment variable that keeps
+// CAP_SYS_RESOURCE for root in the guest ("sys_resource").
+const EnvGuestCaps = "IPCFUZZ_VM_CAPS"
+
+// VMOptions say what BootVM boots.
+type VMOptions struct {
+	// Image is a vmlinux, a bzImage or a Debian kernel package.
+	Image string
+	// Init is the ipcfuzz binary the guest runs as /init (static, or with
+	// its libraries found here).
+	Init string
+	// Env are more "KEY=value" entries of the guest plugin's environment
+	// (the plugin handshake's cookie).
+	Env []string
+	// Caps is the caps option's value: "sys_resource" keeps
+	// CAP_SYS_RESOURCE for the guest's root.
+	Caps string
+	// Console receives the guest's console.
+	Console io.Writer
+}
+
+// VM is a guest whose kernel plugin serves.
+type VM struct{ g *vm.Guest }
+
+// BootVM builds the guest's initramfs, boots QEMU on the image and waits
+// until the kernel plugin serves in the guest (ctx bounds it).
+func BootVM(ctx context.Context, o VMOptions) (*VM, error) {
+	img, err := vm.Resolve(ctx, o.Image, "")
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{}
+	if p, err := task.Server(); err == nil {
+		files[filepath.Join(guestCache, "ipcfuzz", filepath.Base(p))] = p
+	}
+	if p, err := kernelvma.Build(ctx, kernelvma.Options{}); err == nil {
+		files[filepath.Join(guestCache, "ipcfuzz", filepath.Base(p))] = p
+	}
+	env := append([]string{}, o.Env...)
+	if o.Caps != "" {
+		env = append(env, EnvGuestCaps+"="+o.Caps)
+	}
+	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, o.Init, ""), Files: files, Env: env, Console: o.Console})
+	if err != nil {
+		return nil, fmt.Errorf("kernel image %s: %w", o.Image, err)
+	}
+	return &VM{g}, nil
+}
+
+// Addr is where the guest plugin's gRPC is reached.
+func (v *VM) Addr() net.Addr { return v.g.Addr }
+
+// Handshake is the guest plugin's go-plugin handshake line.
+func (v *VM) Handshake() string { return v.g.Handshake }
+
+// Pid is QEMU's pid (a process group leader).
+func (v *VM) Pid() int { return v.g.Pid() }
+
+// Wait waits for QEMU to exit.
+func (v *VM) Wait() error { return v.g.Wait() }
+
+// ProcessState is how QEMU ended, once Wait returned.
+func (v *VM) ProcessState() *os.ProcessState { return v.g.Cmd().ProcessState }
+
+// Slowdown is how many times slower than the host the guest runs.
+func (v *VM) Slowdown() float64 { return v.g.Slowdown }
+
+// Accel is how QEMU runs the guest: "kvm" or "tcg".
+func (v *VM) Accel() string { return v.g.Accel }
+
+// BootTime is the time from QEMU's start to the plugin serving.
+func (v *VM) BootTime() time.Duration { return v.g.BootTime }
+
+// Kill kills QEMU and waits for it.
+func (v *VM) Kill() error { return v.g.Kill() }
+
+// IsGuestInit reports whether this process is /init of a guest BootVM
+// booted; GuestInit is then what it runs.
+func IsGuestInit() bool { return vm.IsGuestInit() }
+
+// GuestInit runs /init in the guest: the kernel plugin served on the
+// guest's port. It never returns.
+func GuestInit() {
+	vm.GuestInit(vm.GuestConfig{
+		Args:            []string{"plugin", "serve", "kernel"},
+		Env:             os.Environ(),
+		SlowdownEnv:     task.EnvSlowdown,
+		CacheDir:        guestCache,
+		KeepSysResource: os.Getenv(EnvGuestCaps) == "sys_resource",
+	})
+}
+
+// Slowdown is how many times slower than natively this kernel runs (in a
+// guest, what its init measured; else 1): the adapter's timeouts are
+// multiplied by it.
+func Slowdown() float64 { return task.Slowdown() }
+
+// GuestNote says, in a guest BootVM booted, what the kernel side is: its
+// release, the accelerator and the slowdown; "" elsewhere.
+func GuestNote() string {
+	accel := os.Getenv(vm.EnvGuestAccel)
+	if accel == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s in a QEMU guest under %s, %.1fx slower than the host (timeouts scaled)", kernelRelease(), strings.ToUpper(accel), Slowdown())
+}
+
+// VMAccel is how this machine would run a guest: "kvm" or "tcg".
+func VMAccel() string { return vm.ChooseAccel().Name }
