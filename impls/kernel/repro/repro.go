@@ -32,7 +32,7 @@ import (
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/impls/kernel/vma"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/madv"
 )
 
 //go:embed csrc/runtime.c
@@ -724,7 +724,7 @@ func vmaStep(op ops.Op) (string, error) {
 	case ops.KindTouch:
 		return fmt.Sprintf("\ttouch(out, %s, %d);\n", addr, b2i(a.Write)), nil
 	case ops.KindAdvise:
-		n, ok := vma.MadvNumber(a.Advice)
+		n, ok := madv.Number(a.Advice)
 		if !ok {
 			return "", fmt.Errorf("advice %s has no MADV_ number", a.Advice)
 		}

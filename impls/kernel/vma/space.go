@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/madv"
 	"strconv"
 	"strings"
 
@@ -56,59 +57,8 @@ func (h *Helper) Touch(a ops.VMAArgs) (ops.Errno, error) {
 	return h.rangeCall(opTouch, a, b2i(a.Write))
 }
 
-// MadvNumber is the MADV_* number of an advice (false for one the
-// vocabulary has and the kernel side does not send): what the C
-// reproducers (package repro) issue too.
-func MadvNumber(a ops.VMAAdvice) (int64, bool) { return madvNumber(a) }
-
-// madvNumber is the MADV_* number of an advice.
-func madvNumber(a ops.VMAAdvice) (int64, bool) {
-	switch a {
-	case ops.AdviceNormal:
-		return 0, true
-	case ops.AdviceRandom:
-		return 1, true
-	case ops.AdviceSequential:
-		return 2, true
-	case ops.AdviceDontNeed:
-		return 4, true
-	case ops.AdviceDontFork:
-		return 10, true
-	case ops.AdviceDoFork:
-		return 11, true
-	case ops.AdviceMergeable:
-		return 12, true
-	case ops.AdviceUnmergeable:
-		return 13, true
-	case ops.AdviceHugePage:
-		return 14, true
-	case ops.AdviceNoHugePage:
-		return 15, true
-	case ops.AdviceDontDump:
-		return 16, true
-	case ops.AdviceDoDump:
-		return 17, true
-	case ops.AdviceWipeOnFork:
-		return 18, true
-	case ops.AdviceKeepOnFork:
-		return 19, true
-	case ops.AdviceGuardInstall:
-		return 102, true
-	case ops.AdviceGuardRemove:
-		return 103, true
-	case ops.AdviceWillNeed:
-		return 3, true
-	case ops.AdviceFree:
-		return 8, true
-	case ops.AdviceCold:
-		return 20, true
-	case ops.AdvicePageOut:
-		return 21, true
-	case ops.AdviceDontNeedLocked:
-		return 24, true
-	}
-	return 0, false
-}
+// madvNumber is the MADV_* number of an advice (internal/madv).
+func madvNumber(a ops.VMAAdvice) (int64, bool) { return madv.Number(a) }
 
 // Advise implements ops.AddressSpace; an advice the vocabulary does not
 // know is EINVAL, as for the kernel an unknown number is.
