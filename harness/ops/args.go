@@ -321,6 +321,13 @@ func (f handleField) syntax() string { return string(f.class) + "N" }
 
 func (f handleField) plainer(*Op) []func(*Op) { return nil }
 
+func (f handleField) handlePtr(o *Op) *int { return f.p(o) }
+
+// handleHolder is a field that holds a handle of another class than
+// objects (an argument with Arg.handle set): renumbering and the check of
+// bound handles reach it through handlePtr.
+type handleHolder interface{ handlePtr(o *Op) *int }
+
 func parseHandleOf(c Class, s string) (int, error) {
 	v, ok := strings.CutPrefix(s, string(c))
 	n, err := strconv.Atoi(v)

@@ -22,6 +22,12 @@ const (
 	// FactVMAQuirks are the version-dependent VMA rules the kernel follows
 	// (a VMAQuirks).
 	FactVMAQuirks
+	// FactHugePages is how many huge pages of the default size a
+	// SHM_HUGETLB segment may reserve here (HugePages_Free less
+	// HugePages_Rsvd), -1 where the kernel has no hugetlbfs.
+	FactHugePages
+	// FactHugePageKiB is the default huge page size, in KiB.
+	FactHugePageKiB
 	numFacts
 )
 
@@ -29,6 +35,8 @@ const (
 var factNames = [numFacts]string{
 	FactShmMaxPages: "shm_max_pages",
 	FactVMAQuirks:   "vma_quirks",
+	FactHugePages:   "huge_pages",
+	FactHugePageKiB: "huge_page_kib",
 }
 
 func (f Fact) String() string {

@@ -166,6 +166,7 @@ func init() {
 				flagBool("excl", func(o *Op) *bool { return &o.Excl }),
 				argMode,
 				named("size", dec(func(o *Op) *int64 { return &o.Size }, -1<<63, 1<<63-1, 1)).Optional(),
+				flagBool("hugetlb", func(o *Op) *bool { return &o.Huge }).When(func(o *Op) bool { return o.Type == Shm }),
 			},
 			Result: fieldsResult{{"id", dec(func(r *Result) *int64 { return &r.ID }, -1<<63, 1<<63-1, 0)}},
 		},

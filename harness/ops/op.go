@@ -30,7 +30,12 @@ type Op struct {
 	Rows  bool   // list: full rows (Result.Rows) instead of id:key entries
 
 	Cmd   ShmCmd // shmctl
-	Flags uint8  // shmat: ShmatRdonly, ShmatExec, ShmatBadAddr
+	Flags uint8  // shmat: ShmatRdonly, ShmatExec, ShmatBadAddr, ShmatRnd, ShmatRemap
+	// Addr is the address of a shmat (at=), a shmdt, a read or a write
+	// (with Att: relative to an attachment's address).
+	Addr ShmAddr
+	// Huge is SHM_HUGETLB on a shmget.
+	Huge bool
 
 	Mtype    int64  // msgsnd: mtype; msgrcv: msgtyp
 	Fill     uint8  // msgsnd: the text is MsgText(Fill, Size)
@@ -98,6 +103,7 @@ type Result struct {
 	MsgInfo MsgInfo // msgctl IPC_INFO, MSG_INFO
 
 	Sem SemResult // the sem subsystem (sem.go)
+	Shm ShmResult // shmat at an address, read, write (shmaddr.go)
 
 	// Layout is the address space a layout operation observed: what the
 	// final snapshot's VMA group would show at that step.

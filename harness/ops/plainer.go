@@ -54,7 +54,7 @@ func RenumberHandles(op Op, f func(Class, int) int) Op {
 				}
 			}
 		case a.handle != 0:
-			if p := a.field.(handleField).p(&op); *p > 0 {
+			if p := a.field.(handleHolder).handlePtr(&op); *p > 0 {
 				*p = f(a.handle, *p)
 			}
 		}

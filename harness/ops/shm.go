@@ -169,10 +169,17 @@ type ShmInfo struct {
 
 // Attachment is one live attachment of a segment: the handle its shmat
 // bound, the task (incarnation) that holds it, and the segment's id.
+//
+// An attachment at a window address is shown per VMA, as the task's maps
+// show it: At is 1 + the window page the VMA starts at and Pages its
+// length (a SHM_REMAP over part of an attachment splits it); both are 0
+// for an attachment where the kernel chose the address.
 type Attachment struct {
-	Att  int
-	Task PID
-	ID   int64
+	Att   int
+	Task  PID
+	ID    int64
+	At    int64
+	Pages int64
 }
 
 // ShmState is the namespace-wide shm state of a snapshot.
@@ -294,12 +301,12 @@ func SortAttachments(as []Attachment) {
 			return int(x.Task) - int(y.Task)
 		case x.Att != y.Att:
 			return x.Att - y.Att
-		case x.ID < y.ID:
-			return -1
-		case x.ID > y.ID:
-			return 1
+		case x.ID != y.ID:
+			return cmpInt64(x.ID, y.ID)
+		case x.At != y.At:
+			return cmpInt64(x.At, y.At)
 		}
-		return 0
+		return cmpInt64(x.Pages, y.Pages)
 	})
 }
 
@@ -367,14 +374,19 @@ func isShmSet(o *Op) bool { return o.Cmd == ShmIPCSet }
 func init() {
 	shm := []IPCType{Shm}
 	register(SubsystemSpec{Name: "shm", Uses: []string{"ids", "tasks", "shm"}},
-		KindSpec{Kind: KindShmat, Name: "shmat", Doc: "shmat by the task; binds aN to the attachment", Subsystem: "shm", Types: shm, Binds: ClassAttachment, Task: true, As: true,
+		KindSpec{Kind: KindShmat, Name: "shmat", Doc: "shmat by the task, at NULL or at=ADDR (the result at=w:P says where it landed); binds aN to the attachment", Subsystem: "shm", Types: shm, Binds: ClassAttachment, Task: true, As: true,
 			Args: []Arg{argObject,
 				flagBit("rdonly", func(o *Op) *uint8 { return &o.Flags }, ShmatRdonly),
 				flagBit("exec", func(o *Op) *uint8 { return &o.Flags }, ShmatExec),
 				flagBit("badaddr", func(o *Op) *uint8 { return &o.Flags }, ShmatBadAddr),
-			}},
-		KindSpec{Kind: KindShmdt, Name: "shmdt", Doc: "shmdt of an attachment (EINVAL where the task has nothing attached)", Subsystem: "shm", Types: shm, Task: true,
-			Args: []Arg{handleOf(ClassAttachment, "", func(o *Op) *int { return &o.Att })}},
+				shmatArgAddr,
+				flagBit("rnd", func(o *Op) *uint8 { return &o.Flags }, ShmatRnd),
+				flagBit("remap", func(o *Op) *uint8 { return &o.Flags }, ShmatRemap),
+			},
+			Result: shmatResult{}, Check: checkShmat,
+		},
+		KindSpec{Kind: KindShmdt, Name: "shmdt", Doc: "shmdt of an attachment's address or of an address (EINVAL where no attachment starts)", Subsystem: "shm", Types: shm, Task: true,
+			Args: []Arg{shmAddrArg}},
 		KindSpec{Kind: KindShmctl, Name: "shmctl", Doc: "shmctl with a command (set takes owner=, mode= and gid=; shm_stat and shm_stat_any take an index as id=N)", Subsystem: "shm", Types: shm, Task: true, As: true,
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *ShmCmd { return &o.Cmd }, shmCmdNames)),
@@ -388,4 +400,14 @@ func init() {
 		},
 		KindSpec{Kind: KindRmidForced, Name: "rmid_forced", Doc: "write /proc/sys/kernel/shm_rmid_forced", Subsystem: "shm", Types: shm, As: true, Args: []Arg{argValue}},
 	)
+}
+
+func cmpInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
 }

@@ -76,7 +76,14 @@ func init() {
 	registerSnapshotPart(snapshotPart{rank: 20, name: "shm", subsystem: "shm", format: func(s *Snapshot, b *strings.Builder) {
 		fmt.Fprintf(b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
 		for _, a := range s.Shm.Attachments {
-			fmt.Fprintf(b, "  a%d task=%s id=%d\n", a.Att, a.Task, a.ID)
+			fmt.Fprintf(b, "  a%d task=%s id=%d", a.Att, a.Task, a.ID)
+			if a.At != 0 {
+				fmt.Fprintf(b, " at=w:%d", a.At-1)
+			}
+			if a.Pages != 0 {
+				fmt.Fprintf(b, " pages=%d", a.Pages)
+			}
+			b.WriteString("\n")
 		}
 	}})
 	registerSnapshotPart(snapshotPart{rank: 30, name: "msg queues", subsystem: "msg", format: func(s *Snapshot, b *strings.Builder) {

@@ -500,8 +500,8 @@ func UsedHandles(op Op, f func(Class, int)) {
 				f(ClassObject, r.Handle)
 			}
 		case a.handle != 0:
-			if h := a.field.(handleField); *h.p(&op) > 0 {
-				f(a.handle, *h.p(&op))
+			if h := a.field.(handleHolder).handlePtr(&op); *h > 0 {
+				f(a.handle, *h)
 			}
 		}
 	}

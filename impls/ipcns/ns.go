@@ -39,6 +39,10 @@ type Namespace struct {
 	// shmMaxPages is the largest segment shmget creates without ENOMEM on
 	// the machine under test (ops.FactShmMaxPages; 0: no limit).
 	shmMaxPages int64
+	// hugeFacts are the huge pages SHM_HUGETLB may reserve (-1: no
+	// hugetlbfs) and the size of one in small pages (ops.FactHugePages,
+	// ops.FactHugePageKiB; 0 and 2 MiB when not reported).
+	hugeFacts [2]int64
 	// msgWork counts the message operations' work (never reset: the
 	// counters are read as differences).
 	msgWork msgWork
@@ -47,7 +51,7 @@ type Namespace struct {
 // New returns an empty namespace whose tables come from newTable and whose
 // ids come from alloc.
 func New(newTable func() Table, alloc Allocator) *Namespace {
-	ns := &Namespace{newTable: newTable, alloc: alloc}
+	ns := &Namespace{newTable: newTable, alloc: alloc, hugeFacts: hugeFacts(ops.Facts{})}
 	ns.clear()
 	return ns
 }
@@ -59,7 +63,7 @@ func (ns *Namespace) clear() {
 	ns.usedSems = 0
 	ns.semLimits = defaultSemLimits()
 	ns.asleep = [ops.NumTasks]*Obj{}
-	ns.shm = shmState{atts: map[int]*attachment{}}
+	ns.shm = shmState{atts: map[int]*attachment{}, winPage: map[int]int64{}, hugeFree: ns.hugeFacts[0], hugePages: ns.hugeFacts[1]}
 }
 
 // SetAllocator changes the allocation policy; it takes effect from the next Reset.
@@ -85,9 +89,10 @@ func (ns *Namespace) Reset(cfg ops.Config) error {
 	if err != nil {
 		return err
 	}
-	ns.clear()
 	ns.capSysResource = opts[ops.OptionCaps] == ops.CapSysResource
 	ns.shmMaxPages, _ = cfg.Facts.ShmMaxPages()
+	ns.hugeFacts = hugeFacts(cfg.Facts)
+	ns.clear()
 	return nil
 }
 
@@ -154,7 +159,7 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 			return ns.listRows(op.Type, other), nil
 		}
 		return ns.list(op.Type), nil
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced:
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced, ops.KindShmRead, ops.KindShmWrite:
 		return ns.applyShm(op), nil
 	}
 	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
@@ -225,6 +230,12 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 		// LLONG_MAX (still below shmmax) is negative there, EINVAL. Then
 		// it accounts the pages: more than the machine can commit is
 		// ENOMEM (both before shmmni's ENOSPC).
+		if op.Huge {
+			if e := ns.hugeReserve(op); e != ops.OK {
+				return ops.Result{Err: e}
+			}
+			break
+		}
 		if op.Size < 0 {
 			return ops.Result{Err: ops.EINVAL}
 		}
@@ -240,13 +251,17 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	if op.Type == ops.Shm {
 		o.Cpid = ns.taskPID(op.Task)
 		o.Creator = o.Cpid
+		if op.Huge {
+			o.Huge = ns.hugeNeed(op.Size)
+		}
 	}
 	if op.Type == ops.Sem {
 		ns.newArray(o)
 	}
 	if e := ns.types[op.Type].addid(o, ns.alloc); e != ops.OK {
-		return ops.Result{Err: e}
+		return ops.Result{Err: e} // a hugetlb reservation goes with the file
 	}
+	ns.shm.hugeFree -= o.Huge
 	switch op.Type {
 	case ops.Sem:
 		ns.usedSems += op.Size

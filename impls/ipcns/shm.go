@@ -19,11 +19,16 @@ import (
 // kernel counts locked pages per uid across the whole machine). The kernel
 // adapter's tasks inherit the plugin's limit, 8 MiB on the test machine.
 
-// attachment is one shm VMA: what shmat created and shmdt or exit removes.
+// attachment is one shmat: at an address the kernel chose (one VMA, in
+// shmState.attached), or at a window page (its VMAs are in shmState.win of
+// its task).
 type attachment struct {
-	att  int
-	task ops.PID
-	obj  *Obj
+	att   int
+	task  ops.PID
+	obj   *Obj
+	write bool // mapped PROT_WRITE (not SHM_RDONLY)
+	win   bool
+	page  int64 // the window page it was attached at
 }
 
 // shmState is the namespace's shm state beyond the table.
@@ -31,8 +36,16 @@ type shmState struct {
 	rmidForced int64
 	tot        int64 // shm_tot: pages of the live segments
 	gen        [ops.NumTasks]int
-	attached   []*attachment       // live attachments in attach order
+	attached   []*attachment       // live attachments where the kernel chose, in attach order
 	atts       map[int]*attachment // by handle: the last shmat that bound it
+	// win holds each task's VMAs in its window, by start page.
+	win [ops.NumTasks][]*shmVMA
+	// winPage is the window page of each handle whose attachment was at a
+	// window address: the handle names it even once detached.
+	winPage map[int]int64
+	// hugeFree is how many huge pages SHM_HUGETLB segments may still
+	// reserve (-1: no hugetlbfs), hugePages the size of one in small pages.
+	hugeFree, hugePages int64
 }
 
 // taskPID is the identity of the current incarnation of a task.
@@ -43,11 +56,13 @@ func (ns *Namespace) taskPID(task uint8) ops.PID {
 func (ns *Namespace) applyShm(op ops.Op) ops.Result {
 	switch op.Kind {
 	case ops.KindShmat:
-		return ops.Result{Err: ns.shmat(op)}
+		return ns.shmat(op)
 	case ops.KindShmdt:
 		return ops.Result{Err: ns.shmdt(op)}
 	case ops.KindShmctl:
 		return ns.shmctl(op)
+	case ops.KindShmRead, ops.KindShmWrite:
+		return ns.shmAccess(op)
 	}
 	if op.As != 0 {
 		return ops.Result{Err: ops.EACCES} // the sysctl file is root's
@@ -55,14 +70,19 @@ func (ns *Namespace) applyShm(op ops.Op) ops.Result {
 	return ops.Result{Err: ns.setRmidForced(op.Value)}
 }
 
-// shmat is do_shmat with addr 0 (or an unaligned one).
-func (ns *Namespace) shmat(op ops.Op) ops.Errno {
-	if op.Flags&ops.ShmatBadAddr != 0 {
-		return ops.EINVAL
+// shmat is do_shmat: the address checks, the lookup and permission, then
+// the mapping (a window address without SHM_REMAP must overlap nothing).
+func (ns *Namespace) shmat(op ops.Op) ops.Result {
+	if int32(op.Obj.ID) < 0 {
+		return ops.Result{Err: ops.EINVAL}
+	}
+	at, inWin, e := shmatAddr(op)
+	if e != ops.OK {
+		return ops.Result{Err: e}
 	}
 	o := ns.types[ops.Shm].lookup(op.Obj.ID)
 	if o == nil {
-		return ops.EINVAL
+		return ops.Result{Err: ops.EINVAL}
 	}
 	acc := uint16(0o444)
 	if op.Flags&ops.ShmatRdonly == 0 {
@@ -72,40 +92,112 @@ func (ns *Namespace) shmat(op ops.Op) ops.Errno {
 		acc |= 0o111
 	}
 	if !permitted(o, op.As, acc) {
-		return ops.EACCES
+		return ops.Result{Err: ops.EACCES}
 	}
-	// shm_open: the new VMA counts, even on a segment marked SHM_DEST.
 	task := ns.taskPID(op.Task)
+	a := &attachment{att: op.Bind, task: task, obj: o, write: op.Flags&ops.ShmatRdonly == 0, win: inWin, page: at}
+	// do_shmat holds a count of its own across the mapping, so that the
+	// segment survives it; dropping it may destroy the segment.
+	o.Nattch++
+	res := ops.Result{}
+	if inWin {
+		if e := ns.mapWindow(op, a); e != ops.OK {
+			o.Nattch--
+			if ns.shmMayDestroy(o) {
+				ns.shmDestroy(o)
+			}
+			return ops.Result{Err: e}
+		}
+		res.Shm = ops.ShmResult{At: at + 1}
+	} else {
+		ns.shmOpen(o, task)
+		ns.shm.attached = append(ns.shm.attached, a)
+	}
+	o.Nattch--
+	if op.Bind > 0 {
+		ns.shm.atts[op.Bind] = a
+		delete(ns.shm.winPage, op.Bind)
+		if inWin {
+			ns.shm.winPage[op.Bind] = at
+		}
+	}
+	return res
+}
+
+// shmatAddr is do_shmat's address check: the window page to map at (inWin)
+// or none (the kernel chooses).
+func shmatAddr(op ops.Op) (page int64, inWin bool, e ops.Errno) {
+	a := op.Addr
+	switch {
+	case op.Flags&ops.ShmatBadAddr != 0:
+		return 0, false, ops.EINVAL // 0x1001 without SHM_RND
+	case a.Win:
+		if a.Off != 0 && op.Flags&ops.ShmatRnd == 0 {
+			return 0, false, ops.EINVAL // not page-aligned (SHMLBA is the page)
+		}
+		return a.Page, true, ops.OK
+	case a.Off != 0:
+		// An absolute address below SHMLBA: without SHM_RND unaligned;
+		// with it rounded down to NULL, which SHM_REMAP refuses (the
+		// vocabulary allows no other case).
+		return 0, false, ops.EINVAL
+	case op.Flags&ops.ShmatRemap != 0:
+		return 0, false, ops.EINVAL // SHM_REMAP at NULL
+	}
+	return 0, false, ops.OK
+}
+
+// shmOpen is shm_open: one VMA more.
+func (ns *Namespace) shmOpen(o *Obj, task ops.PID) {
 	o.Nattch++
 	o.Atime = true
 	o.Lpid = task
-	a := &attachment{att: op.Bind, task: task, obj: o}
-	ns.shm.attached = append(ns.shm.attached, a)
-	if op.Bind > 0 {
-		ns.shm.atts[op.Bind] = a
+}
+
+// mapWindow maps attachment a at its window page: without SHM_REMAP an
+// overlap with any mapping (the task's VMAs, the guard page past the
+// window) is EINVAL; with it, what was there is unmapped first.
+func (ns *Namespace) mapWindow(op ops.Op, a *attachment) ops.Errno {
+	pages := ops.Pages(a.obj.Size)
+	end := a.page + pages
+	if op.Flags&ops.ShmatRemap == 0 {
+		if end > ops.ShmWindowPages || ns.overlaps(op.Task, a.page, end) {
+			return ops.EINVAL
+		}
+	} else {
+		ns.unmapWindow(op.Task, a.page, end)
 	}
+	ns.shmOpen(a.obj, a.task)
+	v := &shmVMA{start: a.page, end: end, a: a}
+	ns.insertVMA(op.Task, v)
 	return ops.OK
 }
 
-// shmdt detaches the attachment a handle names, if the task holds it.
+// shmdt is ksys_shmdt at the address op names.
 func (ns *Namespace) shmdt(op ops.Op) ops.Errno {
-	a := ns.shm.atts[op.Att]
-	if a == nil || a.task != ns.taskPID(op.Task) {
-		return ops.EINVAL
+	addr := ns.resolveAddr(op)
+	switch {
+	case addr.off != 0:
+		return ops.EINVAL // not page-aligned
+	case addr.far != nil:
+		ns.detach(addr.far)
+		return ops.OK
+	case !addr.win:
+		return ops.EINVAL // nothing of a task is mapped at page 1 or NULL
 	}
-	ns.detach(a)
-	return ops.OK
+	return ns.shmdtWindow(op.Task, addr.page)
 }
 
-// detach is shm_close: one VMA fewer, lpid and dtime of the closer, and the
-// segment destroyed if nothing keeps it.
+// detach is shm_close of an attachment where the kernel chose.
 func (ns *Namespace) detach(a *attachment) {
 	ns.shm.attached = slices.DeleteFunc(ns.shm.attached, func(x *attachment) bool { return x == a })
-	if ns.shm.atts[a.att] == a {
-		delete(ns.shm.atts, a.att)
-	}
-	o := a.obj
-	o.Lpid = a.task
+	ns.shmClose(a.obj, a.task)
+}
+
+// shmClose is shm_close: one VMA fewer, lpid and dtime of the closer, and
+// the segment destroyed if nothing keeps it.
+func (ns *Namespace) shmClose(o *Obj, task ops.PID) {
+	o.Lpid = task
 	o.Dtime = true
 	o.Nattch--
 	if ns.shmMayDestroy(o) {
@@ -122,6 +214,9 @@ func (ns *Namespace) shmMayDestroy(o *Obj) bool {
 func (ns *Namespace) shmDestroy(o *Obj) {
 	ns.types[ops.Shm].table.Remove(o.Idx)
 	ns.shm.tot -= ops.Pages(o.Size)
+	if o.Huge > 0 {
+		ns.shm.hugeFree += o.Huge
+	}
 }
 
 // shmRmid is do_shm_rmid: destroy now, or mark SHM_DEST and make the key
@@ -150,6 +245,7 @@ func (ns *Namespace) exit(task uint8) {
 			ns.detach(a)
 		}
 	}
+	ns.unmapWindow(task, 0, math.MaxInt64)
 	for _, o := range ns.types[ops.Shm].table.Listing() {
 		if o.Creator != pid || o.Orphan {
 			continue
@@ -210,7 +306,11 @@ func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
 			Shmmax: ops.DefaultShmmax, Shmmin: ops.ShmSegMin, Shmmni: limit, Shmseg: limit, Shmall: ops.DefaultShmall,
 		}}
 	case ops.ShmInfoCmd:
-		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{UsedIDs: int64(s.table.Len()), ShmTot: ns.shm.tot}}
+		var rss int64
+		for _, o := range s.table.Listing() {
+			rss += int64(len(o.Touched))
+		}
+		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{UsedIDs: int64(s.table.Len()), ShmTot: ns.shm.tot, ShmRss: rss}}
 	case ops.ShmStat, ops.ShmStatAny:
 		o := s.table.Get(ops.IDIdx(id))
 		if o == nil {
@@ -219,7 +319,9 @@ func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
 		if op.Cmd == ops.ShmStat && !permitted(o, op.As, 0o444) {
 			return ops.Result{Err: ops.EACCES}
 		}
-		return ops.Result{ID: o.ID(), Row: rowOf(ops.Shm, o)}
+		r := rowOf(ops.Shm, o)
+		r.RSS = 0 // struct shmid64_ds has no rss
+		return ops.Result{ID: o.ID(), Row: r}
 	}
 	o := s.lookup(id)
 	if o == nil {
@@ -231,7 +333,7 @@ func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
 			return ops.Result{Err: ops.EACCES}
 		}
 		r := rowOf(ops.Shm, o)
-		r.ID = 0
+		r.ID, r.RSS = 0, 0
 		return ops.Result{Row: r}
 	case ops.ShmIPCSet:
 		if !ownerOrCreator(o, op.As) {
@@ -278,6 +380,7 @@ func rowOf(t ops.IPCType, o *Obj) ops.Row {
 	}
 	r.Cpid, r.Lpid, r.Nattch = o.Cpid, o.Lpid, o.Nattch
 	r.Atime, r.Dtime = o.Atime, o.Dtime
+	r.RSS = int64(len(o.Touched)) * ops.PageSize
 	return r
 }
 
@@ -291,6 +394,15 @@ func (ns *Namespace) shmSnapshot() ops.ShmState {
 			h = 0 // its handle was bound again by a later shmat
 		}
 		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID()})
+	}
+	for _, vs := range ns.shm.win {
+		for _, v := range vs {
+			h := v.a.att
+			if ns.shm.atts[h] != v.a || v.start != v.a.page {
+				h = 0 // another shmat's handle now, or a piece that does not start where it was attached
+			}
+			st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: v.a.task, ID: v.a.obj.ID(), At: v.start + 1, Pages: v.end - v.start})
+		}
 	}
 	ops.SortAttachments(st.Attachments)
 	return st

@@ -30,6 +30,12 @@ type Obj struct {
 	Dest, Locked        bool // SHM_DEST, SHM_LOCKED
 	Creator             ops.PID
 	Orphan              bool // the creator has exited (shm_clist is empty)
+	// Huge is the huge pages a SHM_HUGETLB segment reserved (0: not one).
+	Huge int64
+	// Touched holds the pages a task has touched (resident: the rss), Data
+	// the bytes written, by offset.
+	Touched map[int64]bool
+	Data    map[int64]uint8
 
 	// Message queues only: every state of the queue still consistent with
 	// what has been observed (woken tasks race; see msgq). All agree on

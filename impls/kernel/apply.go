@@ -87,7 +87,7 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		r.ID, e, err = churn(op)
 	case ops.KindFill:
 		r.ID, e = fill(op)
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced:
+	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced, ops.KindShmRead, ops.KindShmWrite:
 		r, e, err = n.doShm(op)
 	case ops.KindExit:
 		err = n.exitTask(int(op.Task))

@@ -72,6 +72,9 @@ func getCall(op ops.Op) (uintptr, [6]uintptr) {
 	case ops.Sem:
 		return unix.SYS_SEMGET, [6]uintptr{key, uintptr(op.Size), flags}
 	}
+	if op.Huge {
+		flags |= shmHugetlb
+	}
 	return unix.SYS_SHMGET, [6]uintptr{key, uintptr(op.Size), flags}
 }
 
@@ -162,6 +165,11 @@ func ipcLimits(t ops.IPCType) (limit, maxIdx int64, e unix.Errno) {
 
 // get is the get op's syscall, issued by op's task.
 func (n *ns) get(op ops.Op) (int64, unix.Errno, error) {
+	if op.Huge && op.Type == ops.Shm {
+		if err := hugetlbSafe(); err != nil {
+			return 0, 0, err
+		}
+	}
 	nr, args := getCall(op)
 	r, e, err := n.tasks.sys(callerOf(op), nr, args, nil, 0)
 	return int64(r), e, err

@@ -29,16 +29,38 @@ func (m *Model) Facts() ops.Facts { return machineFacts() }
 //   - 2 (never): the answer depends on what is committed at that moment
 //     (CommitLimit - Committed_AS), which no script can hold fixed: the
 //     fact is not reported.
+//
+// It also reports the huge pages a SHM_HUGETLB segment may reserve
+// (hugeFacts).
 func machineFacts() ops.Facts {
+	fs := hugeFacts(ops.Facts{})
 	mode, err := readProcInt("/proc/sys/vm/overcommit_memory")
 	if err != nil || mode != 0 {
-		return ops.Facts{}
+		return fs
 	}
 	mem, err := meminfoKB("MemTotal", "SwapTotal")
 	if err != nil {
-		return ops.Facts{}
+		return fs
 	}
-	return ops.Facts{}.With(ops.FactShmMaxPages, (mem[0]+mem[1])*1024/int64(os.Getpagesize()))
+	return fs.With(ops.FactShmMaxPages, (mem[0]+mem[1])*1024/int64(os.Getpagesize()))
+}
+
+// hugeFacts adds ops.FactHugePages and ops.FactHugePageKiB to fs: the
+// huge pages of the default size nobody has reserved (HugePages_Free less
+// HugePages_Rsvd), which a SHM_HUGETLB segment may reserve, and their
+// size; -1 pages where the kernel has no hugetlb support (no
+// /proc/sys/vm/nr_hugepages). The pool is the whole machine's: another
+// user of huge pages changes it under a run (none on a machine with no
+// huge pages, the common case).
+func hugeFacts(fs ops.Facts) ops.Facts {
+	if _, err := os.Stat("/proc/sys/vm/nr_hugepages"); err != nil {
+		return fs.With(ops.FactHugePages, -1)
+	}
+	v, err := meminfoKB("HugePages_Free", "HugePages_Rsvd", "Hugepagesize")
+	if err != nil {
+		return fs
+	}
+	return fs.With(ops.FactHugePages, max(v[0]-v[1], 0)).With(ops.FactHugePageKiB, v[2])
 }
 
 // meminfoKB reads the named fields of /proc/meminfo, in kB.

@@ -27,6 +27,8 @@ type ns struct {
 	// tasks are t1..t4.
 	tasks *tasks
 	shm   shmState
+	// win is the worker's shm window in this process (0 until claimed).
+	win uintptr
 }
 
 // shmState is what the adapter remembers of the shm subsystem in a script:
@@ -39,6 +41,9 @@ type shmState struct {
 	// an attachment, so only their maps are read.
 	attachedBy    [ops.NumTasks]bool
 	forcedWritten bool
+	// winPage is the window page of each handle bound by a shmat at a
+	// window address: the handle names it even once detached.
+	winPage map[int]int64
 }
 
 // kattach is one attachment the adapter made: which task holds it, at
@@ -49,10 +54,11 @@ type kattach struct {
 	pid  ops.PID
 	addr uintptr
 	id   int64
+	win  bool // at a window address
 }
 
 // begin starts the state of a script.
 func (s *shmState) begin() {
-	s.attached, s.atts = nil, map[int]*kattach{}
+	s.attached, s.atts, s.winPage = nil, map[int]*kattach{}, map[int]int64{}
 	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
 }

@@ -28,6 +28,7 @@ func (n *ns) close() {
 		return // the thread never started
 	}
 	n.detachWorker()
+	n.releaseWorkerWindow()
 	n.tasks.close()
 }
 

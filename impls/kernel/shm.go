@@ -39,10 +39,16 @@ var shmCmds = map[ops.ShmCmd]int{
 func (n *ns) detachWorker() error {
 	var err error
 	for _, a := range n.shm.attached {
-		if a.task == 0 {
+		if a.task == 0 && !a.win {
 			if _, _, e := unix.Syscall(unix.SYS_SHMDT, a.addr, 0, 0); e != 0 && err == nil {
 				err = fmt.Errorf("kernel: detaching %#x: %w", a.addr, e)
 			}
+		}
+	}
+	if n.win != 0 && n.shm.attachedBy[0] {
+		// Every piece in the window goes, whatever attached it.
+		if _, _, e := unix.Syscall(unix.SYS_MUNMAP, n.win, windowBytes, 0); e != 0 && err == nil {
+			err = fmt.Errorf("kernel: clearing the shm window: %w", e)
 		}
 	}
 	n.shm.attached = slices.DeleteFunc(n.shm.attached, func(a *kattach) bool { return a.task == 0 })
@@ -53,7 +59,7 @@ func (n *ns) detachWorker() error {
 func (n *ns) addrsOf(t int) []uintptr {
 	var out []uintptr
 	for _, a := range n.shm.attached {
-		if a.task == t {
+		if a.task == t && !a.win {
 			out = append(out, a.addr)
 		}
 	}
@@ -69,6 +75,8 @@ func (n *ns) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		return n.shmdt(op)
 	case ops.KindShmctl:
 		return n.shmctl(op)
+	case ops.KindShmRead, ops.KindShmWrite:
+		return n.touch(op)
 	case ops.KindRmidForced:
 		n.shm.forcedWritten = true
 		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
@@ -85,37 +93,64 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	if op.Flags&ops.ShmatExec != 0 {
 		flags |= shmExec
 	}
-	var addr uintptr
-	if op.Flags&ops.ShmatBadAddr != 0 {
-		addr = unalignedAt
+	if op.Flags&ops.ShmatRnd != 0 {
+		flags |= shmRnd
+	}
+	if op.Flags&ops.ShmatRemap != 0 {
+		flags |= shmRemap
+	}
+	addr, base, err := n.shmatAt(op)
+	if err != nil {
+		return ops.Result{}, 0, err
+	}
+	if err := remapFits(op); err != nil {
+		return ops.Result{}, 0, err
 	}
 	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
-	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
+	page, win := inWindow(r, base)
+	if win && op.Flags&ops.ShmatRemap != 0 {
+		var buf statBuf
+		if ipcCtl(ops.Shm, op.Obj.ID, unix.IPC_STAT, &buf) == 0 {
+			size := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds)).Segsz
+			n.forgetAt(int(op.Task), r, r+uintptr(ops.Pages(int64(size)))*ops.PageSize)
+		}
+	}
+	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID)), win: win}
 	n.shm.attached = append(n.shm.attached, a)
 	n.shm.attachedBy[op.Task] = true
 	if op.Bind > 0 {
 		n.shm.atts[op.Bind] = a
+		delete(n.shm.winPage, op.Bind)
+		if win {
+			n.shm.winPage[op.Bind] = page
+		}
+	}
+	if win {
+		return ops.Result{Shm: ops.ShmResult{At: page + 1}}, 0, nil
 	}
 	return ops.Result{}, 0, nil
 }
 
 func (n *ns) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
-	a := n.shm.atts[op.Att]
-	addr := uintptr(notAttached)
-	if a != nil && a.task == int(op.Task) {
-		addr = a.addr
+	addr, k, err := n.resolveAddr(op)
+	if err != nil {
+		return ops.Result{}, 0, err
 	}
 	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
 	if err != nil || e != 0 {
 		return ops.Result{}, e, err
 	}
-	if a == nil || addr != a.addr {
+	switch {
+	case k != nil:
+		n.forget(k)
+	case op.Att > 0 || op.Addr.Win:
+		n.forgetAt(int(op.Task), addr, addr+1)
+	default:
 		return ops.Result{}, 0, fmt.Errorf("shmdt(%#x) succeeded where nothing of ours is attached", addr)
 	}
-	n.forget(a)
 	return ops.Result{}, 0, nil
 }
 
@@ -213,6 +248,10 @@ func (n *ns) shmAttachments() ([]ops.Attachment, error) {
 // appendMapped appends the shm mappings of task t that maps lists.
 func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attachment, error) {
 	me := ops.TaskPID(t, n.tasks.gen[t])
+	base := uintptr(taskWindowBase)
+	if t == 0 {
+		base = n.win
+	}
 	for len(maps) > 0 {
 		var line []byte
 		line, maps, _ = bytes.Cut(maps, []byte("\n"))
@@ -220,14 +259,19 @@ func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attac
 		if len(f) < 6 || !bytes.HasPrefix(f[5], []byte("/SYSV")) {
 			continue
 		}
-		start, _, _ := bytes.Cut(f[0], []byte("-"))
+		start, end, _ := bytes.Cut(f[0], []byte("-"))
 		addr, err1 := strconv.ParseUint(string(start), 16, 64)
+		to, err3 := strconv.ParseUint(string(end), 16, 64)
 		id, err2 := strconv.ParseInt(string(f[4]), 10, 64)
-		if err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil || err3 != nil {
 			return nil, fmt.Errorf("task t%d maps line %q: bad address or inode", t, line)
 		}
 		a := ops.Attachment{Task: me, ID: id}
-		mine := t > 0 // a task's maps are its own
+		page, win := inWindow(uintptr(addr), base)
+		mine := t > 0 || win // a task's maps are its own, and so is a window
+		if win {
+			a.At, a.Pages = page+1, int64(to-addr)/ops.PageSize
+		}
 		for _, k := range n.shm.attached {
 			if k.task == t && k.addr == uintptr(addr) {
 				mine = true

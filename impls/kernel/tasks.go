@@ -130,6 +130,11 @@ func (ts *tasks) release(n int, addrs []uintptr) error {
 			return err
 		}
 	}
+	if p.Window {
+		if err := clearTaskWindow(p); err != nil {
+			return err
+		}
+	}
 	for _, addr := range addrs {
 		resp, err := p.Call(&task.Req{Kind: task.KindCall, Nr: unix.SYS_SHMDT, Args: [6]uint64{uint64(addr)}}, nil)
 		if err != nil {

@@ -31,6 +31,9 @@ type Proc struct {
 	// the path the started request carries, read back with its answer.
 	joinPath string
 	joinLen  int
+	// Window is set by the owner once it has mapped the guard pages of
+	// the task's shm window in this process.
+	Window bool
 }
 
 // StartProcess starts a task process from the calling thread, which must

@@ -19,6 +19,8 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "TASK_RESP_FD", Value: RespFD},
 		cbuild.Const{Name: "TASK_CALL", Value: int64(KindCall)},
 		cbuild.Const{Name: "TASK_JOIN", Value: int64(KindJoin)},
+		cbuild.Const{Name: "TASK_TOUCH", Value: int64(KindTouch)},
+		cbuild.Const{Name: "TASK_TOUCH_FAULT", Value: int64(TouchFault)},
 		cbuild.Const{Name: "TASK_INTERRUPTIBLE", Value: int64(Interruptible)},
 		cbuild.Const{Name: "TASK_FATAL", Value: Fatal},
 		cbuild.Const{Name: "TASK_INTERRUPT_SIGNAL", Value: int64(InterruptSignal)},

@@ -22,9 +22,14 @@ const (
 
 // What a request asks of a task (Req.Kind).
 const (
-	KindCall uint32 = iota + 1 // run syscall Nr
-	KindJoin                   // setns into the IPC namespace whose path is the payload
+	KindCall  uint32 = iota + 1 // run syscall Nr
+	KindJoin                    // setns into the IPC namespace whose path is the payload
+	KindTouch                   // read (Args[1] 0) or write (1) the byte Args[2] at address Args[0]
 )
+
+// TouchFault is the Errno of a KindTouch whose access took SIGSEGV (the
+// task catches it and carries on); the byte read is R otherwise.
+const TouchFault = uint64(unix.EFAULT)
 
 // Flags of a KindCall request.
 const (
@@ -85,6 +90,7 @@ var Syscalls = []uint64{
 	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMDT, unix.SYS_SHMCTL,
 	unix.SYS_MSGGET, unix.SYS_MSGCTL, unix.SYS_MSGSND, unix.SYS_MSGRCV,
 	unix.SYS_SEMGET, unix.SYS_SEMCTL, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP,
+	unix.SYS_MMAP, unix.SYS_MUNMAP, // the guard pages of the shm window, and its clearing
 }
 
 // errEOF is the end of a pipe before any byte of a message.

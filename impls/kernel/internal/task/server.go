@@ -141,6 +141,13 @@ func (s *server) run(req *Req, payload []byte) Resp {
 		return resp
 	case KindCall:
 		return s.call(req, payload)
+	case KindTouch:
+		v, fault := Touch(uintptr(req.Args[0]), req.Args[1] != 0, uint8(req.Args[2]))
+		resp.R = uint64(v)
+		if fault {
+			resp.Errno = TouchFault
+		}
+		return resp
 	}
 	resp.Fatal = Fatal
 	return resp

@@ -8,6 +8,8 @@ enum {
 	TASK_RESP_FD = 4,
 	TASK_CALL = 1,
 	TASK_JOIN = 2,
+	TASK_TOUCH = 3,
+	TASK_TOUCH_FAULT = 14,
 	TASK_INTERRUPTIBLE = 1,
 	TASK_FATAL = 1,
 	TASK_INTERRUPT_SIGNAL = 10,
@@ -23,7 +25,7 @@ enum { TASK_REQ_SIZE = 88 };
 enum { TASK_RESP_SIZE = 32 };
 
 /* The only syscalls a task runs. */
-#define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220)
+#define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220) X(9) X(11)
 
 /* The environment variable that names the worker's namespace. */
 #define TASK_ENV "IPCFUZZ_KERNEL_TASK_IPCNS"

@@ -10,7 +10,10 @@
  * TASK_INTERRUPT_SIGNAL, or joins the IPC namespace whose /proc path is the
  * payload; a call whose joinlen is not 0 first joins the namespace whose
  * path is the last joinlen bytes of its payload. The end of the requests
- * is the task's exit. Anything it cannot do as asked is fatal: it answers
+ * is the task's exit. A touch request reads or writes one byte at an
+ * address (an shm window or attachment of the task) and answers
+ * errno=TASK_TOUCH_FAULT when the access took SIGSEGV, which the task
+ * catches. Anything it cannot do as asked is fatal: it answers
  * fatal=TASK_FATAL and exits 2.
  */
 
@@ -91,6 +94,48 @@ static int allowed(u64 nr)
 }
 
 static void handler(int sig) { (void)sig; }
+
+/* touch_read(addr) and touch_write(addr, v) access one byte; a SIGSEGV at
+ * the access resumes at touch_fault, which returns -1 to their caller. */
+__asm__(".text\n"
+	"touch_read:\n"
+	"touch_read_at:\n"
+	"	movzbl (%rdi), %eax\n"
+	"	ret\n"
+	"touch_write:\n"
+	"touch_write_at:\n"
+	"	movb %sil, (%rdi)\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	"touch_fault:\n"
+	"	mov $-1, %rax\n"
+	"	ret\n");
+long touch_read(u64 addr);
+long touch_write(u64 addr, u64 v);
+extern char touch_read_at[], touch_write_at[], touch_fault[];
+
+enum { SIGSEGV = 11, SA_SIGINFO = 4, UC_RIP = 168 /* uc_mcontext.rip in struct ucontext */ };
+
+struct sigact {
+	long h;
+	u64 flags;
+	long r;
+	u64 mask;
+};
+
+/* segv sends a fault of a touch to touch_fault; any other fault kills the
+ * task (the default action, once the handler returns and it faults again). */
+static void segv(int sig, void *info, void *uc)
+{
+	(void)info;
+	u64 *rip = (u64 *)((char *)uc + UC_RIP);
+	if (*rip == (u64)touch_read_at || *rip == (u64)touch_write_at) {
+		*rip = (u64)touch_fault;
+		return;
+	}
+	struct sigact dfl = {0, 0, 0, 0};
+	sys6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
+}
 
 __asm__(".text\n"
 	"restorer:\n"
@@ -214,7 +259,13 @@ static void serve(void)
 			if (q.joinlen > q.len || join(buf + q.len - q.joinlen, q.joinlen) != 0)
 				fail("could not join the namespace a call names");
 		}
-		if (q.kind == TASK_JOIN) {
+		if (q.kind == TASK_TOUCH) {
+			long r = q.args[1] ? touch_write(q.args[0], q.args[2]) : touch_read(q.args[0]);
+			if (r < 0)
+				a.errno = TASK_TOUCH_FAULT;
+			else
+				a.r = (u64)r;
+		} else if (q.kind == TASK_JOIN) {
 			long e = join(buf, q.len);
 			if (e < 0)
 				a.fatal = TASK_FATAL;
@@ -297,6 +348,9 @@ __attribute__((used)) void cmain(long *sp)
 	} act = {handler, SA_RESTORER | SA_RESTART, restorer, 0};
 	if (sys6(SYS_rt_sigaction, TASK_INTERRUPT_SIGNAL, (long)&act, 0, 8, 0, 0) < 0)
 		fail("installing the interrupt handler");
+	struct sigact sa = {(long)segv, SA_SIGINFO | SA_RESTORER, (long)restorer, 0};
+	if (sys6(SYS_rt_sigaction, SIGSEGV, (long)&sa, 0, 8, 0, 0) < 0)
+		fail("installing the fault handler");
 	/* A task shares the process group of the process that started it (a
 	 * test binary, a plugin): Ctrl-C, or timeout -s INT signalling the
 	 * group, must not end it in the middle of a script. It ends with its
