@@ -70,6 +70,7 @@ var allEdges = []edges{
 	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0", "semop bad sops", "semtimedop bad timeout", "semctl bad buffer"}, drawn, 200},
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
+	{shm.Subsystem, []string{"shmat at a window page", "shmat rnd", "shmat remap", "shmat address 1 rnd remap", "shmdt at an address", "shm read", "shm write", "shmget hugetlb"}, drawn, 200},
 }
 
 // drawn names the refused-at-once calls a script holds.
@@ -102,6 +103,7 @@ func drawn(_ testing.TB, script []ops.Op) map[string]bool {
 		case op.Kind == ops.KindShmctl && op.BadBuf:
 			out["shmctl bad buffer"] = true
 		}
+		shmAddrDrawn(op, out)
 	}
 	return out
 }
@@ -272,4 +274,24 @@ func shmReached(_ testing.TB, script []ops.Op) map[string]bool {
 		}
 	}
 	return nil
+}
+
+// shmAddrDrawn names the shm address operations op is.
+func shmAddrDrawn(op ops.Op, out map[string]bool) {
+	switch {
+	case op.Kind == ops.KindShmat && op.Addr.Win:
+		out["shmat at a window page"] = true
+		out["shmat rnd"] = out["shmat rnd"] || op.Flags&ops.ShmatRnd != 0
+		out["shmat remap"] = out["shmat remap"] || op.Flags&ops.ShmatRemap != 0
+	case op.Kind == ops.KindShmat && op.Addr == ops.ShmAddr{Off: 1} && op.Flags&ops.ShmatRnd != 0:
+		out["shmat address 1 rnd remap"] = true
+	case op.Kind == ops.KindShmdt && op.Addr.Win:
+		out["shmdt at an address"] = true
+	case op.Kind == ops.KindShmRead:
+		out["shm read"] = true
+	case op.Kind == ops.KindShmWrite:
+		out["shm write"] = true
+	case op.Kind == ops.KindGet && op.Huge:
+		out["shmget hugetlb"] = true
+	}
 }

@@ -43,6 +43,11 @@ var actions = engine.Actions[*Shadow]{
 		return s.detach(a, src.Intn(ops.NumTasks, "task"))
 	}},
 	{Name: "exit attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).exitTask},
+	{Name: "attach at", Weight: 3, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.attachAt(src, s.pick(src, true)) }},
+	{Name: "attach at a bad address", Weight: 1, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.attachBad(src, s.pick(src, true)) }},
+	{Name: "detach at", Weight: 2, Draw: (*Shadow).detachAt},
+	{Name: "read or write", Weight: 3, Draw: (*Shadow).access},
+	{Name: "hugetlb", Weight: 1, Draw: (*Shadow).hugetlb},
 	{Name: "detach stale", Weight: 1, When: func(s *Shadow) bool { return len(s.attHandles(false)) > 0 }, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(false), "attachment")
 		return s.detach(a, s.atts[a].task)

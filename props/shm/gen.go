@@ -26,6 +26,7 @@ type segment struct {
 	nattch     int
 	task, gen  int // creating task incarnation
 	orphan     bool
+	pages      int64
 }
 
 // attachment is the shadow of one shmat that succeeded.
@@ -33,6 +34,9 @@ type attachment struct {
 	seg       *segment
 	task, gen int
 	live      bool
+	// win: at window page page (pages long).
+	win         bool
+	page, pages int64
 }
 
 // Shadow is the generator's idea of the state a script has reached.
@@ -48,6 +52,7 @@ type Shadow struct {
 	forced     bool
 	renamed    bool
 	swarm      engine.Swarm
+	huge       bool // the get being drawn asks for SHM_HUGETLB
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
@@ -127,7 +132,7 @@ func permitted(g *segment, as uint32, acc uint16) bool {
 func (s *Shadow) get(src engine.Source, key int32) ops.Op {
 	s.nextHandle++
 	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"),
-		Size: engine.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src)}
+		Size: engine.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src), Huge: s.huge}
 	if key != ops.IPCPrivate {
 		switch src.Intn(5, "flags") {
 		case 0:
@@ -146,7 +151,10 @@ func (s *Shadow) get(src engine.Source, key int32) ops.Op {
 	if (key != ops.IPCPrivate && !op.Creat) || op.Size < 1 {
 		return op
 	}
-	g := &segment{key: key, mode: op.Mode, creator: op.As, uid: op.As, live: true, task: int(op.Task), gen: s.gen[op.Task]}
+	if s.huge {
+		return op // the shadow expects no huge pages: never created
+	}
+	g := &segment{key: key, mode: op.Mode, creator: op.As, uid: op.As, live: true, task: int(op.Task), gen: s.gen[op.Task], pages: ops.Pages(op.Size)}
 	s.bind(op.Bind, g)
 	if key != ops.IPCPrivate {
 		s.keys[key] = g
