@@ -121,11 +121,15 @@ func (f shmAddrField) syntax() string {
 	return "w:P[+0xOFF]|0xN"
 }
 
-// plainer moves a window address toward w:0 and drops an offset; an
-// absolute address and a handle stay (handles are the renumbering's).
+// plainer turns shmat's address into NULL (the plain shmat), then moves
+// a window address toward w:0 and drops an offset; a handle stays (handles
+// are the renumbering's).
 func (f shmAddrField) plainer(o *Op) []func(*Op) {
 	var out []func(*Op)
 	a := o.Addr
+	if !f.handles && a != (ShmAddr{}) {
+		out = append(out, func(o *Op) { o.Addr = ShmAddr{} })
+	}
 	if a.Off != 0 {
 		out = append(out, func(o *Op) { o.Addr.Off = 0 })
 	}
@@ -213,11 +217,12 @@ var shmatArgAddr = named("at", shmAddrField{}).Optional()
 // shmAddrArg is the address of shmdt, read and write.
 var shmAddrArg = Arg{field: shmAddrField{handles: true}, handle: ClassAttachment}
 
-// checkShmat refuses an absolute address without SHM_RND that is not 0:
-// it is unaligned, which badaddr says.
+// checkShmat refuses an absolute address with SHM_RND and without
+// SHM_REMAP: rounded down to NULL, it would map the segment at page 0 (as
+// root); with SHM_REMAP it is EINVAL, without SHM_RND unaligned (EINVAL).
 func checkShmat(op Op) error {
-	if op.Addr != (ShmAddr{}) && !op.Addr.Win && op.Flags&ShmatRnd == 0 {
-		return fmt.Errorf("shmat at=0x%x: an absolute address needs rnd (without it, write badaddr)", op.Addr.Off)
+	if op.Addr != (ShmAddr{}) && !op.Addr.Win && op.Flags&ShmatRnd != 0 && op.Flags&ShmatRemap == 0 {
+		return fmt.Errorf("shmat at=0x%x rnd without remap would map page 0", op.Addr.Off)
 	}
 	return nil
 }

@@ -165,6 +165,7 @@ func (g *gen) prologue(b *strings.Builder, sub string, steps []ops.Op, expect []
 	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d };\n", len(steps), g.handles, g.atts)
 	vma := b2i(sub == "vma")
 	fmt.Fprintf(b, "#define REPRO_VMA %d /* the vma subsystem: a window and the heap area */\n#define REPRO_IPC %d /* an IPC subsystem: a private IPC namespace */\n", vma, 1-vma)
+	fmt.Fprintf(b, "#define SHM_WINDOW_BASE 0x%xUL /* each task's shm window */\nenum { SHM_WINDOW_PAGES = %d };\n", shmWindowBase, ops.ShmWindowPages)
 	b.WriteString("\n/* The canonical names of errors, as ipcfuzz writes them. */\n#define ERRNO_NAMES(X)")
 	for _, e := range errnoNames() {
 		fmt.Fprintf(b, " X(%d, %s)", e.num, cString(e.name))
@@ -351,8 +352,14 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.shmat(op), nil
 	case ops.KindShmdt:
 		g.atts = max(g.atts, op.Att)
-		return fmt.Sprintf("\tunsigned long addr = sh->att[%d] && sh->att_task[%d] == self_task ? sh->att[%d] : 0x1000UL;\n", op.Att, op.Att, op.Att) +
-			"\tlong r = syscall(SYS_shmdt, addr);\n\tint e = errno;\n" + fail + fmt.Sprintf("\tsh->att[%d] = 0;\n\tput(out, \"ok\");\n", op.Att), nil
+		s := fmt.Sprintf("\tunsigned long addr = %s;\n", shmAddr(op)) + "\tlong r = syscall(SYS_shmdt, addr);\n\tint e = errno;\n" + fail
+		if op.Att > 0 {
+			s += fmt.Sprintf("\tif (sh->att[%d] == addr)\n\t\tsh->att[%d] = 0;\n", op.Att, op.Att)
+		}
+		return s + "\tput(out, \"ok\");\n", nil
+	case ops.KindShmRead, ops.KindShmWrite:
+		g.atts = max(g.atts, op.Att)
+		return fmt.Sprintf("\tshm_touch(out, %s, %d, %d);\n", shmAddr(op), b2i(op.Kind == ops.KindShmWrite), op.Value), nil
 	case ops.KindShmctl:
 		return g.shmctl(op)
 	case ops.KindRmidForced:
@@ -381,6 +388,9 @@ func (g *gen) get(op ops.Op) string {
 	}
 	if op.Excl {
 		flags += " | IPC_EXCL_"
+	}
+	if op.Huge {
+		flags += " | 04000" // SHM_HUGETLB
 	}
 	var call string
 	if op.Type == ops.Msg {
@@ -632,22 +642,38 @@ func (g *gen) semctl(op ops.Op) (string, error) {
 
 func (g *gen) shmat(op ops.Op) string {
 	flags := "0"
-	if op.Flags&ops.ShmatRdonly != 0 {
-		flags += " | 010000" // SHM_RDONLY
-	}
-	if op.Flags&ops.ShmatExec != 0 {
-		flags += " | 0100000" // SHM_EXEC
+	for _, f := range []struct {
+		bit uint8
+		c   string
+	}{{ops.ShmatRdonly, "010000"}, {ops.ShmatExec, "0100000"}, {ops.ShmatRnd, "020000"}, {ops.ShmatRemap, "040000"}} {
+		if op.Flags&f.bit != 0 {
+			flags += " | " + f.c // SHM_RDONLY, SHM_EXEC, SHM_RND, SHM_REMAP
+		}
 	}
 	addr := "0UL"
-	if op.Flags&ops.ShmatBadAddr != 0 {
+	switch {
+	case op.Flags&ops.ShmatBadAddr != 0:
 		addr = "0x1001UL" // not page-aligned and no SHM_RND: EINVAL
+	case op.Addr != ops.ShmAddr{}:
+		addr = shmAddr(op)
 	}
 	s := asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmat, %s, %s, %s);", g.ref(op.Obj), addr, flags)) + fail + "\tshm_dontfork((unsigned long)r);\n"
 	if op.Bind > 0 {
 		g.atts = max(g.atts, op.Bind)
 		s += fmt.Sprintf("\tsh->att[%d] = (unsigned long)r;\n\tsh->att_task[%d] = self_task;\n", op.Bind, op.Bind)
+		s += fmt.Sprintf("\tsh->att_win[%d] = (unsigned long)r >= shm_window && (unsigned long)r < shm_window + SHM_WINDOW_PAGES * PAGE ? ((unsigned long)r - shm_window) / PAGE + 1 : 0;\n", op.Bind)
 	}
-	return s + "\tput(out, \"ok\");\n"
+	return s + "\tshm_at(out, (unsigned long)r);\n"
+}
+
+// shmWindowBase is where the reproducer's tasks have their shm window (the
+// kernel side's task processes have theirs there too).
+const shmWindowBase = 0x240000000000
+
+// shmAddr is the C expression of the address op names (ops.ShmAddr).
+func shmAddr(op ops.Op) string {
+	a := op.Addr
+	return fmt.Sprintf("shm_addr(%d, %d, %d, %d)", op.Att, b2i(a.Win), a.Page, a.Off)
 }
 
 var shmCmd = map[ops.ShmCmd]string{

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,6 +42,7 @@ struct shared {
 	long h[NHANDLES + 1];
 	unsigned long att[NATTS + 1];
 	int att_task[NATTS + 1];
+	long att_win[NATTS + 1]; /* 1 + the window page of an attachment at a window address */
 	int npids;
 	int pid[MAXPIDS], pid_task[MAXPIDS], pid_gen[MAXPIDS];
 	char out[NTASK][OUT];
@@ -805,5 +807,80 @@ RT void layout(char *out)
 	    (long)((unsigned long)syscall(SYS_brk, 0) - start_brk) / PAGE);
 }
 #else
-RT void vma_setup(void) {}
+/*
+ * IPC scripts: each task's shm window (SHM_WINDOW_PAGES pages at
+ * shm_window, as the ipcfuzz kernel side's task processes have it) with a
+ * PROT_NONE page on each side, mapped here and inherited by the tasks, so
+ * that an attachment that would reach past the window overlaps a mapping.
+ */
+enum { PAGE = 4096 };
+static const unsigned long shm_window = SHM_WINDOW_BASE;
+
+RT void vma_setup(void)
+{
+	void *lo = (void *)(shm_window - PAGE);
+	void *r = mmap(lo, (SHM_WINDOW_PAGES + 2) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (r != lo)
+		setup_failed("the shm window is not free");
+	if (munmap((void *)shm_window, SHM_WINDOW_PAGES * PAGE) < 0)
+		setup_failed("clearing the shm window");
+}
+
+/* shm_addr is the address a step names: attachment att's (its window
+ * address in every task; where the kernel put it in the task holding it;
+ * else page 1), or window page page (win), or the absolute off; plus off. */
+RT unsigned long shm_addr(int att, int win, long page, long off)
+{
+	if (att) {
+		if (sh->att_win[att])
+			return shm_window + (sh->att_win[att] - 1) * PAGE + off;
+		if (sh->att[att] && sh->att_task[att] == self_task)
+			return sh->att[att] + off;
+		return 0x1000UL + off;
+	}
+	if (win)
+		return shm_window + page * PAGE + off;
+	return off;
+}
+
+/* shm_at writes where a shmat landed: at=w:P in the window, else ok. */
+RT void shm_at(char *out, unsigned long r)
+{
+	if (r >= shm_window && r < shm_window + SHM_WINDOW_PAGES * PAGE)
+		put(out, "at=w:%lu", (r - shm_window) / PAGE);
+	else
+		put(out, "ok");
+}
+
+static sigjmp_buf touch_jmp;
+
+static void touch_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(touch_jmp, 1);
+}
+
+/* shm_touch reads or writes one byte at addr: val=N or ok, or fault when
+ * the access takes SIGSEGV. */
+RT void shm_touch(char *out, unsigned long addr, int write, int val)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = touch_segv;
+	if (sigaction(SIGSEGV, &sa, &old) < 0)
+		setup_failed("installing a SIGSEGV handler");
+	if (sigsetjmp(touch_jmp, 1)) {
+		sigaction(SIGSEGV, &old, 0);
+		put(out, "fault");
+		return;
+	}
+	volatile unsigned char *p = (volatile unsigned char *)addr;
+	if (write) {
+		*p = (unsigned char)val;
+		put(out, "ok");
+	} else {
+		put(out, "val=%d", *p);
+	}
+	sigaction(SIGSEGV, &old, 0);
+}
 #endif
