@@ -116,7 +116,7 @@ func (f shmAddrField) zero(o *Op) bool { return o.Att == 0 && o.Addr == ShmAddr{
 
 func (f shmAddrField) syntax() string {
 	if f.handles {
-		return "aN|w:P[+0xOFF]|0xN"
+		return "aN[+0xOFF]|w:P[+0xOFF]|0xN"
 	}
 	return "w:P[+0xOFF]|0xN"
 }
