@@ -208,9 +208,6 @@ func (f shmAccessResult) parse(_ *Op, r *Result, text string) error {
 	return nil
 }
 
-// hasAddr reports whether a shmat names an address.
-func hasAddr(o *Op) bool { return o.Addr != ShmAddr{} }
-
 // shmatArgAddr is shmat's at=: a window address or a small absolute one.
 var shmatArgAddr = named("at", shmAddrField{}).Optional()
 
