@@ -268,6 +268,9 @@ type AddressSpace interface {
 	Open(f VMAFileArgs) (Errno, error)
 	Reopen(f VMAFileArgs) (Errno, error)
 	Dup(f VMAFileArgs) (Errno, error)
+	// Seal is mseal(Start, Pages, 0); ENOSYS where the kernel has no
+	// mseal (QuirkMseal unset).
+	Seal(a VMAArgs) (Errno, error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
 	// Reset returns to the initial state: both regions empty, the break at
@@ -717,18 +720,22 @@ const (
 	// one at the start of an empty heap; later kernels compare strictly
 	// (vma_is_initial_heap).
 	QuirkHeapLabelInclusive
+	// QuirkMseal: the mseal system call exists (6.10); without it mseal is
+	// ENOSYS. The kernel side reports it by calling mseal, never from the
+	// release.
+	QuirkMseal
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive",
+	"heap-label-inclusive", "mseal",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
 // written against (6.18.44 on x86-64 with protection keys).
 const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
-	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap
+	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
 
 // String writes the quirks' names joined by commas ("-" for none).
 func (q VMAQuirks) String() string {

@@ -42,6 +42,12 @@ const (
 	KindLayout
 )
 
+// KindSeal is mseal of a range (Linux 6.10): the VMAs get VM_SEALED, and
+// munmap, mprotect, mremap, MAP_FIXED over them and the discarding advices
+// on read-only anonymous memory refuse them with EPERM. Its number stands
+// apart from the list above so that kinds added there do not move it.
+const KindSeal Kind = 90
+
 // rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
 // area); with pages false, one page "w:S".
 type rangeField struct{ pages bool }
@@ -223,6 +229,8 @@ func init() {
 		KindSpec{Kind: KindDup, Name: "dup", Doc: "dup of fN (the same open file description); binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of })},
 			Check: checkVMAFile},
+		KindSpec{Kind: KindSeal, Name: "seal", Doc: "mseal (Linux 6.10+; ENOSYS where the kernel has none): sealed VMAs refuse munmap, mprotect, mremap, MAP_FIXED and discarding advices with EPERM", Subsystem: "vma",
+			Args: []Arg{rng}, Check: checkVMA},
 		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
 			Result: layoutResult{}},
 	)

@@ -25,8 +25,10 @@ func (s *Space) brkShrink(newbrk, oldbrk int64) ops.Errno {
 	if v := s.layout.Find(newbrk); v == nil || v.Start >= oldbrk {
 		return ops.ENOMEM
 	}
+	if _, _, errno := s.vmsGatherMunmapVMAs(newbrk, oldbrk); errno != ops.OK {
+		return ops.ENOMEM // a sealed VMA: the break stays where it was
+	}
 	s.brk = newbrk
-	s.vmsGatherMunmapVMAs(newbrk, oldbrk)
 	return ops.OK
 }
 

@@ -65,6 +65,9 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 	if v == nil {
 		return ops.EFAULT
 	}
+	if v.Flags&VMSealed != 0 {
+		return ops.EPERM // mremap of a sealed VMA
+	}
 	switch {
 	case vrm.oldLen == vrm.newLen:
 		vrm.typ = remapNoResize
@@ -106,8 +109,8 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 func (s *Space) mremapAt(vrm *remapState) ops.Errno {
 	switch vrm.typ {
 	case remapShrink:
-		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
-		return ops.OK
+		_, _, errno := s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		return errno
 	case remapExpand:
 		v := vrm.vma
 		if v.End-vrm.addr != vrm.oldLen || !s.vmaExpandable(v, vrm.delta) {
@@ -139,12 +142,16 @@ func (s *Space) vmaMergeExtend(v *VMA, delta int64) *VMA {
 // mremapTo moves to a fixed address: unmap the target, shrink the source
 // if asked, then move.
 func (s *Space) mremapTo(vrm *remapState) ops.Errno {
-	s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen)
+	if _, _, errno := s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen); errno != ops.OK {
+		return errno
+	}
 	if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
 		return ops.EFAULT
 	}
 	if vrm.typ == remapShrink {
-		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		if _, _, errno := s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen); errno != ops.OK {
+			return errno
+		}
 		if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
 			return ops.EFAULT
 		}

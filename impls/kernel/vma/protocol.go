@@ -43,8 +43,10 @@ import (
 //	state     -                                                   the break; smaps lines of the VMAs
 //	                                                              meeting the window or the heap area
 //	                                                              (header, ProtectionKey, VmFlags)
-//	reset     -                                                   -
+//	reset     -                                                   - (EPERM: something sealed stays;
+//	                                                              the helper must be replaced)
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
+//	seal      -                                                   - (mseal; ENOSYS without it)
 //
 // The helper exits when its request pipe is closed.
 const (
@@ -63,6 +65,7 @@ const (
 	opState
 	opReset
 	opMeasure
+	opSeal
 )
 
 // opNames names the operations in C (OP_<name>).
@@ -70,6 +73,7 @@ var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
 	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
+	opSeal: "SEAL",
 }
 
 // The helper's file descriptors: requests in, responses out.

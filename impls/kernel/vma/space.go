@@ -5,6 +5,7 @@ package vma
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/madv"
 	"strconv"
@@ -121,10 +122,22 @@ func (h *Helper) Reopen(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCal
 // Dup implements ops.AddressSpace.
 func (h *Helper) Dup(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(opDup, f) }
 
-// Reset implements ops.AddressSpace.
+// ErrSealed is Reset's error when a sealed VMA stays in the window or the
+// heap area: no call removes it, only a new helper starts clean
+// (Restarting does that).
+var ErrSealed = errors.New("vma helper: a sealed VMA stays after the reset")
+
+// Reset implements ops.AddressSpace; ErrSealed if something sealed stays.
 func (h *Helper) Reset() error {
-	if _, err := h.call(request{op: opReset}); err != nil {
+	r, err := h.call(request{op: opReset})
+	if err != nil {
 		return err
+	}
+	if r.err == int32(ops.EPERM) {
+		return ErrSealed
+	}
+	if r.err != 0 {
+		return fmt.Errorf("vma helper %d: reset: errno %d", h.pid, r.err)
 	}
 	h.mu.Lock()
 	h.inodes = map[uint64]int{}
@@ -342,3 +355,7 @@ func le64(b []byte) uint64 {
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
+
+// Seal implements ops.AddressSpace: mseal, ENOSYS where the kernel has
+// none (the helper calls it all the same).
+func (h *Helper) Seal(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opSeal, a) }

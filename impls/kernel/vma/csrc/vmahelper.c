@@ -25,7 +25,7 @@ enum {
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
 	SYS_pipe2 = 293, SYS_memfd_create = 319,
-	SYS_mlock2 = 325,
+	SYS_mlock2 = 325, SYS_mseal = 462,
 };
 
 enum {
@@ -36,7 +36,7 @@ enum {
 	MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MLOCK_ONFAULT = 1,
 	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9,
 	CLOCK_MONOTONIC = 1,
-	EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
+	EPERM = 1, EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
 };
 
 struct out {
@@ -433,7 +433,8 @@ static i64 op_file(const struct req *q, i64 *ino)
 	return 0;
 }
 
-/* restore_brk puts the break back at start_brk and clears the heap area. */
+/* restore_brk puts the break back at start_brk and clears the heap area;
+ * -EPERM if a sealed VMA is in the way, -1 if it fails otherwise. */
 static int restore_brk(void)
 {
 	u64 cur = sys1(SYS_brk, 0);
@@ -441,24 +442,32 @@ static int restore_brk(void)
 		/* The heap was unmapped under the break: give the shrink a page. */
 		if (cur <= start_brk || cur > start_brk + heap_pages * PAGE)
 			return -1;
-		sys6(SYS_mmap, cur - PAGE, PAGE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		u64 below = (cur - 1) & ~(PAGE - 1);
+		if (sys6(SYS_mmap, below, PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == -EPERM)
+			return -EPERM;
 		if ((u64)sys1(SYS_brk, start_brk) != start_brk)
 			return -1;
 	}
-	sys2(SYS_munmap, start_brk, (heap_pages + 1) * PAGE);
+	if (sys2(SYS_munmap, start_brk, (heap_pages + 1) * PAGE) == -EPERM)
+		return -EPERM;
 	return 0;
 }
 
+/* op_reset empties the window and the heap area and closes the files;
+ * EPERM if a sealed VMA stays (only a new helper gets rid of it). */
 static i64 op_reset(void)
 {
-	sys2(SYS_munmap, window_base, window_pages * PAGE);
+	i64 sealed = sys2(SYS_munmap, window_base, window_pages * PAGE) == -EPERM;
 	for (int h = 1; h <= MAX_HANDLES; h++) {
 		if (handle_fd[h] >= 0)
 			sys1(SYS_close, handle_fd[h]);
 		handle_fd[h] = -1;
 	}
-	return restore_brk() < 0 ? HELPER_FAILED : 0;
+	int r = restore_brk();
+	if (sealed || r == -EPERM)
+		return EPERM;
+	return r < 0 ? HELPER_FAILED : 0;
 }
 
 static i64 now_ns(void)
@@ -570,6 +579,9 @@ static void serve_one(const struct req *q)
 		break;
 	case OP_REMAP:
 		e = op_remap(q);
+		break;
+	case OP_SEAL:
+		e = neg(sys3(SYS_mseal, addr, len, 0));
 		break;
 	default:
 		e = BAD_REQUEST;
@@ -733,6 +745,10 @@ static u64 probe_quirks(void)
 	    window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "??"))
 		q |= Q_LF_UNNAMED;
 	clear_window();
+	/* mseal exists: an empty range is a success that seals nothing; a
+	 * kernel without it says ENOSYS. */
+	if (sys3(SYS_mseal, window_base, 0, 0) == 0)
+		q |= Q_MSEAL;
 	return q;
 }
 
