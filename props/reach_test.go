@@ -20,6 +20,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
+	"github.com/ipcfuzz/ipcfuzz/props/vma"
 )
 
 var reachTable = flag.Int("reach.table", 0, "print how many of this many scripts per engine reach each edge (TestGeneratorsReachTheEdges)")
@@ -70,6 +71,29 @@ var allEdges = []edges{
 	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0", "semop bad sops", "semtimedop bad timeout", "semctl bad buffer"}, drawn, 200},
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
+	// mseal and what it refuses afterwards (issue 21 item 7).
+	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal"}, vmaDrawn, 200},
+}
+
+// vmaDrawn names the vma operations of issue 21 a script holds.
+func vmaDrawn(_ testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	sealed := false
+	for _, op := range script {
+		switch op.Kind {
+		case ops.KindSeal:
+			if op.VMA.Pages == 0 {
+				out["empty seal"] = true
+			} else {
+				out["seal"], sealed = true, true
+			}
+		case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindRemap:
+			if sealed {
+				out["change after a seal"] = true
+			}
+		}
+	}
+	return out
 }
 
 // drawn names the refused-at-once calls a script holds.
