@@ -394,5 +394,6 @@ func (s *Shadow) seal(src Source, r int) ops.Op {
 	if oneIn(src, 8, "empty seal?") {
 		n = 0
 	}
+	s.sealed = n > 0
 	return ops.Op{Kind: ops.KindSeal, VMA: ops.VMAArgs{Heap: r == heap, Start: start, Pages: n}}
 }

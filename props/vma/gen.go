@@ -54,6 +54,9 @@ type Shadow struct {
 	// edges are the ends of recent ranges, per region, which later ranges
 	// start or end on.
 	edges [2][]int64
+	// sealed: the script sealed something already; one seal a script is
+	// enough (what it seals refuses most later changes).
+	sealed bool
 	// pending are operations drawn ahead (a set-up), which Step hands out
 	// first.
 	pending []ops.Op
@@ -116,7 +119,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	menu := baseMenu
 	if len(s.moves) > 0 {
-		menu = append(menu[:len(menu):len(menu)], actBack, actBack)
+		menu = append(menu[:len(menu):len(menu)], actBack, actBack, actBack)
 	}
 	if len(s.alikeGaps(window)) > 0 {
 		menu = append(menu[:len(menu):len(menu)], actGrow, actGrow)
@@ -161,6 +164,9 @@ func (s *Shadow) Step(src Source) ops.Op {
 	case actLayout:
 		return ops.Op{Kind: ops.KindLayout}
 	case actSeal:
+		if s.sealed {
+			return ops.Op{Kind: ops.KindLayout}
+		}
 		return s.seal(src, s.region(src))
 	}
 	return s.bad(src)
