@@ -72,7 +72,7 @@ var allEdges = []edges{
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
 	// mseal and what it refuses afterwards (issue 21 item 7).
-	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal"}, vmaDrawn, 200},
+	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes"}, vmaDrawn, 200},
 }
 
 // vmaDrawn names the vma operations of issue 21 a script holds.
@@ -81,6 +81,10 @@ func vmaDrawn(_ testing.TB, script []ops.Op) map[string]bool {
 	sealed := false
 	for _, op := range script {
 		switch op.Kind {
+		case ops.KindBrk:
+			if op.VMA.BreakBytes != 0 {
+				out["brk by bytes"] = true
+			}
 		case ops.KindSeal:
 			if op.VMA.Pages == 0 {
 				out["empty seal"] = true

@@ -216,8 +216,9 @@ func init() {
 				pages("to", func(o *Op) *int64 { return &o.VMA.Target }).When(func(o *Op) bool { return o.VMA.Fixed }),
 			},
 			Check: checkVMA},
-		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it)", Subsystem: "vma",
-			Args:  []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0))},
+		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it), and bytes= more (a break not page-aligned, stored as given)", Subsystem: "vma",
+			Args: []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0)),
+				named("bytes", dec(func(o *Op) *int64 { return &o.VMA.BreakBytes }, 0, VMAPageBytes-1, 0)).Optional()},
 			Check: checkVMA},
 		KindSpec{Kind: KindOpen, Name: "open", Doc: "open a new file; binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
@@ -245,7 +246,7 @@ func (layoutResult) format(_ *Op, r *Result) string {
 	for i, v := range r.Layout.VMAs {
 		parts[i] = FormatVMA(v)
 	}
-	return "[" + strings.Join(parts, " | ") + "] brk=" + strconv.FormatInt(r.Layout.Brk, 10)
+	return "[" + strings.Join(parts, " | ") + "] brk=" + formatBrk(r.Layout.Brk, r.Layout.BrkBytes)
 }
 
 func (layoutResult) parse(_ *Op, r *Result, text string) error {
@@ -254,11 +255,11 @@ func (layoutResult) parse(_ *Op, r *Result, text string) error {
 	if !ok || !ok2 {
 		return fmt.Errorf("layout result %q: want [VMA | VMA ...] brk=N", clip(text))
 	}
-	n, err := strconv.ParseInt(brk, 10, 64)
+	n, b, err := parseBrk(brk)
 	if err != nil {
-		return fmt.Errorf("layout result %q: brk=%q is not a number", clip(text), clip(brk))
+		return fmt.Errorf("layout result %q: %w", clip(text), err)
 	}
-	r.Layout.Brk = n
+	r.Layout.Brk, r.Layout.BrkBytes = n, b
 	if strings.TrimSpace(inner) == "" {
 		return nil
 	}

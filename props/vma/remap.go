@@ -177,8 +177,14 @@ func (s *Shadow) brkOp(src Source) ops.Op {
 	}
 	b := engine.Pick(src, []int64{s.brk + 1, s.brk + 2, s.brk - 1, s.brk + 4, 0, next - 1, next, s.brk - 3, -1}, "break")
 	b = max(-ops.VMABrkBelow, min(b, ops.VMAHeapPages))
+	op := brkOp(b)
+	if b < ops.VMAHeapPages && oneIn(src, 4, "brk by bytes?") {
+		// a break inside a page: the heap reaches the page's end
+		op.VMA.BreakBytes = engine.Pick(src, []int64{1, ops.VMAPageBytes / 2, ops.VMAPageBytes - 1, 100}, "break bytes")
+		b++
+	}
 	s.doBrk(b)
-	return brkOp(b)
+	return op
 }
 
 // nearBreak draws an operation on the heap area next to the break: a

@@ -747,7 +747,7 @@ func vmaStep(op ops.Op) (string, error) {
 		}
 	case ops.KindBrk:
 		// A break the kernel refuses leaves the old one: ENOMEM.
-		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break), nil
+		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE + %dL;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break, a.BreakBytes), nil
 	}
 	return "\t" + call + "\n\tput_result(out, r, errno);\n", nil
 }

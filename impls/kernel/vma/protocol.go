@@ -36,7 +36,7 @@ import (
 //	lock      a: MLOCK_ONFAULT (1) or not                         -
 //	unlock    -                                                   -
 //	remap     a: new pages, fixed (1) or in place, target page    -
-//	brk       a: the break in pages above start_brk               - (ENOMEM if it did not move)
+//	brk       a: the break in pages above start_brk, bytes more   - (ENOMEM if it did not move)
 //	open      a: handle, -, read-only                             inode
 //	reopen    a: handle, of, read-only                            inode
 //	dup       a: handle, of                                       inode

@@ -89,7 +89,7 @@ func (h *Helper) Remap(a ops.VMAArgs) (ops.Errno, error) {
 
 // Brk implements ops.AddressSpace.
 func (h *Helper) Brk(a ops.VMAArgs) (ops.Errno, error) {
-	return h.rangeCall(opBrk, a, a.Break)
+	return h.rangeCall(opBrk, a, a.Break, a.BreakBytes)
 }
 
 // fileCall binds a handle; the inode it returns identifies the file.
@@ -230,7 +230,8 @@ func parseHeader(line string) (smapsVMA, error) {
 
 // parseState turns the helper's smaps lines into the observable.
 func (h *Helper) parseState(text []byte, brk uint64) (ops.VMAState, error) {
-	st := ops.VMAState{Brk: (int64(brk) - int64(h.startBrk)) / pageSize}
+	above := int64(brk) - int64(h.startBrk) // never below start_brk
+	st := ops.VMAState{Brk: above / pageSize, BrkBytes: above % pageSize}
 	vmas, err := parseSmaps(text)
 	if err != nil {
 		return st, err

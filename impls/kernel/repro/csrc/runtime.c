@@ -801,8 +801,10 @@ RT void layout(char *out)
 			l = nl ? nl + 1 : l + strlen(l);
 		}
 	}
-	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1],
-	    (long)((unsigned long)syscall(SYS_brk, 0) - start_brk) / PAGE);
+	long above = (long)((unsigned long)syscall(SYS_brk, 0) - start_brk);
+	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1], above / (long)PAGE);
+	if (above % (long)PAGE) /* a break inside a page: "+bytes" */
+		put(out, "+%ld", above % (long)PAGE);
 }
 #else
 RT void vma_setup(void) {}

@@ -370,10 +370,10 @@ static i64 op_remap(const struct req *q)
 
 static i64 op_brk(const struct req *q)
 {
-	i64 b = q->a[0];
-	if (b < -2 || b > (i64)heap_pages)
+	i64 b = q->a[0], bytes = q->a[1];
+	if (b < -2 || b > (i64)heap_pages || bytes < 0 || bytes >= PAGE || (b == (i64)heap_pages && bytes))
 		return BAD_RANGE;
-	u64 want = start_brk + b * PAGE;
+	u64 want = start_brk + b * PAGE + bytes;
 	return (u64)sys1(SYS_brk, want) == want ? 0 : 12; /* ENOMEM */
 }
 
