@@ -39,11 +39,11 @@ type Space struct {
 	startBrk, brk int64
 	// brkBytes are the bytes of the break past the page brk (the break is
 	// brk pages and brkBytes bytes).
-	brkBytes int64
-	nextFile      int // open file descriptions made
-	nextInode     int // files opened (ordinals)
-	nextShm       int // shmem objects made for shared anonymous mappings
-	nextAnon      int // anon_vmas made
+	brkBytes  int64
+	nextFile  int // open file descriptions made
+	nextInode int // files opened (ordinals)
+	nextShm   int // shmem objects made for shared anonymous mappings
+	nextAnon  int // anon_vmas made
 }
 
 var _ ops.AddressSpace = (*Space)(nil)
