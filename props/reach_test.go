@@ -72,7 +72,7 @@ var allEdges = []edges{
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
 	// mseal and what it refuses afterwards (issue 21 item 7).
-	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes"}, vmaDrawn, 200},
+	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes", "remap maymove"}, vmaDrawn, 200},
 }
 
 // vmaDrawn names the vma operations of issue 21 a script holds.
@@ -92,6 +92,9 @@ func vmaDrawn(_ testing.TB, script []ops.Op) map[string]bool {
 				out["seal"], sealed = true, true
 			}
 		case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindRemap:
+			if op.Kind == ops.KindRemap && op.VMA.MayMove {
+				out["remap maymove"] = true
+			}
 			if sealed {
 				out["change after a seal"] = true
 			}

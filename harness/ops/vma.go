@@ -222,6 +222,10 @@ type VMAArgs struct {
 	NewPages int64
 	Fixed    bool
 	Target   int64
+	// MayMove: Remap is MREMAP_MAYMOVE without MREMAP_FIXED, of a window
+	// range: the kernel picks the new address when it cannot resize in
+	// place (AddressSpace.RemapMayMove).
+	MayMove bool
 	// Break is Brk's new break, in pages above the initial break, and
 	// BreakBytes (0..VMAPageBytes-1) bytes more.
 	Break int64
@@ -276,6 +280,13 @@ type AddressSpace interface {
 	// Seal is mseal(Start, Pages, 0); ENOSYS where the kernel has no
 	// mseal (QuirkMseal unset).
 	Seal(a VMAArgs) (Errno, error)
+	// RemapMayMove is mremap(Start, Pages, NewPages, MREMAP_MAYMOVE): it
+	// returns the page of the window the range is at afterwards (where it
+	// was, or where get_unmapped_area put it: the top of the highest gap of
+	// the window that fits, nothing above the window being free). A range
+	// that lands below the window, wholly or in part, is unmapped at once,
+	// and its page is negative.
+	RemapMayMove(a VMAArgs) (at int64, e Errno, err error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
 	// Reset returns to the initial state: both regions empty, the break at
@@ -321,6 +332,9 @@ func CheckVMAArgs(a VMAArgs) error {
 		if err := CheckVMARange(a.Heap, a.Target, a.NewPages); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
+	}
+	if a.MayMove && (a.Fixed || a.Heap) {
+		return fmt.Errorf("maymove: want a window range and no fixed target")
 	}
 	if a.Break < -VMABrkBelow || a.Break > VMAHeapPages {
 		return fmt.Errorf("break %d: want %d..%d", a.Break, -VMABrkBelow, VMAHeapPages)

@@ -210,12 +210,14 @@ func init() {
 			Args:  []Arg{rng, flagBool("onfault", func(o *Op) *bool { return &o.VMA.OnFault })},
 			Check: checkVMA},
 		KindSpec{Kind: KindUnlock, Name: "unlock", Doc: "munlock", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
-		KindSpec{Kind: KindRemap, Name: "remap", Doc: "mremap to new pages, in place or moved (fixed to=PAGE)", Subsystem: "vma",
+		KindSpec{Kind: KindRemap, Name: "remap", Doc: "mremap to new pages, in place, moved (fixed to=PAGE), or where the kernel picks (maymove: the result is at=PAGE, where it landed relative to the window; a range landing below the window is unmapped at once)", Subsystem: "vma",
 			Args: []Arg{rng, pages("new", func(o *Op) *int64 { return &o.VMA.NewPages }),
 				flagBool("fixed", func(o *Op) *bool { return &o.VMA.Fixed }),
 				pages("to", func(o *Op) *int64 { return &o.VMA.Target }).When(func(o *Op) bool { return o.VMA.Fixed }),
+				flagBool("maymove", func(o *Op) *bool { return &o.VMA.MayMove }),
 			},
-			Check: checkVMA},
+			Result: byOp(remapResult),
+			Check:  checkVMA},
 		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it), and bytes= more (a break not page-aligned, stored as given)", Subsystem: "vma",
 			Args: []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0)),
 				named("bytes", dec(func(o *Op) *int64 { return &o.VMA.BreakBytes }, 0, VMAPageBytes-1, 0)).Optional()},
@@ -271,4 +273,13 @@ func (layoutResult) parse(_ *Op, r *Result, text string) error {
 		r.Layout.VMAs = append(r.Layout.VMAs, v)
 	}
 	return nil
+}
+
+// remapResult is a remap's result: where the range is now (at=PAGE of the
+// window, negative below it) for maymove, else only ok.
+func remapResult(op *Op) ResultForm {
+	if !op.VMA.MayMove {
+		return okResult{}
+	}
+	return fieldsResult{{"at", dec(func(r *Result) *int64 { return &r.ID }, -VMAWindowPages, VMAWindowPages, 0)}}
 }

@@ -107,7 +107,7 @@ var baseMenu = []action{
 	actMap, actNeighbour, actNeighbour, actNeighbour, actFill, actOver,
 	actProtect, actProtect, actRestore, actRestore, actRestore, actTouch, actTouch, actTouch,
 	actAdvise, actAdvise, actLock, actUnlock, actUnmap,
-	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actSeal, actBad, actBad,
+	actGrow, actShrink, actMove, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actSeal, actBad, actBad,
 }
 
 // Step draws one operation and advances the shadow by its expected effect.

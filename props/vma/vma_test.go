@@ -152,7 +152,7 @@ func TestGeneratorReaches(t *testing.T) {
 			require.NoError(t, err)
 			snap, err := m.Snapshot()
 			require.NoError(t, err)
-			for _, what := range classify(op, r.Err, before, snap.VMA) {
+			for _, what := range classify(op, r, before, snap.VMA) {
 				seen[what] = true
 			}
 			before = snap.VMA
@@ -181,7 +181,8 @@ func TestGeneratorReaches(t *testing.T) {
 }
 
 // classify names what an operation did, from the states before and after.
-func classify(op ops.Op, errno ops.Errno, before, after ops.VMAState) []string {
+func classify(op ops.Op, r ops.Result, before, after ops.VMAState) []string {
+	errno := r.Err
 	if errno != ops.OK {
 		out := []string{errno.String()}
 		if errno == ops.ENOMEM && op.Kind == ops.KindProtect {
@@ -201,6 +202,8 @@ func classify(op ops.Op, errno ops.Errno, before, after ops.VMAState) []string {
 		switch {
 		case a.Fixed:
 			return merged("move", a.Heap, a.Target, a.Target+a.NewPages, after)
+		case a.MayMove && r.ID != a.Start && r.ID >= 0: // moved where the kernel picked
+			return merged("move", false, r.ID, r.ID+a.NewPages, after)
 		case a.NewPages > a.Pages:
 			if v, ok := containing(after, a.Heap, a.Start); ok && v.End > a.Start+a.NewPages {
 				return []string{"remap grows into next"}

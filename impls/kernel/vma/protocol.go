@@ -35,7 +35,8 @@ import (
 //	advise    a: MADV_* number                                    -
 //	lock      a: MLOCK_ONFAULT (1) or not                         -
 //	unlock    -                                                   -
-//	remap     a: new pages, fixed (1) or in place, target page    -
+//	remap     a: new pages, fixed (1), maymove (2) or in place,   maymove: the window page it is at
+//	          target page
 //	brk       a: the break in pages above start_brk, bytes more   - (ENOMEM if it did not move)
 //	open      a: handle, -, read-only                             inode
 //	reopen    a: handle, of, read-only                            inode

@@ -84,7 +84,25 @@ func (h *Helper) Unlock(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(o
 
 // Remap implements ops.AddressSpace.
 func (h *Helper) Remap(a ops.VMAArgs) (ops.Errno, error) {
+	if a.MayMove {
+		_, e, err := h.RemapMayMove(a)
+		return e, err
+	}
 	return h.rangeCall(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+}
+
+// RemapMayMove implements ops.AddressSpace: the helper fills every gap
+// above the window for the call, so that the kernel's top-down search
+// finds the window first, and unmaps a range that landed below it.
+func (h *Helper) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, 0, err
+	}
+	r, err := h.call(request{op: opRemap, region: regionOf(a), start: a.Start, pages: a.Pages, a: [4]int64{a.NewPages, 2}})
+	if err != nil || r.err != 0 {
+		return 0, ops.Errno(r.err), err
+	}
+	return r.val, ops.OK, nil
 }
 
 // Brk implements ops.AddressSpace.
