@@ -740,6 +740,9 @@ func vmaStep(op ops.Op) (string, error) {
 	case ops.KindSeal:
 		call = fmt.Sprintf("long r = syscall(462 /* SYS_mseal */, %s, %s, 0);", addr, length)
 	case ops.KindRemap:
+		if a.MayMove {
+			return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", addr, a.Pages, a.NewPages), nil
+		}
 		if a.Fixed {
 			call = fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Heap, a.Target)) // MREMAP_MAYMOVE | MREMAP_FIXED
 		} else {
