@@ -20,6 +20,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
+	"github.com/ipcfuzz/ipcfuzz/props/vma"
 )
 
 var reachTable = flag.Int("reach.table", 0, "print how many of this many scripts per engine reach each edge (TestGeneratorsReachTheEdges)")
@@ -76,6 +77,8 @@ var allEdges = []edges{
 	{msg.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
 	{sem.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
 	{shm.Subsystem, []string{"a task above t4"}, manyTasks, 200},
+	// mseal and what it refuses afterwards (issue 21 item 7).
+	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes", "remap maymove"}, vmaDrawn, 200},
 }
 
 // manyTasks says whether a script names a task above engine.FewTasks, and
@@ -115,6 +118,34 @@ func manyTasks(t testing.TB, script []ops.Op) map[string]bool {
 		}
 		if n > engine.FewTasks {
 			out["more than 4 asleep"] = true
+		}
+	}
+	return out
+}
+
+// vmaDrawn names the vma operations of issue 21 a script holds.
+func vmaDrawn(_ testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	sealed := false
+	for _, op := range script {
+		switch op.Kind {
+		case ops.KindBrk:
+			if op.VMA.BreakBytes != 0 {
+				out["brk by bytes"] = true
+			}
+		case ops.KindSeal:
+			if op.VMA.Pages == 0 {
+				out["empty seal"] = true
+			} else {
+				out["seal"], sealed = true, true
+			}
+		case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindRemap:
+			if op.Kind == ops.KindRemap && op.VMA.MayMove {
+				out["remap maymove"] = true
+			}
+			if sealed {
+				out["change after a seal"] = true
+			}
 		}
 	}
 	return out

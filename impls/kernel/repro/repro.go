@@ -364,7 +364,7 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.shmctl(op)
 	case ops.KindRmidForced:
 		return g.sysctl(op, "shm_rmid_forced", strconv.FormatInt(op.Value, 10)), nil
-	case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindTouch, ops.KindAdvise, ops.KindLock, ops.KindUnlock, ops.KindRemap, ops.KindBrk:
+	case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindTouch, ops.KindAdvise, ops.KindLock, ops.KindUnlock, ops.KindRemap, ops.KindBrk, ops.KindSeal:
 		return vmaStep(op)
 	case ops.KindLayout:
 		return "\tlayout(out);\n", nil
@@ -763,7 +763,12 @@ func vmaStep(op ops.Op) (string, error) {
 		}
 	case ops.KindUnlock:
 		call = fmt.Sprintf("long r = syscall(SYS_munlock, %s, %s);", addr, length)
+	case ops.KindSeal:
+		call = fmt.Sprintf("long r = syscall(462 /* SYS_mseal */, %s, %s, 0);", addr, length)
 	case ops.KindRemap:
+		if a.MayMove {
+			return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", addr, a.Pages, a.NewPages), nil
+		}
 		if a.Fixed {
 			call = fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Heap, a.Target)) // MREMAP_MAYMOVE | MREMAP_FIXED
 		} else {
@@ -771,7 +776,7 @@ func vmaStep(op ops.Op) (string, error) {
 		}
 	case ops.KindBrk:
 		// A break the kernel refuses leaves the old one: ENOMEM.
-		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break), nil
+		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE + %dL;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break, a.BreakBytes), nil
 	}
 	return "\t" + call + "\n\tput_result(out, r, errno);\n", nil
 }

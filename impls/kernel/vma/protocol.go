@@ -35,16 +35,19 @@ import (
 //	advise    a: MADV_* number                                    -
 //	lock      a: MLOCK_ONFAULT (1) or not                         -
 //	unlock    -                                                   -
-//	remap     a: new pages, fixed (1) or in place, target page    -
-//	brk       a: the break in pages above start_brk               - (ENOMEM if it did not move)
+//	remap     a: new pages, fixed (1), maymove (2) or in place,   maymove: the window page it is at
+//	          target page
+//	brk       a: the break in pages above start_brk, bytes more   - (ENOMEM if it did not move)
 //	open      a: handle, -, read-only                             inode
 //	reopen    a: handle, of, read-only                            inode
 //	dup       a: handle, of                                       inode
 //	state     -                                                   the break; smaps lines of the VMAs
 //	                                                              meeting the window or the heap area
 //	                                                              (header, ProtectionKey, VmFlags)
-//	reset     -                                                   -
+//	reset     -                                                   - (EPERM: something sealed stays;
+//	                                                              the helper must be replaced)
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
+//	seal      -                                                   - (mseal; ENOSYS without it)
 //
 // The helper exits when its request pipe is closed.
 const (
@@ -63,6 +66,7 @@ const (
 	opState
 	opReset
 	opMeasure
+	opSeal
 )
 
 // opNames names the operations in C (OP_<name>).
@@ -70,6 +74,7 @@ var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
 	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
+	opSeal: "SEAL",
 }
 
 // The helper's file descriptors: requests in, responses out.

@@ -613,7 +613,9 @@ RT void vma_setup(void)
 		errno = EBUSY;
 		setup_failed("the heap is in use before main (a static glibc puts its TLS there): build without -static");
 	}
-	if (!region_free(window_base - PAGE, window_base + (WINDOW_PAGES + 1) * PAGE))
+	/* the window, a page above it and as many below (where a range the
+	 * kernel places may land) */
+	if (!region_free(window_base - WINDOW_PAGES * PAGE, window_base + (WINDOW_PAGES + 1) * PAGE))
 		setup_failed("the window is not free");
 	if (!region_free(start_brk, start_brk + (HEAP_PAGES + 1) * PAGE))
 		setup_failed("the heap area is not free");
@@ -621,6 +623,75 @@ RT void vma_setup(void)
 		setup_failed("pipe");
 	static char line[4096];
 	setvbuf(stdout, line, _IOLBF, sizeof line); /* stdio must not take the heap */
+}
+
+/*
+ * remap_maymove is mremap(MREMAP_MAYMOVE) without MREMAP_FIXED, placed as
+ * ipcfuzz's kernel side places it: for the call, every gap above the window
+ * up to a little below the stack is filled with a PROT_NONE mapping of a
+ * file of its own, so that the kernel's top-down search finds the window's
+ * highest gap that fits, or the one at its bottom, which goes on below it.
+ * A range that lands below the window is unmapped at once. The result is
+ * "at=PAGE", the window page the range is at.
+ */
+static char maps_buf[1 << 20];
+static unsigned long fill_at[256][2];
+
+RT void remap_maymove(char *out, unsigned long addr, unsigned long old_pages, unsigned long new_pages)
+{
+	static int fill_fd = -1;
+	unsigned long lo = window_base + WINDOW_PAGES * PAGE, top = 0, cur = lo;
+	int n = 0;
+	if (fill_fd < 0 && (fill_fd = memfd_create("ipcfuzz-vma-fill", 0)) < 0)
+		setup_failed("memfd_create (fill)");
+	if (read_file("/proc/self/maps", maps_buf, sizeof maps_buf) < 0)
+		setup_failed("reading /proc/self/maps");
+	for (char *l = maps_buf; *l;) {
+		unsigned long a, b;
+		char *nl = strchr(l, '\n');
+		if (sscanf(l, "%lx-%lx", &a, &b) == 2 && nl && memmem(l, nl - l, "[stack]", 7))
+			top = a;
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	if (top < lo + (8UL << 20))
+		setup_failed("finding the stack above the window");
+	top -= 4UL << 20; /* above mmap_base, below the stack's guard */
+	for (char *l = maps_buf;; ) {
+		unsigned long a = top, b = top;
+		char *nl = strchr(l, '\n');
+		if (*l && sscanf(l, "%lx-%lx", &a, &b) != 2)
+			setup_failed("parsing /proc/self/maps");
+		if (!*l || (b > cur && a < top)) {
+			unsigned long e = a < top ? a : top;
+			if (e > cur && n < 256) {
+				if (mmap((void *)cur, e - cur, PROT_NONE, MAP_PRIVATE | MAP_NORESERVE | MAP_FIXED_NOREPLACE, fill_fd, 0) != (void *)cur)
+					setup_failed("filling above the window");
+				fill_at[n][0] = cur;
+				fill_at[n][1] = e;
+				n++;
+			}
+			if (b > cur)
+				cur = b;
+		}
+		if (!*l)
+			break;
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	long r = syscall(SYS_mremap, addr, old_pages * PAGE, new_pages * PAGE, 1 /* MREMAP_MAYMOVE */);
+	int e = errno;
+	for (int i = 0; i < n; i++)
+		munmap((void *)fill_at[i][0], fill_at[i][1] - fill_at[i][0]);
+	if (r == -1) {
+		put_err(out, e);
+		return;
+	}
+	if ((unsigned long)r < window_base - WINDOW_PAGES * PAGE || (unsigned long)r + new_pages * PAGE > lo) {
+		errno = ERANGE;
+		setup_failed("the kernel placed the range outside the window and the pages below it");
+	}
+	if ((unsigned long)r < window_base)
+		munmap((void *)r, new_pages * PAGE);
+	put(out, "at=%ld", ((long)r - (long)window_base) / PAGE);
 }
 
 /* vma_errno is the errno of a call that returned r, else 0. */
@@ -809,8 +880,10 @@ RT void layout(char *out)
 			l = nl ? nl + 1 : l + strlen(l);
 		}
 	}
-	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1],
-	    (long)((unsigned long)syscall(SYS_brk, 0) - start_brk) / PAGE);
+	long above = (long)((unsigned long)syscall(SYS_brk, 0) - start_brk);
+	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1], above / (long)PAGE);
+	if (above % (long)PAGE) /* a break inside a page: "+bytes" */
+		put(out, "+%ld", above % (long)PAGE);
 }
 #else
 /*
