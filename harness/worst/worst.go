@@ -605,3 +605,15 @@ func without(p ops.Pattern, sec, i int) ops.Pattern {
 	secs[sec] = slices.Delete(secs[sec], i, i+1)
 	return ops.Pattern{Subsystem: p.Subsystem, Setup: secs[0], Body: secs[1], Tail: secs[2]}
 }
+
+// Normalize makes p a valid pattern, as the search does with every
+// candidate: an operation that uses a handle no earlier operation binds
+// refers to the last object handle bound instead (or goes), and handles and
+// tasks are numbered in order.
+func Normalize(p ops.Pattern) ops.Pattern { return normalize(p) }
+
+// Fits reports whether p is a valid pattern that can be measured at size n
+// within MaxWork (and within its own MaxN).
+func Fits(p ops.Pattern, n int) bool {
+	return p.Check() == nil && n <= p.MaxN() && ops.Cost(p.Setup)+int64(n)*ops.Cost(p.Body)+ops.Cost(p.Tail) <= MaxWork
+}
