@@ -204,9 +204,9 @@ func Minimize(ctx context.Context, o Options, v Verdict) (Verdict, int, error) {
 func size(p ops.Pattern) int { return len(p.Setup) + len(p.Body) + len(p.Tail) }
 
 func without(p ops.Pattern, sec, i int) ops.Pattern {
-	secs := [][]ops.Op{slices.Clone(p.Setup), slices.Clone(p.Body), slices.Clone(p.Tail)}
-	secs[sec] = slices.Delete(secs[sec], i, i+1)
-	return ops.Pattern{Subsystem: p.Subsystem, Setup: secs[0], Body: secs[1], Tail: secs[2]}
+	secs := p.Sections()
+	secs[sec] = slices.Delete(slices.Clone(secs[sec]), i, i+1)
+	return ops.NewPattern(p.Subsystem, secs)
 }
 
 // Check validates the options.

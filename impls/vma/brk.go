@@ -5,7 +5,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // Brk implements ops.AddressSpace: brk. The syscall signals failure by
 // returning the old break; here that is ENOMEM.
 func (s *Space) Brk(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	newbrk, oldbrk := s.startBrk+a.Break, s.brk

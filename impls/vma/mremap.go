@@ -25,7 +25,7 @@ type remapState struct {
 // Remap implements ops.AddressSpace: mremap in place (no flags) or with
 // MREMAP_MAYMOVE|MREMAP_FIXED to a.Target.
 func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	vrm := &remapState{addr: s.abs(a.Heap, a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
