@@ -62,6 +62,9 @@ func parseCompare(args []string) (*compareArgs, error) {
 	if err := c.perf.check(fs); err != nil {
 		return nil, err
 	}
+	if c.perf.on && (c.report != "" || c.opts.Stats) {
+		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
+	}
 	c.a, c.b = pos[0], pos[1]
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })

@@ -86,6 +86,7 @@ func TestComparePerfBadInput(t *testing.T) {
 	}{
 		{[]string{"compare", "naive", "optimized", "--threshold", "1"}, "--threshold only with --perf"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--sizes", "8,16"}, "at least 3"},
+		{[]string{"compare", "naive", "optimized", "--perf", "--report", "r.html"}, "not of --perf"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--threshold", "-1"}, "threshold"},
 		{[]string{"compare", "naive", "kernel", "--perf"}, "kernel counts nothing"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--workload", "/nonexistent.perf"}, "/nonexistent.perf"},
