@@ -166,10 +166,58 @@ func Signature(p ops.Pattern) string {
 }
 
 // Minimize removes, one at a time and from the tail backwards, every
-// operation whose removal keeps the pattern valid and B slower; it asks
-// for at most MinimizeBudget verdicts. It returns the smallest verdict and
-// how many operations went.
+// operation whose removal keeps the pattern valid and B slower, then makes
+// each remaining argument plainer (ops.Plainer: lower sizes, types,
+// counts, flags cleared) where B stays slower, as the shrinker does a
+// divergence; it asks for at most MinimizeBudget verdicts. It returns the
+// smallest verdict and how many operations went.
 func Minimize(ctx context.Context, o Options, v Verdict) (Verdict, int, error) {
+	best, removed, err := remove(ctx, o, v)
+	if err != nil {
+		return best, removed, err
+	}
+	best, err = plainer(ctx, o, best, MinimizeBudget)
+	return best, removed, err
+}
+
+// plainer makes the pattern's arguments plainer, one at a time, while B
+// stays slower; at most budget verdicts.
+func plainer(ctx context.Context, o Options, best Verdict, budget int) (Verdict, error) {
+	largest := o.Sizes[len(o.Sizes)-1]
+	for changed := true; changed && budget > 0; {
+		changed = false
+		secs := best.Pattern.Sections()
+		for sec := 0; sec < 3 && !changed; sec++ {
+			for i := 0; i < len(secs[sec]) && !changed && budget > 0; i++ {
+				for _, op := range ops.Plainer(secs[sec][i].Op) {
+					next := best.Pattern.Sections()
+					next[sec] = slices.Clone(next[sec])
+					next[sec][i].Op = op
+					q := ops.NewPattern(best.Pattern.Subsystem, next)
+					text := ops.FormatPattern(q)
+					if parsed, err := ops.ParsePatternString(text); err != nil || ops.FormatPattern(parsed) != text || !worst.Fits(q, largest) {
+						continue
+					}
+					if budget--; budget < 0 {
+						break
+					}
+					w, err := Judge(ctx, o, q)
+					if err != nil {
+						return best, err
+					}
+					if w.Invalid == "" && w.Slower {
+						best, changed = w, true
+						break
+					}
+				}
+			}
+		}
+	}
+	return best, nil
+}
+
+// remove takes out every operation it can, one at a time.
+func remove(ctx context.Context, o Options, v Verdict) (Verdict, int, error) {
 	best, removed, spent := v, 0, 0
 	largest := o.Sizes[len(o.Sizes)-1]
 	for changed := true; changed && spent < MinimizeBudget; {
