@@ -178,7 +178,8 @@ func Search(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
-	s := &search{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), res: &Result{}, seen: map[string]Score{}}
+	s := &search{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), vrng: rand.New(rand.NewPCG(o.Seed^0x5bd1e995, o.Seed)),
+		res: &Result{}, seen: map[string]Score{}}
 	s.fillPool()
 	err := s.evolve(ctx)
 	if err == nil && s.best != nil {
@@ -215,8 +216,10 @@ func (o Options) check() error {
 }
 
 type search struct {
-	o    Options
-	rng  *rand.Rand
+	o   Options
+	rng *rand.Rand
+	// vrng draws the sleepers of cuts (sleepers).
+	vrng *rand.Rand
 	res  *Result
 	pool [][]ops.Op
 	// population holds the best candidates so far, best first.
@@ -334,7 +337,31 @@ func (s *search) cut() ops.Pattern {
 	if len(p.Tail) == 0 && len(p.Body) > 1 {
 		p.Tail, p.Body = p.Body[len(p.Body)-1:], p.Body[:len(p.Body)-1]
 	}
-	return p
+	return s.sleepers(p)
+}
+
+// sleepers has, in one cut of two, a body operation that may block (one
+// that races, by a task other than t0) issued by task ti in repetition i:
+// n tasks asleep, the state a per-task limit keeps a fixed body from
+// building. Its own random stream, so that the cuts of the subsystems
+// whose operations never block are the same as without it.
+func (s *search) sleepers(p ops.Pattern) ops.Pattern {
+	if s.vrng.IntN(2) == 0 {
+		return p
+	}
+	secs := p.Sections()
+	var can []int
+	for i, po := range secs[1] {
+		if spec := ops.Spec(po.Op.Kind); spec != nil && spec.Races && spec.Task && po.Op.Task != 0 {
+			can = append(can, i)
+		}
+	}
+	if len(can) == 0 {
+		return p
+	}
+	i := can[s.vrng.IntN(len(can))]
+	secs[1][i].Vary.Task, secs[1][i].Op.Task = true, 1
+	return ops.NewPattern(p.Subsystem, secs)
 }
 
 // mutate changes one thing of p: an operation replaced by a drawn one (of
