@@ -46,11 +46,15 @@ func TestSearchFindsTheFullQueue(t *testing.T) {
 	text := ops.FormatPattern(res.Best.Pattern)
 	require.Contains(t, text, "task=t$i", text)
 	require.Regexp(t, `msgsnd msg h1 .*task=t\$i`, text)
-	require.Contains(t, strings.Split(text, "measure\n")[1], "msgrcv", text)
+	// The measured operation wakes the sleepers: a receive, or an IPC_SET
+	// of qbytes (both call the sender wake-up, ss_wakeup).
+	require.Regexp(t, `^(msgrcv msg|msgctl msg h1 set)`, strings.Split(text, "measure\n")[1], text)
 	require.LessOrEqual(t, res.Best.Score.Sizes[len(res.Best.Score.Sizes)-1], ops.MaxTask)
 	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.9, "%s\n%s", text, res.Best.Score.Fit)
+	require.Contains(t, res.Best.Score.Note, "optimized counts no wakeups")
 	for i, n := range res.Best.Score.Sizes {
-		require.Equal(t, float64(n), res.Best.Score.A[i], "naive wakes every sleeper: %s", text)
+		// every sleeper (the first sender may have found room)
+		require.GreaterOrEqual(t, res.Best.Score.A[i], float64(n-1), "naive wakes every sleeper: %s", text)
 		require.Zero(t, res.Best.Score.B[i], "optimized wakes none that cannot fit: %s", text)
 	}
 }
