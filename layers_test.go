@@ -29,6 +29,9 @@ var rooms = map[string][]string{
 	// The worst-case search measures through the complexity engine and
 	// minimises with the shrinker's renumbering.
 	"harness/worst": {"harness/ops", "harness/complexity", "harness/shrink"},
+	// Performance findings judge patterns through the search's Measure and
+	// are stored like the corpus's findings.
+	"harness/perf": {"harness/ops", "harness/complexity", "harness/worst", "harness/corpus"},
 	// Implementations know the vocabulary and one another, nothing of
 	// the harness's machinery or of plugins.
 	"impls/": {"harness/ops", "impls/"},

@@ -323,7 +323,10 @@ main() {
 	compare) run_compare ;;
 	fuzz) run_fuzz ;;
 	rapid) run_rapid ;;
-	perf) run_perf ;;
+	perf) case $command in
+		"ipcfuzz compare "*) run_compare ;; # compare --perf: findings as compare's
+		*) run_perf ;;
+		esac ;;
 	*) infra "shard $shard has an unknown kind $kind" ;;
 	esac
 	if [ "$(leaked)" -gt "$before" ]; then

@@ -159,6 +159,9 @@ func (m *AddressSpaceModel) Measure(cfg ops.Config, w ops.Workload, n, reps int)
 		if _, ok := m.as.(walker); ok {
 			model = countingSpace{m}
 		}
+		if w, ok := m.as.(interface{ WidenWindow() func() }); ok {
+			defer w.WidenWindow()()
+		}
 		return ops.MeasurePattern(model, cfg, p, n, reps)
 	}
 	mb, ok := m.as.(interface {

@@ -31,6 +31,7 @@ type compareArgs struct {
 	asJSON bool
 	sides  sideFlags
 	report string // --report: an HTML page of the findings
+	perf   perfFlags
 }
 
 func parseCompare(args []string) (*compareArgs, error) {
@@ -50,12 +51,19 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
 	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
 	c.sides.register(fs, 60*time.Second)
+	c.perf.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) != 2 {
 		return nil, usageError{"compare needs two implementations: ipcfuzz compare A B"}
+	}
+	if err := c.perf.check(fs); err != nil {
+		return nil, err
+	}
+	if c.perf.on && (c.report != "" || c.opts.Stats) {
+		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
 	seedGiven := false
@@ -73,6 +81,9 @@ func parseCompare(args []string) (*compareArgs, error) {
 	}
 	if c.opts.Checks == 0 && c.opts.Duration == 0 {
 		c.opts.Checks = 1000
+		if c.perf.on {
+			c.opts.Checks = defaultPerfChecks
+		}
 	}
 	if c.sub, err = props.Lookup(*subsystem); err != nil {
 		return nil, usageError{err.Error()}
@@ -103,6 +114,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	c, err := parseCompare(args)
 	if err != nil {
 		return err
+	}
+	if c.perf.on {
+		return perfCompareCmd(ctx, c, stdout, stderr)
 	}
 	// Before the first script: a findings directory that cannot be
 	// written is a setup failure now, not a lost finding later.

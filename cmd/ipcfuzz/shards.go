@@ -33,7 +33,7 @@ const (
 	shardCompare = "compare" // ipcfuzz compare --keep-going for the budget
 	shardFuzz    = "fuzz"    // go test -fuzz on every Fuzz target of props/<subsystem>
 	shardRapid   = "rapid"   // props/<subsystem>'s tests, rounds of fresh rapid seeds
-	shardPerf    = "perf"    // ipcfuzz worst: a pattern on which optimized grows faster than naive
+	shardPerf    = "perf"    // ipcfuzz worst, or compare --perf: a pattern on which optimized grows faster than naive
 )
 
 // perfBudget is a perf shard's nightly budget.
@@ -108,7 +108,9 @@ func subsystemShards(sub engine.Subsystem) []Shard {
 			Command: "go test -run ^Test " + pkg})
 	if runs("optimized", sub.Name) && runs("naive", sub.Name) {
 		out = append(out, Shard{Name: sub.Name + "-perf", Kind: shardPerf, Subsystem: sub.Name, Budget: perfBudget,
-			Command: fmt.Sprintf("ipcfuzz worst optimized --vs naive --subsystem %s --fail-above %s", sub.Name, perfThreshold)})
+			Command: fmt.Sprintf("ipcfuzz worst optimized --vs naive --subsystem %s --fail-above %s", sub.Name, perfThreshold)},
+			Shard{Name: sub.Name + "-perf-compare", Kind: shardPerf, Subsystem: sub.Name, Budget: perfBudget,
+				Command: fmt.Sprintf("ipcfuzz compare naive optimized --subsystem %s --perf --threshold %s", sub.Name, perfThreshold)})
 	}
 	return out
 }

@@ -55,7 +55,12 @@ func TestShardTableCoversRegistry(t *testing.T) {
 			_, err := parseCompare(args)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
 		}
-		if s.Kind == shardPerf {
+		if s.Kind == shardPerf && strings.HasPrefix(s.Command, "ipcfuzz compare ") {
+			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz compare "))
+			c, err := parseCompare(args)
+			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
+			require.True(t, c.perf.on, "shard %s: a perf shard that compares compares costs: %s", s.Name, s.Command)
+		} else if s.Kind == shardPerf {
 			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz worst "))
 			_, err := parseWorst(args, io.Discard)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
@@ -65,7 +70,7 @@ func TestShardTableCoversRegistry(t *testing.T) {
 		require.GreaterOrEqual(t, kinds[sub][shardCompare], 1, sub)
 		require.Equal(t, 1, kinds[sub][shardFuzz], sub)
 		require.Equal(t, 1, kinds[sub][shardRapid], sub)
-		require.Equal(t, 1, kinds[sub][shardPerf], sub)
+		require.Equal(t, 2, kinds[sub][shardPerf], sub) // worst, and compare --perf
 	}
 	require.Len(t, kinds, len(props.Names()))
 }

@@ -189,7 +189,13 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.opts.B != nil {
 		what = fmt.Sprintf("%s/%s of %s per measured operation", a.Name, c.opts.B.Name, metricLabel(c.opts.Metric))
 	}
-	fmt.Fprintf(out, "steepest: %s grows %s over n=%v (%d operations removed by minimisation)\n", what, best.Score.Fit, c.opts.Sizes, res.Removed)
+	fmt.Fprintf(out, "steepest: %s grows %s over n=%v (%d operations removed by minimisation)\n", what, best.Score.Fit, best.Score.Sizes, res.Removed)
+	if len(best.Score.Sizes) < len(c.opts.Sizes) || best.Score.Sizes[len(best.Score.Sizes)-1] < c.opts.Sizes[len(c.opts.Sizes)-1] {
+		fmt.Fprintf(out, "note: the fit had %d points only, n <= %d: what the pattern's body takes (%s)\n", len(best.Score.Sizes), best.Pattern.MaxN(), varyLimit(best.Pattern))
+	}
+	if best.Score.Note != "" {
+		fmt.Fprintf(out, "note: %s\n", best.Score.Note)
+	}
 	// The found pattern, measured again at the report's sizes.
 	w := ops.PatternWorkload(best.Pattern)
 	metric, counter := complexity.Counter, c.opts.Metric
@@ -197,7 +203,7 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.opts.Metric == worst.Wall {
 		metric, counter, reps = complexity.Wall, "", c.opts.Reps
 	}
-	sizes := clampSizes(c.reportSizes, best.Pattern.MaxN())
+	sizes := worst.SizesFor(best.Pattern, c.reportSizes)
 	rep, err := complexity.Run(ctx, subjects, w, sizes, reps, counter, nil)
 	if err != nil {
 		return fmt.Errorf("measuring the found pattern at %v: %w", sizes, err)
@@ -218,7 +224,7 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(&table, "  %s/%s ratio %s\n", a.Name, c.opts.B.Name, sum.Ratio)
 	}
 	header := []string{"found by: " + command,
-		fmt.Sprintf("search: %s over n=%v, %d candidates", best.Score.Fit, c.opts.Sizes, res.Evaluated),
+		fmt.Sprintf("search: %s over n=%v, %d candidates", best.Score.Fit, best.Score.Sizes, res.Evaluated),
 		"measure it: ipcfuzz complexity " + strings.Join(subjectNames(subjects), " ") + " --workload " + filepath.Join(c.out, name+".perf") + " --metric " + string(metric) + counterFlag(counter)}
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return inputError{fmt.Errorf("--out %s: %w", c.out, err)}
@@ -282,19 +288,19 @@ func subjectNames(s []complexity.Subject) []string {
 	return out
 }
 
-// clampSizes keeps the sizes the pattern takes (at least three, else the
-// largest three it takes).
-func clampSizes(sizes []int, maxN int) []int {
-	var out []int
-	for _, n := range sizes {
-		if n <= maxN {
-			out = append(out, n)
+// varyLimit says what bounds the sizes of a pattern.
+func varyLimit(p ops.Pattern) string {
+	for i := range p.Body {
+		if p.VaryOf(i).Task {
+			return fmt.Sprintf("task=t$i: one task per repetition, t1..t%d", ops.MaxTask)
 		}
 	}
-	for len(out) < 3 {
-		out = append([]int{maxN >> (3 - len(out))}, out...)
+	for i := range p.Body {
+		if p.VaryOf(i).Page > 0 {
+			return fmt.Sprintf("$i pages within a window of %d pages", ops.VMAPatternPages)
+		}
 	}
-	return out
+	return "the work of its body"
 }
 
 // perfName names a found pattern's files: subsystem, implementation, and a

@@ -25,9 +25,15 @@ import (
 // setup and the body are not measured; the tail's counters and wall time
 // are. `ipcfuzz worst` finds patterns; `ipcfuzz complexity --workload FILE`
 // measures one.
+//
+// A body operation may change from one repetition to the next (Vary): its
+// window range moves by $i pages (map w:2*$i+0+1 rw-: n VMAs), or the i-th
+// repetition is issued by task ti (task=t$i: n sleepers).
 type Pattern struct {
 	Subsystem         string
 	Setup, Body, Tail []Op
+	// Vary holds each body operation's Vary (nil: none varies).
+	Vary []Vary
 }
 
 // The limits of a pattern: what user input can grow.
@@ -58,8 +64,8 @@ func FormatPattern(p Pattern, header ...string) string {
 		b.WriteString(FormatOp(op) + "\n")
 	}
 	b.WriteString("repeat n {\n")
-	for _, op := range p.Body {
-		b.WriteString(FormatOp(op) + "\n")
+	for i, op := range p.Body {
+		b.WriteString(FormatVaried(op, p.VaryOf(i)) + "\n")
 	}
 	b.WriteString("}\nmeasure\n")
 	for _, op := range p.Tail {
@@ -83,6 +89,8 @@ func ParsePattern(name string, r io.Reader) (Pattern, error) {
 	)
 	section := inSetup
 	var marks [2]int
+	var varies []Vary
+	anyVary := false
 	fail := func(err error) (Pattern, error) { return Pattern{}, &ParseError{name, p.line, err} }
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), MaxLine)
@@ -114,8 +122,22 @@ func ParsePattern(name string, r io.Reader) (Pattern, error) {
 		case strings.Contains(line, "->") && !strings.HasPrefix(line, "#"):
 			return fail(errors.New("a pattern states no results (they depend on n)"))
 		}
+		var v Vary
+		if strings.Contains(line, "$") && !strings.HasPrefix(line, "#") {
+			if section != inBody {
+				return fail(errors.New("$i only in the repeated body"))
+			}
+			var err error
+			if line, v, err = parseVary(line); err != nil {
+				return fail(err)
+			}
+		}
+		before := len(p.sc.Steps)
 		if err := p.step(line); err != nil {
 			return fail(err)
+		}
+		if section == inBody && len(p.sc.Steps) > before {
+			varies, anyVary = append(varies, v), anyVary || !v.IsZero()
 		}
 		if len(p.sc.Steps) > 3*MaxPatternOps {
 			return fail(fmt.Errorf("more than %d operations", 3*MaxPatternOps))
@@ -136,6 +158,9 @@ func ParsePattern(name string, r io.Reader) (Pattern, error) {
 	}
 	all := p.sc.Ops()
 	pat := Pattern{Subsystem: p.sc.Subsystem, Setup: all[:marks[0]], Body: all[marks[0]:marks[1]], Tail: all[marks[1]:]}
+	if anyVary {
+		pat.Vary = varies
+	}
 	if err := pat.Check(); err != nil {
 		return fail(err)
 	}
@@ -164,14 +189,14 @@ func (p Pattern) Check() error {
 			return fmt.Errorf("a section whose work is %d operations (at most %d; a churn or fill of N counts N)", c, MaxPatternWork)
 		}
 	}
-	return nil
+	return p.checkVary()
 }
 
 // MaxN is the largest size the pattern is measured at: a body repeated
 // that often does at most MaxPatternWork operations' work (Cost), and no
 // more than MaxMeasureN.
 func (p Pattern) MaxN() int {
-	return int(min(MaxMeasureN, MaxPatternWork/max(Cost(p.Body), 1)))
+	return min(p.varyMaxN(), int(min(MaxMeasureN, MaxPatternWork/max(Cost(p.Body), 1))))
 }
 
 // PatternWorkload is the workload that measures p: its canonical text, which
@@ -225,8 +250,8 @@ func MeasurePattern(m Model, cfg Config, p Pattern, n, reps int) (Measurement, e
 		if err := applyAll(m, h, p.Setup, false); err != nil {
 			return Measurement{}, fmt.Errorf("pattern setup: %w", err)
 		}
-		for range n {
-			if err := applyAll(m, h, p.Body, false); err != nil {
+		for rep := 1; rep <= n; rep++ {
+			if err := applyAll(m, h, p.BodyAt(rep), false); err != nil {
 				return Measurement{}, fmt.Errorf("pattern body at n=%d: %w", n, err)
 			}
 		}

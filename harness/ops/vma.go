@@ -305,7 +305,16 @@ func VMARegionLimit(heap bool) int64 {
 
 // CheckVMARange reports whether [start, start+pages) lies inside the region.
 func CheckVMARange(heap bool, start, pages int64) error {
+	return CheckVMARangeIn(heap, start, pages, VMAWindowPages)
+}
+
+// CheckVMARangeIn is CheckVMARange with a window of window pages (a model
+// measuring a pattern whose body grows the address space: VMAPatternPages).
+func CheckVMARangeIn(heap bool, start, pages, window int64) error {
 	limit := VMARegionLimit(heap)
+	if !heap {
+		limit = window
+	}
 	if start < 0 || pages < 0 || start+pages > limit {
 		return fmt.Errorf("range %d+%d pages leaves the %s (0..%d)", start, pages, regionName(heap), limit)
 	}
@@ -315,8 +324,11 @@ func CheckVMARange(heap bool, start, pages int64) error {
 // CheckVMAArgs validates the arguments a script may give an operation: every
 // range stays inside its region, so that no implementation ever touches an
 // address outside the two regions.
-func CheckVMAArgs(a VMAArgs) error {
-	if err := CheckVMARange(a.Heap, a.Start, a.Pages); err != nil {
+func CheckVMAArgs(a VMAArgs) error { return CheckVMAArgsIn(a, VMAWindowPages) }
+
+// CheckVMAArgsIn is CheckVMAArgs with a window of window pages.
+func CheckVMAArgsIn(a VMAArgs, window int64) error {
+	if err := CheckVMARangeIn(a.Heap, a.Start, a.Pages, window); err != nil {
 		return err
 	}
 	if a.File < 0 || a.File > VMAMaxHandles {
@@ -325,11 +337,11 @@ func CheckVMAArgs(a VMAArgs) error {
 	if a.Offset < 0 || a.Offset+a.Pages > VMAFileOffsetMax {
 		return fmt.Errorf("file offset %d+%d pages: want at most %d", a.Offset, a.Pages, VMAFileOffsetMax)
 	}
-	if err := CheckVMARange(a.Heap, a.Start, a.NewPages); err != nil {
+	if err := CheckVMARangeIn(a.Heap, a.Start, a.NewPages, window); err != nil {
 		return fmt.Errorf("new length: %w", err)
 	}
 	if a.Fixed {
-		if err := CheckVMARange(a.Heap, a.Target, a.NewPages); err != nil {
+		if err := CheckVMARangeIn(a.Heap, a.Target, a.NewPages, window); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 	}

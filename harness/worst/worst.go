@@ -91,6 +91,9 @@ const (
 // ratio A/B) over the sizes, and the value at the largest size.
 type Score struct {
 	Fit complexity.Fit `json:"fit"`
+	// Sizes are the sizes it was measured at: the search's, or fewer and
+	// smaller ones where the pattern's body allows no more (SizesFor).
+	Sizes []int `json:"sizes"`
 	// Last is the metric per tail operation at the largest size (the ratio
 	// with B).
 	Last float64 `json:"last"`
@@ -100,6 +103,38 @@ type Score struct {
 	// Invalid says why the candidate has no score (a side failed, or its
 	// metric is zero or missing at some size); "" when it has one.
 	Invalid string `json:"invalid,omitempty"`
+	// Note says how the score was reached where it is not plain (B
+	// counting 0 at every size: the growth is A's own).
+	Note string `json:"note,omitempty"`
+}
+
+// SizesFor are the sizes p is measured at: those of sizes it takes
+// (ops.Pattern.MaxN), or, when fewer than 3 remain, a ladder of powers of
+// two up to its largest n (2, 4, 8, 15 for a body of task=t$i with 15
+// tasks); nil when it takes fewer than 3 sizes.
+func SizesFor(p ops.Pattern, sizes []int) []int {
+	maxN := p.MaxN()
+	var out []int
+	for _, n := range sizes {
+		if n <= maxN {
+			out = append(out, n)
+		}
+	}
+	if len(out) >= 3 {
+		return out
+	}
+	if maxN < 3 {
+		return nil
+	}
+	out = nil
+	for n := 2; n < maxN; n *= 2 {
+		out = append(out, n)
+	}
+	out = append(out, maxN)
+	if len(out) < 3 {
+		out = []int{maxN - 2, maxN - 1, maxN}
+	}
+	return out
 }
 
 // key is what the search maximises: the lower end of the growth's
@@ -143,7 +178,8 @@ func Search(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
-	s := &search{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), res: &Result{}, seen: map[string]Score{}}
+	s := &search{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), vrng: rand.New(rand.NewPCG(o.Seed^0x5bd1e995, o.Seed)),
+		res: &Result{}, seen: map[string]Score{}}
 	s.fillPool()
 	err := s.evolve(ctx)
 	if err == nil && s.best != nil {
@@ -180,8 +216,10 @@ func (o Options) check() error {
 }
 
 type search struct {
-	o    Options
-	rng  *rand.Rand
+	o   Options
+	rng *rand.Rand
+	// vrng draws the sleepers of cuts (sleepers).
+	vrng *rand.Rand
 	res  *Result
 	pool [][]ops.Op
 	// population holds the best candidates so far, best first.
@@ -228,8 +266,15 @@ func (s *search) evolve(ctx context.Context) error {
 // fits reports whether p is a valid pattern whose work at the largest
 // size is within MaxWork.
 func (s *search) fits(p ops.Pattern) bool {
-	n := int64(s.o.Sizes[len(s.o.Sizes)-1])
-	return p.Check() == nil && ops.Cost(p.Setup)+n*ops.Cost(p.Body)+ops.Cost(p.Tail) <= MaxWork
+	if p.Check() != nil {
+		return false
+	}
+	sizes := SizesFor(p, s.o.Sizes)
+	if sizes == nil {
+		return false
+	}
+	n := int64(sizes[len(sizes)-1])
+	return ops.Cost(p.Setup)+n*ops.Cost(p.Body)+ops.Cost(p.Tail) <= MaxWork
 }
 
 // offer keeps c in the population if it is among the best.
@@ -271,8 +316,8 @@ func size(p ops.Pattern) int { return len(p.Setup) + len(p.Body) + len(p.Tail) }
 
 func bodyText(p ops.Pattern) string {
 	var parts []string
-	for _, op := range p.Body {
-		parts = append(parts, ops.FormatOp(op))
+	for i, op := range p.Body {
+		parts = append(parts, ops.FormatVaried(op, p.VaryOf(i)))
 	}
 	return "{" + strings.Join(parts, "; ") + "}"
 }
@@ -292,7 +337,31 @@ func (s *search) cut() ops.Pattern {
 	if len(p.Tail) == 0 && len(p.Body) > 1 {
 		p.Tail, p.Body = p.Body[len(p.Body)-1:], p.Body[:len(p.Body)-1]
 	}
-	return p
+	return s.sleepers(p)
+}
+
+// sleepers has, in one cut of two, a body operation that may block (one
+// that races, by a task other than t0) issued by task ti in repetition i:
+// n tasks asleep, the state a per-task limit keeps a fixed body from
+// building. Its own random stream, so that the cuts of the subsystems
+// whose operations never block are the same as without it.
+func (s *search) sleepers(p ops.Pattern) ops.Pattern {
+	if s.vrng.IntN(2) == 0 {
+		return p
+	}
+	secs := p.Sections()
+	var can []int
+	for i, po := range secs[1] {
+		if spec := ops.Spec(po.Op.Kind); spec != nil && spec.Races && spec.Task && po.Op.Task != 0 {
+			can = append(can, i)
+		}
+	}
+	if len(can) == 0 {
+		return p
+	}
+	i := can[s.vrng.IntN(len(can))]
+	secs[1][i].Vary.Task, secs[1][i].Op.Task = true, 1
+	return ops.NewPattern(p.Subsystem, secs)
 }
 
 // mutate changes one thing of p: an operation replaced by a drawn one (of
@@ -301,20 +370,24 @@ func (s *search) cut() ops.Pattern {
 // from the body or tail into the setup (to prepare the state a later one
 // works on: a heap for a brk to grow).
 func (s *search) mutate(p ops.Pattern) ops.Pattern {
-	secs := [][]ops.Op{slices.Clone(p.Setup), slices.Clone(p.Body), slices.Clone(p.Tail)}
+	secs := p.Sections()
+	for i := range secs {
+		secs[i] = slices.Clone(secs[i])
+	}
 	limits := []int{MaxSetup, MaxBody, MaxTail}
 	sec := s.rng.IntN(3)
 	list := secs[sec]
-	switch s.rng.IntN(7) {
+	item := func(op ops.Op) ops.PatternOp { return ops.PatternOp{Op: op} }
+	switch s.rng.IntN(8) {
 	case 0, 1: // replace, by an operation of the same kind when the pool has one
 		if len(list) > 0 {
 			i := s.rng.IntN(len(list))
-			list[i] = s.drawLike(list[i], s.rng.IntN(3) > 0)
+			list[i] = item(s.drawLike(list[i].Op, s.rng.IntN(3) > 0))
 		}
 	case 2: // insert
 		if len(list) < limits[sec] {
 			i := s.rng.IntN(len(list) + 1)
-			list = slices.Insert(list, i, s.drawOp())
+			list = slices.Insert(list, i, item(s.drawOp()))
 		}
 	case 3: // remove
 		if len(list) > 0 {
@@ -325,15 +398,15 @@ func (s *search) mutate(p ops.Pattern) ops.Pattern {
 		if len(list) > 0 && len(list) < limits[sec] {
 			i := s.rng.IntN(len(list))
 			op := list[i]
-			op.Bind = 0
+			op.Op.Bind = 0
 			list = slices.Insert(list, i+1, op)
 		}
 	case 6: // prepare: a copy of a later operation at the end of the setup
 		from := secs[1+s.rng.IntN(2)]
 		if len(from) > 0 && len(secs[0]) < limits[0] {
-			op := from[s.rng.IntN(len(from))]
+			op := from[s.rng.IntN(len(from))].Op
 			op.Bind = 0
-			secs[0] = append(secs[0], op)
+			secs[0] = append(secs[0], item(op))
 		}
 	case 5: // move across a section boundary
 		switch {
@@ -344,9 +417,32 @@ func (s *search) mutate(p ops.Pattern) ops.Pattern {
 			secs[sec-1] = append(secs[sec-1], list[0])
 			list = list[1:]
 		}
+	case 7: // vary a body operation from one repetition to the next
+		sec, list = 1, secs[1]
+		if len(list) > 0 {
+			i := s.rng.IntN(len(list))
+			list[i] = s.vary(list[i])
+		}
 	}
 	secs[sec] = list
-	return ops.Pattern{Subsystem: p.Subsystem, Setup: secs[0], Body: secs[1], Tail: secs[2]}
+	return ops.NewPattern(p.Subsystem, secs)
+}
+
+// vary changes how a body operation changes from one repetition to the
+// next: its window pages move by $i (n VMAs), or repetition i is issued by
+// task ti (n sleepers), or it varies no more.
+func (s *search) vary(po ops.PatternOp) ops.PatternOp {
+	spec := ops.Spec(po.Op.Kind)
+	switch {
+	case !po.Vary.IsZero() && s.rng.IntN(3) == 0:
+		po.Vary = ops.Vary{}
+	case ops.HasRange(po.Op.Kind) && !po.Op.VMA.Heap:
+		po.Vary.Page = 1 + s.rng.Int64N(4)
+	case spec != nil && spec.Task:
+		po.Vary.Task = true
+		po.Op.Task = 1
+	}
+	return po
 }
 
 func (s *search) drawOp() ops.Op {
@@ -381,9 +477,11 @@ func (s *search) drawLike(op ops.Op, sameKind bool) ops.Op {
 func normalize(p ops.Pattern) ops.Pattern {
 	bound := map[ops.Class][]int{}
 	var all []ops.Op
+	var varies []ops.Vary
 	var lens [3]int
-	for i, sec := range [][]ops.Op{p.Setup, p.Body, p.Tail} {
-		for _, op := range sec {
+	for i, sec := range p.Sections() {
+		for _, po := range sec {
+			op := po.Op
 			ok := true
 			op = ops.RenumberHandles(op, func(c ops.Class, n int) int {
 				if slices.Contains(bound[c], n) {
@@ -406,11 +504,24 @@ func normalize(p ops.Pattern) ops.Pattern {
 				bound[spec.Binds] = append(bound[spec.Binds], op.Bind)
 			}
 			all = append(all, op)
+			varies = append(varies, po.Vary)
 			lens[i]++
 		}
 	}
 	all = shrink.Renumber(all)
-	return ops.Pattern{Subsystem: p.Subsystem, Setup: all[:lens[0]], Body: all[lens[0] : lens[0]+lens[1]], Tail: all[lens[0]+lens[1]:]}
+	var secs [3][]ops.PatternOp
+	k := 0
+	for i, n := range lens {
+		for range n {
+			po := ops.PatternOp{Op: all[k], Vary: varies[k]}
+			if po.Vary.Task {
+				po.Op.Task = 1 // the task the text parses with; repetition i is ti
+			}
+			secs[i] = append(secs[i], po)
+			k++
+		}
+	}
+	return ops.NewPattern(p.Subsystem, secs)
 }
 
 // measure scores p (once: a pattern measured before keeps its score).
@@ -444,8 +555,15 @@ func Measure(ctx context.Context, o Options, p ops.Pattern) (Score, error) {
 		reps = o.Reps
 	}
 	var sc Score
-	samples := make([][]float64, len(o.Sizes))
-	for i, n := range o.Sizes {
+	sizes := SizesFor(p, o.Sizes)
+	if sizes == nil {
+		sc.Invalid = fmt.Sprintf("the pattern takes n <= %d only: fewer than 3 sizes", p.MaxN())
+		return sc, nil
+	}
+	sc.Sizes = sizes
+	samples := make([][]float64, len(sizes))
+	var aSamples [][]float64
+	for i, n := range sizes {
 		a, err := value(ctx, o.A, w, n, reps, o.Metric, len(p.Tail))
 		if err != nil || a == nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -455,6 +573,7 @@ func Measure(ctx context.Context, o Options, p ops.Pattern) (Score, error) {
 		}
 		sc.A = append(sc.A, complexity.Median(a))
 		samples[i] = a
+		aSamples = append(aSamples, a)
 		if o.B != nil {
 			b, err := value(ctx, *o.B, w, n, reps, o.Metric, len(p.Tail))
 			if err != nil || b == nil {
@@ -465,13 +584,19 @@ func Measure(ctx context.Context, o Options, p ops.Pattern) (Score, error) {
 			}
 			sc.B = append(sc.B, complexity.Median(b))
 			samples[i] = ratios(a, b)
-			if samples[i] == nil {
-				sc.Invalid = fmt.Sprintf("%s's %s is 0 at n=%d: no ratio", o.B.Name, metricName(o.Metric), n)
-				return sc, nil
-			}
 		}
 	}
-	sc.Fit = complexity.FitSeries(o.Sizes, samples)
+	if o.B != nil && slices.ContainsFunc(samples, func(v []float64) bool { return v == nil }) {
+		if slices.ContainsFunc(sc.B, func(v float64) bool { return v != 0 }) {
+			sc.Invalid = fmt.Sprintf("%s's %s is 0 at some sizes only: no ratio", o.B.Name, metricName(o.Metric))
+			return sc, nil
+		}
+		// B does none of that work at any size: a constant, and the
+		// growth of the ratio is A's own.
+		samples = aSamples
+		sc.Note = fmt.Sprintf("%s counts no %s at any size: the growth is %s's own", o.B.Name, metricName(o.Metric), o.A.Name)
+	}
+	sc.Fit = complexity.FitSeries(sizes, samples)
 	if !sc.Fit.Fitted() {
 		sc.Invalid = sc.Fit.Note
 		return sc, nil
@@ -601,7 +726,19 @@ func section(p ops.Pattern, sec int) []ops.Op {
 }
 
 func without(p ops.Pattern, sec, i int) ops.Pattern {
-	secs := [][]ops.Op{slices.Clone(p.Setup), slices.Clone(p.Body), slices.Clone(p.Tail)}
-	secs[sec] = slices.Delete(secs[sec], i, i+1)
-	return ops.Pattern{Subsystem: p.Subsystem, Setup: secs[0], Body: secs[1], Tail: secs[2]}
+	secs := p.Sections()
+	secs[sec] = slices.Delete(slices.Clone(secs[sec]), i, i+1)
+	return ops.NewPattern(p.Subsystem, secs)
+}
+
+// Normalize makes p a valid pattern, as the search does with every
+// candidate: an operation that uses a handle no earlier operation binds
+// refers to the last object handle bound instead (or goes), and handles and
+// tasks are numbered in order.
+func Normalize(p ops.Pattern) ops.Pattern { return normalize(p) }
+
+// Fits reports whether p is a valid pattern that can be measured at size n
+// within MaxWork (and within its own MaxN).
+func Fits(p ops.Pattern, n int) bool {
+	return p.Check() == nil && n <= p.MaxN() && ops.Cost(p.Setup)+int64(n)*ops.Cost(p.Body)+ops.Cost(p.Tail) <= MaxWork
 }

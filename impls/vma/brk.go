@@ -8,7 +8,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // within one page only stores the new value. The syscall signals failure
 // by returning the old break; here that is ENOMEM.
 func (s *Space) Brk(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	page, bytes := s.startBrk+a.Break, a.BreakBytes

@@ -87,7 +87,7 @@ func (s *Space) handleFault(p int64, write bool) bool {
 
 // Touch is one access to a page.
 func (s *Space) Touch(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMARange(a.Heap, a.Start, 1); err != nil {
+	if err := ops.CheckVMARangeIn(a.Heap, a.Start, 1, s.windowPages()); err != nil {
 		return 0, err
 	}
 	if !s.handleFault(s.abs(a.Heap, a.Start), a.Write) {

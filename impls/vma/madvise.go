@@ -6,7 +6,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // do not stop the walk: it goes on and returns ENOMEM at the end; an error
 // of one VMA stops it at once.
 func (s *Space) Advise(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	if !s.madviseBehaviorValid(a.Advice) {

@@ -5,7 +5,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // Lock implements ops.AddressSpace: mlock, or mlock2(MLOCK_ONFAULT); then the
 // range is populated (not for on-fault), a failure of which is ENOMEM.
 func (s *Space) Lock(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	flags := VMLocked
@@ -24,7 +24,7 @@ func (s *Space) Lock(a ops.VMAArgs) (ops.Errno, error) {
 
 // Unlock implements ops.AddressSpace: munlock.
 func (s *Space) Unlock(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	start := s.abs(a.Heap, a.Start)

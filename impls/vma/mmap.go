@@ -4,7 +4,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 
 // Map implements ops.AddressSpace: mmap(MAP_FIXED) of a.Pages pages.
 func (s *Space) Map(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	var f *File
@@ -147,7 +147,7 @@ func (s *Space) vmsGatherMunmapVMAs(start, end int64) (prev, next *VMA, errno op
 
 // Unmap implements ops.AddressSpace: munmap.
 func (s *Space) Unmap(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	if a.Pages == 0 {

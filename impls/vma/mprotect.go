@@ -7,7 +7,7 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // one's result, and stops at the first hole with ENOMEM; what it changed
 // before stays changed.
 func (s *Space) Protect(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	if a.Pages == 0 {

@@ -26,7 +26,7 @@ type remapState struct {
 // Remap implements ops.AddressSpace: mremap in place (no flags) or with
 // MREMAP_MAYMOVE|MREMAP_FIXED to a.Target.
 func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	if err := s.check(a); err != nil {
 		return 0, err
 	}
 	if a.MayMove {

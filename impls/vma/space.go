@@ -44,6 +44,8 @@ type Space struct {
 	nextInode int // files opened (ordinals)
 	nextShm   int // shmem objects made for shared anonymous mappings
 	nextAnon  int // anon_vmas made
+	// wide: the window is ops.VMAPatternPages long (WidenWindow).
+	wide bool
 }
 
 var _ ops.AddressSpace = (*Space)(nil)

@@ -1,0 +1,60 @@
+package worst_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/worst"
+)
+
+// A VMA pattern grows the address space with $i pages, and the search
+// finds one on which the naive model's sorted slice visits n VMAs per
+// measured operation (its walks' nodes), where the optimized tree visits
+// log n.
+func TestSearchGrowsTheAddressSpace(t *testing.T) {
+	t.Parallel()
+	o := options(t, "vma", "naive", "nodes", 1)
+	b := subject(t, "optimized")
+	o.B, o.Sizes, o.Candidates = &b, []int{128, 256, 512}, 300
+	res, err := worst.Search(context.Background(), o)
+	require.NoError(t, err)
+	require.True(t, res.Found)
+	text := ops.FormatPattern(res.Best.Pattern)
+	require.Contains(t, text, "$i", text)
+	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.6, "%s\n%s", text, res.Best.Score.Fit)
+	// naive's nodes per operation grow about linearly, optimized's hardly.
+	a := res.Best.Score.A
+	require.Greater(t, a[len(a)-1], 3*a[0], text)
+}
+
+// The full-queue pattern, with no workload written: n senders put to sleep
+// by task=t$i, each needing more room than a receive frees; naive wakes
+// every one on each receive, optimized none. The sizes stay within the
+// tasks there are, and the score says which.
+func TestSearchFindsTheFullQueue(t *testing.T) {
+	t.Parallel()
+	o := options(t, "msg", "naive", "wakeups", 1)
+	b := subject(t, "optimized")
+	o.B, o.Sizes, o.Candidates = &b, []int{16, 32, 64}, 600
+	res, err := worst.Search(context.Background(), o)
+	require.NoError(t, err)
+	require.True(t, res.Found)
+	text := ops.FormatPattern(res.Best.Pattern)
+	require.Contains(t, text, "task=t$i", text)
+	require.Regexp(t, `msgsnd msg h1 .*task=t\$i`, text)
+	// The measured operation wakes the sleepers: a receive, or an IPC_SET
+	// of qbytes (both call the sender wake-up, ss_wakeup).
+	require.Regexp(t, `^(msgrcv msg|msgctl msg h1 set)`, strings.Split(text, "measure\n")[1], text)
+	require.LessOrEqual(t, res.Best.Score.Sizes[len(res.Best.Score.Sizes)-1], ops.MaxTask)
+	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.9, "%s\n%s", text, res.Best.Score.Fit)
+	require.Contains(t, res.Best.Score.Note, "optimized counts no wakeups")
+	for i, n := range res.Best.Score.Sizes {
+		// every sleeper (the first sender may have found room)
+		require.GreaterOrEqual(t, res.Best.Score.A[i], float64(n-1), "naive wakes every sleeper: %s", text)
+		require.Zero(t, res.Best.Score.B[i], "optimized wakes none that cannot fit: %s", text)
+	}
+}
