@@ -238,23 +238,33 @@ type VMAFileArgs struct {
 // implementation itself failed.
 //
 //   - Map: mmap(Start, Pages, Prot, MAP_FIXED|Flags, File, Offset).
+//
 //   - Unmap: munmap(Start, Pages).
+//
 //   - Protect: mprotect(Start, Pages, Prot).
+//
 //   - Touch: one access to page Start, a write if Write, made as the kernel
 //     makes one on the process's behalf (uaccess): the fault is handled as
 //     the process's own would be, and one the process would get SIGSEGV or
 //     SIGBUS for is EFAULT.
+//
 //   - Advise: madvise(Start, Pages, Advice).
+//
 //   - Lock: mlock(Start, Pages), or mlock2(..., MLOCK_ONFAULT) if OnFault.
+//
 //   - Unlock: munlock(Start, Pages).
+//
 //   - Remap: mremap(Start, Pages, NewPages, flags, Target).
+//
 //   - Brk: brk(Break); a request the kernel refuses (it returns the old
 //     break) is ENOMEM.
+//
 //   - Open: a new file of VMAFilePages pages; Reopen: a new open file
 //     description of the file behind Of; Dup: dup(Of). A handle that is not
 //     open is EBADF (errno 9).
 //
-// Room is kept for Fork (the models carry the fork-child state already).
+//   - Fork: fork(); the space is the child's from then on (the parent
+//     exits).
 type AddressSpace interface {
 	Map(a VMAArgs) (Errno, error)
 	Unmap(a VMAArgs) (Errno, error)
@@ -268,6 +278,7 @@ type AddressSpace interface {
 	Open(f VMAFileArgs) (Errno, error)
 	Reopen(f VMAFileArgs) (Errno, error)
 	Dup(f VMAFileArgs) (Errno, error)
+	Fork() (Errno, error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
 	// Reset returns to the initial state: both regions empty, the break at
@@ -703,7 +714,7 @@ const (
 	// several VMAs (6.17).
 	QuirkMultiMove
 	// QuirkForkChildRemap: the mremap merge refuses a fork-child source too
-	// (61f67c230a5e follow-up, 6.19 and 6.18.y); not probed (needs fork).
+	// (61f67c230a5e follow-up, 6.19 and 6.18.y), probed in a forked child.
 	QuirkForkChildRemap
 	// QuirkSoftDirty: every VMA shows sd (VM_SOFTDIRTY: a kernel built
 	// with CONFIG_MEM_SOFT_DIRTY, as Debian's are). Configuration, not

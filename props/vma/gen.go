@@ -94,6 +94,7 @@ const (
 	actHeap   // a mapping or protection next to the break
 	actFile   // open, reopen, dup
 	actLayout // observe the layout: a step's merges are compared where they happen
+	actFork   // fork: the script carries on in the child
 	actBad    // a deliberately invalid request
 	numActions
 )
@@ -103,7 +104,7 @@ var baseMenu = []action{
 	actMap, actNeighbour, actNeighbour, actNeighbour, actFill, actOver,
 	actProtect, actProtect, actRestore, actRestore, actRestore, actTouch, actTouch, actTouch,
 	actAdvise, actAdvise, actLock, actUnlock, actUnmap,
-	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actBad, actBad,
+	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actFork, actBad, actBad,
 }
 
 // Step draws one operation and advances the shadow by its expected effect.
@@ -159,6 +160,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return s.file(src)
 	case actLayout:
 		return ops.Op{Kind: ops.KindLayout}
+	case actFork:
+		return s.forkStep(src)
 	}
 	return s.bad(src)
 }

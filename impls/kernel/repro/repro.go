@@ -361,6 +361,8 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return vmaStep(op)
 	case ops.KindLayout:
 		return "\tlayout(out);\n", nil
+	case ops.KindFork:
+		return "\tvma_fork(out);\n", nil
 	case ops.KindOpen:
 		return fmt.Sprintf("\tfile_open(out, %d, -1, 0, %d);\n", op.Bind, b2i(op.VFile.ReadOnly)), nil
 	case ops.KindReopen:

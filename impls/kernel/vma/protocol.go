@@ -45,6 +45,11 @@ import (
 //	                                                              (header, ProtectionKey, VmFlags)
 //	reset     -                                                   -
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
+//	fork      -                                                   the child's pid
+//
+// A fork is clone(CLONE_PARENT): the child is the adapter's own child; it
+// answers the fork and serves every later request, and the parent exits
+// without answering.
 //
 // The helper exits when its request pipe is closed.
 const (
@@ -63,13 +68,14 @@ const (
 	opState
 	opReset
 	opMeasure
+	opFork
 )
 
 // opNames names the operations in C (OP_<name>).
 var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
-	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
+	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE", opFork: "FORK",
 }
 
 // The helper's file descriptors: requests in, responses out.

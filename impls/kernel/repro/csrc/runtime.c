@@ -807,3 +807,23 @@ RT void layout(char *out)
 #else
 RT void vma_setup(void) {}
 #endif
+
+/* vma_fork: the vma fork. The reproducer carries on in the child, whose
+ * address space is the copy; the parent waits for it and exits with its
+ * status. */
+RT void vma_fork(char *out)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t c = fork();
+	if (c < 0)
+		setup_failed("fork");
+	if (c > 0) {
+		int st = 0;
+		while (waitpid(c, &st, 0) < 0)
+			if (errno != EINTR)
+				_exit(2);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+	}
+	put(out, "ok");
+}

@@ -29,6 +29,7 @@ enum {
 	OP_STATE = 13,
 	OP_RESET = 14,
 	OP_MEASURE = 15,
+	OP_FORK = 16,
 };
 
 /* The helper's refusals, a negative err (protocol.go). */
