@@ -238,31 +238,21 @@ type VMAFileArgs struct {
 // implementation itself failed.
 //
 //   - Map: mmap(Start, Pages, Prot, MAP_FIXED|Flags, File, Offset).
-//
 //   - Unmap: munmap(Start, Pages).
-//
 //   - Protect: mprotect(Start, Pages, Prot).
-//
 //   - Touch: one access to page Start, a write if Write, made as the kernel
 //     makes one on the process's behalf (uaccess): the fault is handled as
 //     the process's own would be, and one the process would get SIGSEGV or
 //     SIGBUS for is EFAULT.
-//
 //   - Advise: madvise(Start, Pages, Advice).
-//
 //   - Lock: mlock(Start, Pages), or mlock2(..., MLOCK_ONFAULT) if OnFault.
-//
 //   - Unlock: munlock(Start, Pages).
-//
 //   - Remap: mremap(Start, Pages, NewPages, flags, Target).
-//
 //   - Brk: brk(Break); a request the kernel refuses (it returns the old
 //     break) is ENOMEM.
-//
 //   - Open: a new file of VMAFilePages pages; Reopen: a new open file
 //     description of the file behind Of; Dup: dup(Of). A handle that is not
 //     open is EBADF (errno 9).
-//
 //   - Fork: fork(); the space is the child's from then on (the parent
 //     exits).
 type AddressSpace interface {
