@@ -24,6 +24,9 @@ type attachment struct {
 	att  int
 	task ops.PID
 	obj  *Obj
+	// origin is the shmat this mapping comes from: itself, or for a
+	// fork's copy the parent's origin (the same address in the child).
+	origin *attachment
 }
 
 // shmState is the namespace's shm state beyond the table.
@@ -32,7 +35,7 @@ type shmState struct {
 	tot        int64 // shm_tot: pages of the live segments
 	gen        [ops.NumTasks]int
 	attached   []*attachment       // live attachments in attach order
-	atts       map[int]*attachment // by handle: the last shmat that bound it
+	atts       map[int]*attachment // by handle: the last shmat that bound it (an origin)
 }
 
 // taskPID is the identity of the current incarnation of a task.
@@ -80,6 +83,7 @@ func (ns *Namespace) shmat(op ops.Op) ops.Errno {
 	o.Atime = true
 	o.Lpid = task
 	a := &attachment{att: op.Bind, task: task, obj: o}
+	a.origin = a
 	ns.shm.attached = append(ns.shm.attached, a)
 	if op.Bind > 0 {
 		ns.shm.atts[op.Bind] = a
@@ -87,21 +91,27 @@ func (ns *Namespace) shmat(op ops.Op) ops.Errno {
 	return ops.OK
 }
 
-// shmdt detaches the attachment a handle names, if the task holds it.
+// shmdt detaches the mapping at the address a handle names, if the task
+// holds one there: the shmat's own, or a fork's copy of it.
 func (ns *Namespace) shmdt(op ops.Op) ops.Errno {
-	a := ns.shm.atts[op.Att]
-	if a == nil || a.task != ns.taskPID(op.Task) {
+	origin, pid := ns.shm.atts[op.Att], ns.taskPID(op.Task)
+	i := slices.IndexFunc(ns.shm.attached, func(a *attachment) bool { return origin != nil && a.origin == origin && a.task == pid })
+	if i < 0 {
 		return ops.EINVAL
 	}
-	ns.detach(a)
+	ns.detach(ns.shm.attached[i])
 	return ops.OK
 }
+
+// named reports whether a's address is the one its handle names (the
+// handle's last shmat, or a fork's copy of it).
+func (ns *Namespace) named(a *attachment) bool { return ns.shm.atts[a.att] == a.origin }
 
 // detach is shm_close: one VMA fewer, lpid and dtime of the closer, and the
 // segment destroyed if nothing keeps it.
 func (ns *Namespace) detach(a *attachment) {
 	ns.shm.attached = slices.DeleteFunc(ns.shm.attached, func(x *attachment) bool { return x == a })
-	if ns.shm.atts[a.att] == a {
+	if ns.named(a) && !slices.ContainsFunc(ns.shm.attached, func(x *attachment) bool { return x.origin == a.origin }) {
 		delete(ns.shm.atts, a.att)
 	}
 	o := a.obj
@@ -287,7 +297,7 @@ func (ns *Namespace) shmSnapshot() ops.ShmState {
 	st := ops.ShmState{RmidForced: ns.shm.rmidForced, Tot: ns.shm.tot}
 	for _, a := range ns.shm.attached {
 		h := a.att
-		if ns.shm.atts[h] != a {
+		if !ns.named(a) {
 			h = 0 // its handle was bound again by a later shmat
 		}
 		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID()})

@@ -49,6 +49,9 @@ type kattach struct {
 	pid  ops.PID
 	addr uintptr
 	id   int64
+	// origin is the shmat the mapping comes from: itself, or for a fork's
+	// copy (the same address in the child) the parent's origin.
+	origin *kattach
 }
 
 // begin starts the state of a script.

@@ -94,6 +94,7 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 		return ops.Result{}, e, err
 	}
 	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID))}
+	a.origin = a
 	n.shm.attached = append(n.shm.attached, a)
 	n.shm.attachedBy[op.Task] = true
 	if op.Bind > 0 {
@@ -103,9 +104,15 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 }
 
 func (n *ns) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
-	a := n.shm.atts[op.Att]
+	origin := n.shm.atts[op.Att]
+	var a *kattach
+	if i := slices.IndexFunc(n.shm.attached, func(k *kattach) bool {
+		return origin != nil && k.origin == origin && k.task == int(op.Task)
+	}); i >= 0 {
+		a = n.shm.attached[i]
+	}
 	addr := uintptr(notAttached)
-	if a != nil && a.task == int(op.Task) {
+	if a != nil {
 		addr = a.addr
 	}
 	_, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMDT, [6]uintptr{addr}, nil, 0)
@@ -122,7 +129,7 @@ func (n *ns) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
 // forget drops an attachment that is gone.
 func (n *ns) forget(a *kattach) {
 	n.shm.attached = slices.DeleteFunc(n.shm.attached, func(x *kattach) bool { return x == a })
-	if n.shm.atts[a.att] == a {
+	if n.shm.atts[a.att] == a.origin && !slices.ContainsFunc(n.shm.attached, func(x *kattach) bool { return x.origin == a.origin }) {
 		delete(n.shm.atts, a.att)
 	}
 }
@@ -231,7 +238,7 @@ func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attac
 		for _, k := range n.shm.attached {
 			if k.task == t && k.addr == uintptr(addr) {
 				mine = true
-				if n.shm.atts[k.att] == k {
+				if n.shm.atts[k.att] == k.origin {
 					a.Att = k.att
 				}
 			}

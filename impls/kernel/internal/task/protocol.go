@@ -24,6 +24,14 @@ const (
 const (
 	KindCall uint32 = iota + 1 // run syscall Nr
 	KindJoin                   // setns into the IPC namespace whose path is the payload
+	// KindFork forks the task (the C server only): the child, a child of
+	// the task's parent by CLONE_PARENT, serves requests on two new pipes;
+	// the answer's R is its pid and its 16-byte payload the task's fds of
+	// the child's request-pipe write end and response-pipe read end, which
+	// the owner takes (pidfd_getfd) before it sends KindForkDone.
+	KindFork
+	// KindForkDone closes the task's ends of the last fork's pipes.
+	KindForkDone
 )
 
 // Flags of a KindCall request.
