@@ -14,14 +14,14 @@ import (
 
 // Proc is a running task process, seen from the thread that started it.
 type Proc struct {
-	n    int // the task number, for messages (0 for a spare)
-	cmd  *exec.Cmd
+	n   int // the task number, for messages (0 for a spare)
+	cmd *exec.Cmd
 	// forked is the process of a task made by a fork (Fork), which has
 	// no exec.Cmd.
 	forked *os.Process
-	req  int // write end of the request pipe (blocking)
-	resp int // read end of the response pipe (blocking)
-	pid  int
+	req    int // write end of the request pipe (blocking)
+	resp   int // read end of the response pipe (blocking)
+	pid    int
 	// ns is the namespace generation of the worker the task is in
 	// (Pool.gen, or spareNS).
 	ns uint64
