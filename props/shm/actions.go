@@ -43,6 +43,8 @@ var actions = engine.Actions[*Shadow]{
 		return s.detach(a, src.Intn(ops.NumTasks, "task"))
 	}},
 	{Name: "exit attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).exitTask},
+	{Name: "fork", Weight: 1, Draw: (*Shadow).forkTask},
+	{Name: "fork attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).forkTask},
 	{Name: "detach stale", Weight: 1, When: func(s *Shadow) bool { return len(s.attHandles(false)) > 0 }, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(false), "attachment")
 		return s.detach(a, s.atts[a].task)

@@ -48,6 +48,8 @@ type Shadow struct {
 	forced     bool
 	renamed    bool
 	swarm      engine.Swarm
+	// slots are the task slots used, for a fork's child (fork.go).
+	slots engine.Slots
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
@@ -72,6 +74,7 @@ var (
 // one of the actions (actions.go) that make sense now.
 func (s *Shadow) Step(src engine.Source) ops.Op {
 	op, _ := actions.Step(src, s.swarm, s) // a create always makes sense
+	s.slots.Note(op)
 	return op
 }
 
