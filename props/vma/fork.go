@@ -21,6 +21,7 @@ func (s *Shadow) forkStep(src Source) ops.Op {
 	}
 	if run, ok := s.pickRun(src, window); ok && oneIn(src, 3, "dontfork first?") {
 		start, n := partOf(src, run)
+		n = min(n, limit(window)-start)
 		fam := int64(engine.Pick(src, []int{famDontFork, famWipeOnFork}, "advice before the fork"))
 		s.each(window, start, n, func(p *page) { p.advice |= 1 << fam })
 		s.pending = append(s.pending, s.fork())
