@@ -27,7 +27,7 @@ enum {
 
 enum { AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
 enum { SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
-enum { CLONE_PARENT = 0x8000, SIGCHLD = 17 };
+enum { CLONE_PARENT = 0x8000, SIGCHLD = 17, PR_SET_NAME = 15 };
 enum { PR_SET_PDEATHSIG = 1, PR_GET_DUMPABLE = 3, PR_SET_DUMPABLE = 4, SIGKILL = 9 };
 enum { MAX_GROUPS = 256, NS_LEN = 64 };
 
@@ -243,6 +243,8 @@ static long fork_task(struct resp *a, u64 len)
 			sys3(SYS_close, rs[i], 0, 0);
 		}
 		rearm();
+		/* ps and the tests tell a forked task by its name. */
+		sys3(SYS_prctl, PR_SET_NAME, (long)"ipcfuzz-forked", 0);
 		return 0;
 	}
 	sys3(SYS_close, rq[0], 0, 0);
