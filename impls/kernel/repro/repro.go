@@ -218,9 +218,12 @@ func (g *gen) dispatch(b *strings.Builder, steps []ops.Op) {
 	b.WriteString("\t}\n}\n\nint main(void)\n{\n\tsetup(REPRO_IPC);\n\tvma_setup();\n")
 	b.WriteString("\tfor (int i = 0; i <= NHANDLES; i++)\n\t\tsh->h[i] = -1;\n")
 	b.WriteString("\tint bad = 0;\n\tstatic char got[OUT];\n")
+	var used [ops.NumTasks]bool // the slots a fork_task's child may not take
 	for i, op := range steps {
 		fmt.Fprintf(b, "\tgot[0] = 0;\n")
 		switch op.Kind {
+		case ops.KindForkTask:
+			fmt.Fprintf(b, "\tfork_task(%d, %d, %d, %d, got);\n", op.Task, op.ForkChild(), i+1, b2i(used[op.ForkChild()]))
 		case ops.KindExit:
 			fmt.Fprintf(b, "\texit_task(%d, got);\n", op.Task)
 		case ops.KindInterrupt:
@@ -229,6 +232,15 @@ func (g *gen) dispatch(b *strings.Builder, steps []ops.Op) {
 			fmt.Fprintf(b, "\tissue(%d, %d, %d, got);\n", op.Task, i+1, b2i(mayBlock(op)))
 		}
 		fmt.Fprintf(b, "\tsettle(got);\n\tbad |= check(%d, got, expected[%d]);\n", i+1, i+1)
+		switch {
+		case op.Kind == ops.KindExit:
+			used[op.Task] = false
+		case op.Kind == ops.KindInterrupt:
+		case op.Kind == ops.KindForkTask && !used[op.ForkChild()]:
+			used[op.Task], used[op.ForkChild()] = true, true
+		case op.Task > 0:
+			used[op.Task] = true
+		}
 	}
 	b.WriteString("\tteardown();\n\treturn bad;\n}\n")
 }
@@ -351,8 +363,10 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.shmat(op), nil
 	case ops.KindShmdt:
 		g.atts = max(g.atts, op.Att)
-		return fmt.Sprintf("\tunsigned long addr = sh->att[%d] && sh->att_task[%d] == self_task ? sh->att[%d] : 0x1000UL;\n", op.Att, op.Att, op.Att) +
-			"\tlong r = syscall(SYS_shmdt, addr);\n\tint e = errno;\n" + fail + fmt.Sprintf("\tsh->att[%d] = 0;\n\tput(out, \"ok\");\n", op.Att), nil
+		return fmt.Sprintf("\tunsigned long addr = sh->att[%d] && (sh->att_tasks[%d] >> self_task & 1) ? sh->att[%d] : 0x1000UL;\n", op.Att, op.Att, op.Att) +
+			"\tlong r = syscall(SYS_shmdt, addr);\n\tint e = errno;\n" + fail + fmt.Sprintf("\tdetached(%d);\n\tput(out, \"ok\");\n", op.Att), nil
+	case ops.KindForkTask:
+		return "\tfork_child_step(out);\n", nil
 	case ops.KindShmctl:
 		return g.shmctl(op)
 	case ops.KindRmidForced:
@@ -644,10 +658,10 @@ func (g *gen) shmat(op ops.Op) string {
 	if op.Flags&ops.ShmatBadAddr != 0 {
 		addr = "0x1001UL" // not page-aligned and no SHM_RND: EINVAL
 	}
-	s := asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmat, %s, %s, %s);", g.ref(op.Obj), addr, flags)) + fail + "\tshm_dontfork((unsigned long)r);\n"
+	s := asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmat, %s, %s, %s);", g.ref(op.Obj), addr, flags)) + fail + "\tif (self_task == 0)\n\t\tshm_dontfork((unsigned long)r);\n"
 	if op.Bind > 0 {
 		g.atts = max(g.atts, op.Bind)
-		s += fmt.Sprintf("\tsh->att[%d] = (unsigned long)r;\n\tsh->att_task[%d] = self_task;\n", op.Bind, op.Bind)
+		s += fmt.Sprintf("\tsh->att[%d] = (unsigned long)r;\n\tsh->att_tasks[%d] = 1u << self_task;\n", op.Bind, op.Bind)
 	}
 	return s + "\tput(out, \"ok\");\n"
 }

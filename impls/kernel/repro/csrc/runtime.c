@@ -40,7 +40,8 @@ enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
 struct shared {
 	long h[NHANDLES + 1];
 	unsigned long att[NATTS + 1];
-	int att_task[NATTS + 1];
+	unsigned att_tasks[NATTS + 1]; /* the tasks mapping it: the shmat's, its forks' */
+	int fork_fd[2], fork_main, fork_child, fork_pid; /* a fork_task under way */
 	int npids;
 	int pid[MAXPIDS], pid_task[MAXPIDS], pid_gen[MAXPIDS];
 	char out[NTASK][OUT];
@@ -221,9 +222,13 @@ RT void on_interrupt(int sig) { (void)sig; }
 
 /* task_main serves the steps of one task process: a step number in, its
  * result in sh->out, one byte out. */
+static int my_in = -1, my_out = -1; /* a task process's pipes */
+
 RT void task_main(int t, int in, int out)
 {
 	self_task = t;
+	my_in = in;
+	my_out = out;
 	for (;;) {
 		int step;
 		ssize_t r = read(in, &step, sizeof step);
@@ -366,8 +371,11 @@ RT void exit_task(int t, char *out)
 	if (tpid[t])
 		task_exit(t);
 	for (int i = 1; i <= NATTS; i++) /* its attachments went with it */
-		if (sh->att_task[i] == t)
-			sh->att[i] = 0;
+		if (sh->att_tasks[i] >> t & 1) {
+			sh->att_tasks[i] &= ~(1u << t);
+			if (!sh->att_tasks[i])
+				sh->att[i] = 0;
+		}
 	gen[t]++; /* its next step is a new process, tN#G */
 	put(out, "ok");
 }
@@ -826,4 +834,89 @@ RT void vma_fork(char *out)
 		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
 	}
 	put(out, "ok");
+}
+
+/* detached: this task's mapping of attachment i is gone. */
+RT void detached(int i)
+{
+	sh->att_tasks[i] &= ~(1u << self_task);
+	if (!sh->att_tasks[i])
+		sh->att[i] = 0;
+}
+
+/* fork_child_step is a fork_task's step, in the parent task: it forks with
+ * CLONE_PARENT (the child is the reproducer's, as the other tasks are) and
+ * the child opens the pipes the main process made for its slot (through
+ * /proc), then serves as that task. */
+RT void fork_child_step(char *out)
+{
+	int s[2];
+	if (pipe(s) < 0)
+		setup_failed("pipe");
+	fflush(stdout);
+	long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		setup_failed("clone");
+	if (pid == 0) {
+		int me = sh->fork_child; /* read before the parent is told: the next fork changes it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", sh->fork_main, sh->fork_fd[0]);
+		int in = open(p, O_RDONLY | O_CLOEXEC);
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", sh->fork_main, sh->fork_fd[1]);
+		int o = open(p, O_WRONLY | O_CLOEXEC);
+		if (in < 0 || o < 0)
+			_exit(3);
+		close(my_in);
+		close(my_out);
+		close(s[0]);
+		sh->fork_pid = getpid();
+		char c = 1;
+		while (write(s[1], &c, 1) < 0 && errno == EINTR)
+			;
+		close(s[1]);
+		task_main(me, in, o);
+	}
+	close(s[1]);
+	char c;
+	ssize_t r;
+	while ((r = read(s[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	close(s[0]);
+	if (r != 1)
+		setup_failed("the forked task did not start");
+	put(out, "ok");
+}
+
+/* fork_task forks task t into slot c (EBUSY if the slot was used since the
+ * start or its last exit, or if t sleeps in a call): the main process
+ * makes c's pipes, t forks, the child takes them. */
+RT void fork_task(int t, int c, int step, int used, char *out)
+{
+	if (used || pending[t]) {
+		put(out, "EBUSY");
+		return;
+	}
+	int a[2], b[2];
+	if (pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0)
+		setup_failed("pipe");
+	sh->fork_fd[0] = a[0];
+	sh->fork_fd[1] = b[1];
+	sh->fork_main = getpid();
+	sh->fork_child = c;
+	issue(t, step, 0, out);
+	close(a[0]);
+	close(b[1]);
+	if (strcmp(out, "ok") != 0) {
+		close(a[1]);
+		close(b[0]);
+		return;
+	}
+	req_fd[c] = a[1];
+	resp_fd[c] = b[0];
+	tpid[c] = sh->fork_pid;
+	add_pid(tpid[c], c, gen[c]);
+	for (int i = 1; i <= NATTS; i++)
+		if (sh->att_tasks[i] >> t & 1)
+			sh->att_tasks[i] |= 1u << c;
 }
