@@ -79,6 +79,10 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 	case ops.KindUnlock:
 		e, err = m.as.Unlock(op.VMA)
 	case ops.KindRemap:
+		if op.VMA.MayMove {
+			at, e, err := m.as.RemapMayMove(op.VMA)
+			return ops.Result{Err: e, ID: at}, err
+		}
 		e, err = m.as.Remap(op.VMA)
 	case ops.KindBrk:
 		e, err = m.as.Brk(op.VMA)
@@ -88,6 +92,8 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 		e, err = m.as.Reopen(op.FileArgs())
 	case ops.KindDup:
 		e, err = m.as.Dup(op.FileArgs())
+	case ops.KindSeal:
+		e, err = m.as.Seal(op.VMA)
 	case ops.KindFork:
 		e, err = m.as.Fork()
 	case ops.KindLayout:

@@ -88,7 +88,7 @@ func vmaModel(make func(ops.VMAQuirks) ops.AddressSpace) func() (ops.Model, erro
 func startKernelVMA() (ops.Model, error) {
 	// In a guest under emulation the helper's calls take longer too.
 	timeout := time.Duration(float64(kernelvma.DefaultCallTimeout) * kernel.Slowdown())
-	h, err := kernelvma.Start(context.Background(), kernelvma.Options{CallTimeout: timeout})
+	h, err := kernelvma.StartRestarting(context.Background(), kernelvma.Options{CallTimeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("the vma subsystem is not available: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/props/shm"
+	"github.com/ipcfuzz/ipcfuzz/props/vma"
 )
 
 var reachTable = flag.Int("reach.table", 0, "print how many of this many scripts per engine reach each edge (TestGeneratorsReachTheEdges)")
@@ -70,6 +71,83 @@ var allEdges = []edges{
 	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0", "semop bad sops", "semtimedop bad timeout", "semctl bad buffer"}, drawn, 200},
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
+	// Most scripts name few tasks; some name any of t1..t15, and put more
+	// than engine.FewTasks of them to sleep at once.
+	{msg.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
+	{sem.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
+	{shm.Subsystem, []string{"a task above t4"}, manyTasks, 200},
+	// mseal and what it refuses afterwards (issue 21 item 7).
+	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes", "remap maymove"}, vmaDrawn, 200},
+}
+
+// manyTasks says whether a script names a task above engine.FewTasks, and
+// whether more than that many tasks sleep at once on the optimized model.
+func manyTasks(t testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range script {
+		if int(op.Task) > engine.FewTasks {
+			out["a task above t4"] = true
+		}
+	}
+	if !out["a task above t4"] {
+		return out
+	}
+	m, err := optimized.New()
+	require.NoError(t, err)
+	l := ops.NewLocal(ops.Info{Name: "optimized"}, m)
+	ctx := context.Background()
+	require.NoError(t, l.Reset(ctx, ops.Config{}))
+	var asleep [ops.NumTasks]bool
+	for _, op := range script {
+		rs, err := l.Apply(ctx, []ops.Op{op})
+		require.NoError(t, err)
+		for _, r := range rs {
+			for _, c := range r.Done {
+				asleep[c.Task] = false
+			}
+			if r.Blocked {
+				asleep[op.Task] = true
+			}
+		}
+		n := 0
+		for _, a := range asleep {
+			if a {
+				n++
+			}
+		}
+		if n > engine.FewTasks {
+			out["more than 4 asleep"] = true
+		}
+	}
+	return out
+}
+
+// vmaDrawn names the vma operations of issue 21 a script holds.
+func vmaDrawn(_ testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	sealed := false
+	for _, op := range script {
+		switch op.Kind {
+		case ops.KindBrk:
+			if op.VMA.BreakBytes != 0 {
+				out["brk by bytes"] = true
+			}
+		case ops.KindSeal:
+			if op.VMA.Pages == 0 {
+				out["empty seal"] = true
+			} else {
+				out["seal"], sealed = true, true
+			}
+		case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindRemap:
+			if op.Kind == ops.KindRemap && op.VMA.MayMove {
+				out["remap maymove"] = true
+			}
+			if sealed {
+				out["change after a seal"] = true
+			}
+		}
+	}
+	return out
 }
 
 // drawn names the refused-at-once calls a script holds.

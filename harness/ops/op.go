@@ -85,7 +85,8 @@ type Result struct {
 
 	// ID is the id a get returned, the last id a churn made, or the return
 	// value of a *ctl that returns one (the full id of *_STAT, the highest
-	// idx in use of *_INFO).
+	// idx in use of *_INFO), or the page a remap with maymove left the
+	// range at.
 	ID   int64
 	Obj  Object  // stat: key, mode, owner, size (Obj.ID stays 0)
 	List []Entry // list: ids and keys in iteration order

@@ -33,6 +33,8 @@ const (
 	VMAFileOffsetMax = 2 * VMAFilePages
 	// VMAMaxHandles is the largest file handle a script may bind.
 	VMAMaxHandles = 8
+	// VMAPageBytes is the page size: a break may lie inside a page.
+	VMAPageBytes = 4096
 )
 
 // VMAProt is a protection: PROT_READ, PROT_WRITE, PROT_EXEC (same bits).
@@ -220,8 +222,15 @@ type VMAArgs struct {
 	NewPages int64
 	Fixed    bool
 	Target   int64
-	// Break is Brk's new break, in pages above the initial break.
+	// MayMove: Remap is MREMAP_MAYMOVE without MREMAP_FIXED, of a window
+	// range: the kernel picks the new address when it cannot resize in
+	// place (AddressSpace.RemapMayMove).
+	MayMove bool
+	// Break is Brk's new break, in pages above the initial break, and
+	// BreakBytes (0..VMAPageBytes-1) bytes more.
 	Break int64
+	// BreakBytes: see Break.
+	BreakBytes int64
 }
 
 // VMAFileArgs are the arguments of Open, Reopen and Dup: the handle they
@@ -248,7 +257,7 @@ type VMAFileArgs struct {
 //   - Lock: mlock(Start, Pages), or mlock2(..., MLOCK_ONFAULT) if OnFault.
 //   - Unlock: munlock(Start, Pages).
 //   - Remap: mremap(Start, Pages, NewPages, flags, Target).
-//   - Brk: brk(Break); a request the kernel refuses (it returns the old
+//   - Brk: brk(Break pages and BreakBytes); a request the kernel refuses (it returns the old
 //     break) is ENOMEM.
 //   - Open: a new file of VMAFilePages pages; Reopen: a new open file
 //     description of the file behind Of; Dup: dup(Of). A handle that is not
@@ -268,6 +277,16 @@ type AddressSpace interface {
 	Open(f VMAFileArgs) (Errno, error)
 	Reopen(f VMAFileArgs) (Errno, error)
 	Dup(f VMAFileArgs) (Errno, error)
+	// Seal is mseal(Start, Pages, 0); ENOSYS where the kernel has no
+	// mseal (QuirkMseal unset).
+	Seal(a VMAArgs) (Errno, error)
+	// RemapMayMove is mremap(Start, Pages, NewPages, MREMAP_MAYMOVE): it
+	// returns the page of the window the range is at afterwards (where it
+	// was, or where get_unmapped_area put it: the top of the highest gap of
+	// the window that fits, nothing above the window being free). A range
+	// that lands below the window, wholly or in part, is unmapped at once,
+	// and its page is negative.
+	RemapMayMove(a VMAArgs) (at int64, e Errno, err error)
 	Fork() (Errno, error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
@@ -315,8 +334,14 @@ func CheckVMAArgs(a VMAArgs) error {
 			return fmt.Errorf("target: %w", err)
 		}
 	}
+	if a.MayMove && (a.Fixed || a.Heap) {
+		return fmt.Errorf("maymove: want a window range and no fixed target")
+	}
 	if a.Break < -VMABrkBelow || a.Break > VMAHeapPages {
 		return fmt.Errorf("break %d: want %d..%d", a.Break, -VMABrkBelow, VMAHeapPages)
+	}
+	if a.BreakBytes < 0 || a.BreakBytes >= VMAPageBytes || (a.Break == VMAHeapPages && a.BreakBytes != 0) {
+		return fmt.Errorf("break %d pages and %d bytes: want 0..%d bytes, and no bytes past page %d", a.Break, a.BreakBytes, VMAPageBytes-1, VMAHeapPages)
 	}
 	return nil
 }
@@ -489,8 +514,36 @@ type VMA struct {
 type VMAState struct {
 	// VMAs are the window's VMAs in address order, then the heap area's.
 	VMAs []VMA
-	// Brk is the program break, in pages above the initial break.
+	// Brk is the program break, in pages above the initial break, and
+	// BrkBytes (0..VMAPageBytes-1) bytes more: the kernel keeps a break
+	// as brk() was given it, page-aligned or not.
 	Brk int64
+	// BrkBytes: see Brk.
+	BrkBytes int64
+}
+
+// formatBrk writes a break: "N" pages, or "N+B" with B bytes more.
+func formatBrk(pages, bytes int64) string {
+	if bytes == 0 {
+		return strconv.FormatInt(pages, 10)
+	}
+	return strconv.FormatInt(pages, 10) + "+" + strconv.FormatInt(bytes, 10)
+}
+
+// parseBrk reads text written by formatBrk.
+func parseBrk(s string) (pages, bytes int64, err error) {
+	p, b, hasBytes := strings.Cut(s, "+")
+	pages, err = strconv.ParseInt(p, 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("brk=%q: want N or N+BYTES", clip(s))
+	}
+	if hasBytes {
+		bytes, err = strconv.ParseInt(b, 10, 64)
+		if err != nil || bytes <= 0 || bytes >= VMAPageBytes {
+			return 0, 0, fmt.Errorf("brk=%q: want N+BYTES with BYTES in 1..%d", clip(s), VMAPageBytes-1)
+		}
+	}
+	return pages, bytes, nil
 }
 
 // FormatVMA writes one VMA as a line:
@@ -646,7 +699,7 @@ func parseBacking(v *VMA, s string) error {
 // FormatVMAState writes a state: "brk=N" then one line per VMA.
 func FormatVMAState(s VMAState) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "brk=%d\n", s.Brk)
+	fmt.Fprintf(&b, "brk=%s\n", formatBrk(s.Brk, s.BrkBytes))
 	for _, v := range s.VMAs {
 		b.WriteString(FormatVMA(v))
 		b.WriteByte('\n')
@@ -659,11 +712,11 @@ func ParseVMAState(text string) (VMAState, error) {
 	var s VMAState
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	v, ok := strings.CutPrefix(lines[0], "brk=")
-	brk, err := strconv.ParseInt(v, 10, 64)
+	brk, bytes, err := parseBrk(v)
 	if !ok || err != nil {
-		return s, fmt.Errorf("vma state: want brk=N first, got %q", lines[0])
+		return s, fmt.Errorf("vma state: want brk=N or brk=N+BYTES first, got %q", lines[0])
 	}
-	s.Brk = brk
+	s.Brk, s.BrkBytes = brk, bytes
 	for _, l := range lines[1:] {
 		vma, err := ParseVMA(l)
 		if err != nil {
@@ -718,18 +771,22 @@ const (
 	// one at the start of an empty heap; later kernels compare strictly
 	// (vma_is_initial_heap).
 	QuirkHeapLabelInclusive
+	// QuirkMseal: the mseal system call exists (6.10); without it mseal is
+	// ENOSYS. The kernel side reports it by calling mseal, never from the
+	// release.
+	QuirkMseal
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive",
+	"heap-label-inclusive", "mseal",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
 // written against (6.18.44 on x86-64 with protection keys).
 const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
-	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap
+	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
 
 // String writes the quirks' names joined by commas ("-" for none).
 func (q VMAQuirks) String() string {

@@ -46,6 +46,12 @@ const (
 	KindFork
 )
 
+// KindSeal is mseal of a range (Linux 6.10): the VMAs get VM_SEALED, and
+// munmap, mprotect, mremap, MAP_FIXED over them and the discarding advices
+// on read-only anonymous memory refuse them with EPERM. Its number stands
+// apart from the list above so that kinds added there do not move it.
+const KindSeal Kind = 90
+
 // rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
 // area); with pages false, one page "w:S".
 type rangeField struct{ pages bool }
@@ -208,14 +214,17 @@ func init() {
 			Args:  []Arg{rng, flagBool("onfault", func(o *Op) *bool { return &o.VMA.OnFault })},
 			Check: checkVMA},
 		KindSpec{Kind: KindUnlock, Name: "unlock", Doc: "munlock", Subsystem: "vma", Args: []Arg{rng}, Check: checkVMA},
-		KindSpec{Kind: KindRemap, Name: "remap", Doc: "mremap to new pages, in place or moved (fixed to=PAGE)", Subsystem: "vma",
+		KindSpec{Kind: KindRemap, Name: "remap", Doc: "mremap to new pages, in place, moved (fixed to=PAGE), or where the kernel picks (maymove: the result is at=PAGE, where it landed relative to the window; a range landing below the window is unmapped at once)", Subsystem: "vma",
 			Args: []Arg{rng, pages("new", func(o *Op) *int64 { return &o.VMA.NewPages }),
 				flagBool("fixed", func(o *Op) *bool { return &o.VMA.Fixed }),
 				pages("to", func(o *Op) *int64 { return &o.VMA.Target }).When(func(o *Op) bool { return o.VMA.Fixed }),
+				flagBool("maymove", func(o *Op) *bool { return &o.VMA.MayMove }),
 			},
-			Check: checkVMA},
-		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it)", Subsystem: "vma",
-			Args:  []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0))},
+			Result: byOp(remapResult),
+			Check:  checkVMA},
+		KindSpec{Kind: KindBrk, Name: "brk", Doc: "brk to N pages above the initial break (negative: below it), and bytes= more (a break not page-aligned, stored as given)", Subsystem: "vma",
+			Args: []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Break }, -VMABrkBelow, VMAHeapPages, 0)),
+				named("bytes", dec(func(o *Op) *int64 { return &o.VMA.BreakBytes }, 0, VMAPageBytes-1, 0)).Optional()},
 			Check: checkVMA},
 		KindSpec{Kind: KindOpen, Name: "open", Doc: "open a new file; binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{flagBool("rdonly", func(o *Op) *bool { return &o.VFile.ReadOnly })},
@@ -227,6 +236,8 @@ func init() {
 		KindSpec{Kind: KindDup, Name: "dup", Doc: "dup of fN (the same open file description); binds fN", Subsystem: "vma", Binds: ClassFile,
 			Args:  []Arg{handleOf(ClassFile, "", func(o *Op) *int { return &o.VFile.Of })},
 			Check: checkVMAFile},
+		KindSpec{Kind: KindSeal, Name: "seal", Doc: "mseal (Linux 6.10+; ENOSYS where the kernel has none): sealed VMAs refuse munmap, mprotect, mremap, MAP_FIXED and discarding advices with EPERM", Subsystem: "vma",
+			Args: []Arg{rng}, Check: checkVMA},
 		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
 			Result: layoutResult{}},
 		KindSpec{Kind: KindFork, Name: "fork", Doc: "fork: the script carries on in the child (dontcopy VMAs left out, faulted VMAs become fork children, mlock not inherited, wipeonfork VMAs wiped); the parent exits", Subsystem: "vma"},
@@ -242,7 +253,7 @@ func (layoutResult) format(_ *Op, r *Result) string {
 	for i, v := range r.Layout.VMAs {
 		parts[i] = FormatVMA(v)
 	}
-	return "[" + strings.Join(parts, " | ") + "] brk=" + strconv.FormatInt(r.Layout.Brk, 10)
+	return "[" + strings.Join(parts, " | ") + "] brk=" + formatBrk(r.Layout.Brk, r.Layout.BrkBytes)
 }
 
 func (layoutResult) parse(_ *Op, r *Result, text string) error {
@@ -251,11 +262,11 @@ func (layoutResult) parse(_ *Op, r *Result, text string) error {
 	if !ok || !ok2 {
 		return fmt.Errorf("layout result %q: want [VMA | VMA ...] brk=N", clip(text))
 	}
-	n, err := strconv.ParseInt(brk, 10, 64)
+	n, b, err := parseBrk(brk)
 	if err != nil {
-		return fmt.Errorf("layout result %q: brk=%q is not a number", clip(text), clip(brk))
+		return fmt.Errorf("layout result %q: %w", clip(text), err)
 	}
-	r.Layout.Brk = n
+	r.Layout.Brk, r.Layout.BrkBytes = n, b
 	if strings.TrimSpace(inner) == "" {
 		return nil
 	}
@@ -267,4 +278,13 @@ func (layoutResult) parse(_ *Op, r *Result, text string) error {
 		r.Layout.VMAs = append(r.Layout.VMAs, v)
 	}
 	return nil
+}
+
+// remapResult is a remap's result: where the range is now (at=PAGE of the
+// window, negative below it) for maymove, else only ok.
+func remapResult(op *Op) ResultForm {
+	if !op.VMA.MayMove {
+		return okResult{}
+	}
+	return fieldsResult{{"at", dec(func(r *Result) *int64 { return &r.ID }, -VMAWindowPages, VMAWindowPages, 0)}}
 }

@@ -2,31 +2,52 @@ package vma
 
 import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 
-// Brk implements ops.AddressSpace: brk. The syscall signals failure by
-// returning the old break; here that is ENOMEM.
+// Brk implements ops.AddressSpace: brk (mm/mmap.c). The break is kept as
+// given, page-aligned or not; the heap's VMAs follow the break rounded up
+// to a page (PAGE_ALIGN of the new and of the old break), so a move
+// within one page only stores the new value. The syscall signals failure
+// by returning the old break; here that is ENOMEM.
 func (s *Space) Brk(a ops.VMAArgs) (ops.Errno, error) {
 	if err := ops.CheckVMAArgs(a); err != nil {
 		return 0, err
 	}
-	newbrk, oldbrk := s.startBrk+a.Break, s.brk
-	switch {
-	case newbrk < s.startBrk:
+	page, bytes := s.startBrk+a.Break, a.BreakBytes
+	if page < s.startBrk { // brk < min_brk
 		return ops.ENOMEM, nil
-	case newbrk == oldbrk:
-		return ops.OK, nil
-	case newbrk < oldbrk:
-		return s.brkShrink(newbrk, oldbrk), nil
 	}
-	return s.brkGrow(newbrk, oldbrk), nil
+	newbrk, oldbrk := pageAlign(page, bytes), pageAlign(s.brk, s.brkBytes)
+	errno := ops.OK
+	switch {
+	case newbrk == oldbrk:
+	case page < s.brk || page == s.brk && bytes <= s.brkBytes: // brk <= mm->brk: always allowed to shrink
+		errno = s.brkShrink(newbrk, oldbrk)
+	default:
+		errno = s.brkGrow(newbrk, oldbrk)
+	}
+	if errno == ops.OK {
+		s.brk, s.brkBytes = page, bytes
+	}
+	return errno, nil
 }
 
-// brkShrink unmaps [newbrk, oldbrk); there must be a VMA in that range.
+// pageAlign is PAGE_ALIGN of the address page pages and bytes bytes in: the
+// page it ends in.
+func pageAlign(page, bytes int64) int64 {
+	if bytes > 0 {
+		return page + 1
+	}
+	return page
+}
+
+// brkShrink unmaps [newbrk, oldbrk); there must be a VMA in that range, and
+// none of it sealed.
 func (s *Space) brkShrink(newbrk, oldbrk int64) ops.Errno {
 	if v := s.layout.Find(newbrk); v == nil || v.Start >= oldbrk {
 		return ops.ENOMEM
 	}
-	s.brk = newbrk
-	s.vmsGatherMunmapVMAs(newbrk, oldbrk)
+	if _, _, errno := s.vmsGatherMunmapVMAs(newbrk, oldbrk); errno != ops.OK {
+		return ops.ENOMEM // a sealed VMA: the break stays where it was
+	}
 	return ops.OK
 }
 
@@ -42,7 +63,6 @@ func (s *Space) brkGrow(newbrk, oldbrk int64) ops.Errno {
 		brkvma = nil
 	}
 	s.doBrkFlags(brkvma, oldbrk, newbrk)
-	s.brk = newbrk
 	return ops.OK
 }
 

@@ -68,6 +68,9 @@ func (s *Space) madviseBehaviorValid(adv ops.VMAAdvice) bool {
 // madviseVMABehavior applies the advice to [start, end) of v and returns
 // the VMA the walk goes on from.
 func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAdvice) (*VMA, ops.Errno) {
+	if !canMadviseModify(v, adv) {
+		return v, ops.EPERM
+	}
 	switch adv {
 	case ops.AdviceDontNeed:
 		if v.Flags&(VMLocked|VMPfnMap|VMHugeTLB) != 0 {
@@ -192,4 +195,25 @@ func (s *Space) madviseUpdateVMA(v, prev *VMA, start, end int64, newFlags Flags)
 	res := s.vmaModifyFlags(prev, v, start, end, &newFlags)
 	res.Flags = newFlags
 	return res
+}
+
+// isDiscard: the advices that can throw a page's contents away, or keep
+// them from a child (is_discard).
+func isDiscard(adv ops.VMAAdvice) bool {
+	switch adv {
+	case ops.AdviceFree, ops.AdviceDontNeed, ops.AdviceDontNeedLocked, ops.AdviceDontFork,
+		ops.AdviceWipeOnFork, ops.AdviceGuardInstall:
+		return true
+	}
+	return false
+}
+
+// canMadviseModify is can_madvise_modify: a sealed VMA refuses a
+// discarding advice if it is anonymous (private: no vm_ops) and not
+// writable.
+func canMadviseModify(v *VMA, adv ops.VMAAdvice) bool {
+	if v.Flags&VMSealed == 0 || !isDiscard(adv) || v.File != nil {
+		return true
+	}
+	return v.Flags&VMWrite != 0
 }

@@ -21,7 +21,10 @@ func (s *Space) Map(a ops.VMAArgs) (ops.Errno, error) {
 	if errno != ops.OK {
 		return errno, nil
 	}
-	flags = s.mmapRegion(f, addr, addr+a.Pages, flags, pgoff)
+	flags, errno = s.mmapRegion(f, addr, addr+a.Pages, flags, pgoff)
+	if errno != ops.OK {
+		return errno, nil
+	}
 	if flags&VMLocked != 0 || a.Flags&ops.MapPopulate != 0 {
 		s.mmPopulate(addr, addr+a.Pages, true)
 	}
@@ -73,9 +76,12 @@ func accountableMapping(flags Flags) bool {
 
 // mmapRegion is __mmap_region: unmap what the range overlaps, then merge
 // with the VMAs around it or make a new VMA. It returns the new mapping's
-// flags.
-func (s *Space) mmapRegion(f *File, addr, end int64, flags Flags, pgoff int64) Flags {
-	prev, next := s.vmsGatherMunmapVMAs(addr, end)
+// flags, or EPERM if a sealed VMA is in the way (__mmap_prepare's gather).
+func (s *Space) mmapRegion(f *File, addr, end int64, flags Flags, pgoff int64) (Flags, ops.Errno) {
+	prev, next, errno := s.vmsGatherMunmapVMAs(addr, end)
+	if errno != ops.OK {
+		return 0, errno
+	}
 	if accountableMapping(flags) {
 		flags |= VMAccount
 	}
@@ -91,7 +97,7 @@ func (s *Space) mmapRegion(f *File, addr, end int64, flags Flags, pgoff int64) F
 		}
 		s.layout.Insert(v)
 	}
-	return v.Flags
+	return v.Flags, ops.OK
 }
 
 // shmemZeroSetup makes the shmem file behind a shared anonymous mapping.
@@ -102,16 +108,29 @@ func (s *Space) shmemZeroSetup(pages int64) *File {
 
 // vmsGatherMunmapVMAs unmaps [start, end): splits the VMAs at both ends and
 // removes what lies inside. It returns the VMAs just outside the range.
-func (s *Space) vmsGatherMunmapVMAs(start, end int64) (prev, next *VMA) {
+//
+// A sealed VMA in the range makes it EPERM (vms_gather_munmap_vmas): the
+// first VMA is checked before it is split at start, each VMA of the range
+// before the range's end splits it, and nothing is removed; a split of the
+// first VMA made before a later one refused stays.
+func (s *Space) vmsGatherMunmapVMAs(start, end int64) (prev, next *VMA, errno ops.Errno) {
 	if start >= end {
-		return nil, nil // do_vmi_munmap refuses an empty range (EINVAL)
+		return nil, nil, ops.OK // do_vmi_munmap refuses an empty range (EINVAL)
 	}
 	v := s.layout.Find(start)
 	if v == nil || v.Start >= end {
-		return s.layout.Before(start), v
+		return s.layout.Before(start), v, ops.OK
 	}
 	if start > v.Start {
+		if v.Flags&VMSealed != 0 {
+			return nil, nil, ops.EPERM
+		}
 		s.splitVMA(v, start, true)
+	}
+	for w := s.layout.Find(start); w != nil && w.Start < end; w = s.layout.Find(w.End) {
+		if w.Flags&VMSealed != 0 {
+			return nil, nil, ops.EPERM
+		}
 	}
 	prev = s.layout.Before(start)
 	for v = s.layout.Find(start); v != nil && v.Start < end; v = s.layout.Find(start) {
@@ -123,7 +142,7 @@ func (s *Space) vmsGatherMunmapVMAs(start, end int64) (prev, next *VMA) {
 	for p := start; p < end; p++ {
 		delete(s.guards, p)
 	}
-	return prev, s.layout.Find(end)
+	return prev, s.layout.Find(end), ops.OK
 }
 
 // Unmap implements ops.AddressSpace: munmap.
@@ -135,6 +154,6 @@ func (s *Space) Unmap(a ops.VMAArgs) (ops.Errno, error) {
 		return ops.EINVAL, nil
 	}
 	start := s.abs(a.Heap, a.Start)
-	s.vmsGatherMunmapVMAs(start, start+a.Pages)
-	return ops.OK, nil
+	_, _, errno := s.vmsGatherMunmapVMAs(start, start+a.Pages)
+	return errno, nil
 }

@@ -32,6 +32,9 @@ func (s *Space) Protect(a ops.VMAArgs) (ops.Errno, error) {
 		if errno != ops.OK {
 			return errno, nil
 		}
+		if v.Flags&VMSealed != 0 {
+			return ops.EPERM, nil // mprotect_fixup: a sealed VMA, after the VMAs before it changed
+		}
 		tmp = min(v.End, end)
 		res := s.mprotectFixup(v, &prev, nstart, tmp, newflags)
 		tmp, nstart = res.End, res.End

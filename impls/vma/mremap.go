@@ -18,6 +18,7 @@ type remapState struct {
 	oldLen, newLen int64
 	delta          int64
 	fixed          bool
+	mayMove        bool
 	typ            remapType
 	populateExpand bool
 }
@@ -27,6 +28,10 @@ type remapState struct {
 func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
 	if err := ops.CheckVMAArgs(a); err != nil {
 		return 0, err
+	}
+	if a.MayMove {
+		_, errno, err := s.RemapMayMove(a)
+		return errno, err
 	}
 	vrm := &remapState{addr: s.abs(a.Heap, a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
 	if vrm.newLen == 0 {
@@ -64,6 +69,9 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 	v := vrm.vma
 	if v == nil {
 		return ops.EFAULT
+	}
+	if v.Flags&VMSealed != 0 {
+		return ops.EPERM // mremap of a sealed VMA
 	}
 	switch {
 	case vrm.oldLen == vrm.newLen:
@@ -106,12 +114,17 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 func (s *Space) mremapAt(vrm *remapState) ops.Errno {
 	switch vrm.typ {
 	case remapShrink:
-		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
-		return ops.OK
+		_, _, errno := s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		return errno
 	case remapExpand:
 		v := vrm.vma
 		if v.End-vrm.addr != vrm.oldLen || !s.vmaExpandable(v, vrm.delta) {
-			return ops.ENOMEM // not MREMAP_MAYMOVE
+			if !vrm.mayMove {
+				return ops.ENOMEM
+			}
+			vrm.newAddr = s.unmappedAreaTopDown(vrm.newLen) // vrm_set_new_addr
+			s.moveVMA(vrm)
+			return ops.OK
 		}
 		if s.vmaMergeExtend(v, vrm.delta) == nil {
 			return ops.ENOMEM
@@ -139,12 +152,16 @@ func (s *Space) vmaMergeExtend(v *VMA, delta int64) *VMA {
 // mremapTo moves to a fixed address: unmap the target, shrink the source
 // if asked, then move.
 func (s *Space) mremapTo(vrm *remapState) ops.Errno {
-	s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen)
+	if _, _, errno := s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen); errno != ops.OK {
+		return errno
+	}
 	if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
 		return ops.EFAULT
 	}
 	if vrm.typ == remapShrink {
-		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		if _, _, errno := s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen); errno != ops.OK {
+			return errno
+		}
 		if vrm.vma = s.vmaLookup(vrm.addr); vrm.vma == nil {
 			return ops.EFAULT
 		}
@@ -225,4 +242,56 @@ func (s *Space) remapMove(vrm *remapState) ops.Errno {
 		return ops.EFAULT
 	}
 	return ops.OK
+}
+
+// RemapMayMove implements ops.AddressSpace: mremap with MREMAP_MAYMOVE and
+// no MREMAP_FIXED of a window range. It resizes in place when it can
+// (shrinking always can); a growth that cannot moves the range to where
+// get_unmapped_area puts it (unmappedAreaTopDown). A range that lands
+// below the window is unmapped at once, as the kernel adapter does.
+func (s *Space) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, 0, err
+	}
+	vrm := &remapState{addr: s.abs(false, a.Start), oldLen: a.Pages, newLen: a.NewPages, mayMove: true}
+	if vrm.newLen == 0 {
+		return 0, ops.EINVAL, nil
+	}
+	vrm.vma = s.vmaLookup(vrm.addr)
+	if errno := s.checkPrepVMA(vrm); errno != ops.OK {
+		return 0, errno, nil
+	}
+	errno := s.mremapAt(vrm)
+	if errno != ops.OK {
+		return 0, errno, nil
+	}
+	if vrm.populateExpand {
+		start := vrm.newAddr + vrm.oldLen
+		s.mmPopulate(start, start+vrm.delta, true)
+	}
+	if vrm.newAddr < windowBase {
+		s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen) // not sealed: it was just moved
+	}
+	return vrm.newAddr - windowBase, ops.OK, nil
+}
+
+// unmappedAreaTopDown is where get_unmapped_area puts pages new pages for
+// the kernel adapter's helper: the top of the highest gap of the window
+// that fits them (nothing above the window is free, and nothing needs a
+// guard gap), else the top of the gap at the bottom of the window, which
+// goes on below it.
+func (s *Space) unmappedAreaTopDown(pages int64) int64 {
+	gapEnd := windowBase + ops.VMAWindowPages
+	all := s.layout.All()
+	for i := len(all) - 1; i >= 0; i-- {
+		v := all[i]
+		if v.Start < windowBase || v.Start >= gapEnd {
+			continue
+		}
+		if gapEnd-v.End >= pages {
+			return gapEnd - pages
+		}
+		gapEnd = v.Start
+	}
+	return gapEnd - pages
 }

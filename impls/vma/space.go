@@ -37,10 +37,13 @@ type Space struct {
 	// guards are the pages carrying a guard marker.
 	guards        map[int64]bool
 	startBrk, brk int64
-	nextFile      int // open file descriptions made
-	nextInode     int // files opened (ordinals)
-	nextShm       int // shmem objects made for shared anonymous mappings
-	nextAnon      int // anon_vmas made
+	// brkBytes are the bytes of the break past the page brk (the break is
+	// brk pages and brkBytes bytes).
+	brkBytes  int64
+	nextFile  int // open file descriptions made
+	nextInode int // files opened (ordinals)
+	nextShm   int // shmem objects made for shared anonymous mappings
+	nextAnon  int // anon_vmas made
 }
 
 var _ ops.AddressSpace = (*Space)(nil)
@@ -66,7 +69,7 @@ func (s *Space) clear() {
 	s.layout.Clear()
 	s.files = map[int]*File{}
 	s.guards = map[int64]bool{}
-	s.startBrk, s.brk = heapBase, heapBase
+	s.startBrk, s.brk, s.brkBytes = heapBase, heapBase, 0
 	s.nextFile, s.nextInode, s.nextShm, s.nextAnon = 0, 0, 0, 0
 }
 
@@ -95,7 +98,7 @@ func (s *Space) abs(heap bool, page int64) int64 {
 
 // State implements ops.AddressSpace.
 func (s *Space) State() (ops.VMAState, error) {
-	st := ops.VMAState{Brk: s.brk - s.startBrk}
+	st := ops.VMAState{Brk: s.brk - s.startBrk, BrkBytes: s.brkBytes}
 	shm := map[*Inode]int{}
 	var heap []ops.VMA
 	for _, v := range s.layout.All() {
@@ -124,7 +127,7 @@ func (s *Space) observe(v *VMA, shm map[*Inode]int) (ops.VMA, error) {
 		o.Start, o.End = v.Start-windowBase, v.End-windowBase
 	case v.Start >= heapBase:
 		o.Heap, o.Start, o.End = true, v.Start-s.startBrk, v.End-s.startBrk
-		o.HeapLabel = v.File == nil && v.Start < s.brk && v.End > s.startBrk
+		o.HeapLabel = v.File == nil && v.Start < pageAlign(s.brk, s.brkBytes) && v.End > s.startBrk // vm_start < brk
 		if s.rules.Quirks&ops.QuirkHeapLabelInclusive != 0 {
 			o.HeapLabel = v.File == nil && v.Start <= s.brk && v.End >= s.startBrk
 		}

@@ -385,3 +385,15 @@ func (s *Shadow) unmap(src Source, r int) ops.Op {
 	s.doUnmap(r, start, n)
 	return rangeOp(ops.KindUnmap, r, start, n)
 }
+
+// seal draws an mseal: mostly of a range of a run (split at its ends,
+// merged with sealed neighbours), sometimes of one reaching a hole
+// (ENOMEM, nothing sealed) or of nothing at all.
+func (s *Shadow) seal(src Source, r int) ops.Op {
+	start, n := s.pickRange(src, r)
+	if oneIn(src, 8, "empty seal?") {
+		n = 0
+	}
+	s.sealed = n > 0
+	return ops.Op{Kind: ops.KindSeal, VMA: ops.VMAArgs{Heap: r == heap, Start: start, Pages: n}}
+}

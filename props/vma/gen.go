@@ -54,6 +54,9 @@ type Shadow struct {
 	// edges are the ends of recent ranges, per region, which later ranges
 	// start or end on.
 	edges [2][]int64
+	// sealed: the script sealed something already; one seal a script is
+	// enough (what it seals refuses most later changes).
+	sealed bool
 	// pending are operations drawn ahead (a set-up), which Step hands out
 	// first.
 	pending []ops.Op
@@ -94,6 +97,7 @@ const (
 	actHeap   // a mapping or protection next to the break
 	actFile   // open, reopen, dup
 	actLayout // observe the layout: a step's merges are compared where they happen
+	actSeal   // mseal of a range: what it seals refuses later changes
 	actFork   // fork: the script carries on in the child
 	actBad    // a deliberately invalid request
 	numActions
@@ -104,6 +108,7 @@ var baseMenu = []action{
 	actMap, actNeighbour, actNeighbour, actNeighbour, actFill, actOver,
 	actProtect, actProtect, actRestore, actRestore, actRestore, actTouch, actTouch, actTouch,
 	actAdvise, actAdvise, actLock, actUnlock, actUnmap,
+	actGrow, actShrink, actMove, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actSeal, actBad, actBad,
 	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actFork, actBad, actBad,
 }
 
@@ -116,7 +121,7 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	menu := baseMenu
 	if len(s.moves) > 0 {
-		menu = append(menu[:len(menu):len(menu)], actBack, actBack)
+		menu = append(menu[:len(menu):len(menu)], actBack, actBack, actBack)
 	}
 	if len(s.alikeGaps(window)) > 0 {
 		menu = append(menu[:len(menu):len(menu)], actGrow, actGrow)
@@ -160,6 +165,11 @@ func (s *Shadow) Step(src Source) ops.Op {
 		return s.file(src)
 	case actLayout:
 		return ops.Op{Kind: ops.KindLayout}
+	case actSeal:
+		if s.sealed {
+			return ops.Op{Kind: ops.KindLayout}
+		}
+		return s.seal(src, s.region(src))
 	case actFork:
 		return s.forkStep(src)
 	}

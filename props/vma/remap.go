@@ -33,7 +33,8 @@ func (s *Shadow) grow(src Source, r int) ops.Op {
 	if newPages <= old {
 		return s.shrink(src, r)
 	}
-	if start+old == run.end && !s.anyMapped(r, run.end, start+newPages) {
+	inPlace := start+old == run.end && !s.anyMapped(r, run.end, start+newPages)
+	if inPlace {
 		like := s.at(r, run.end-1)
 		like.off++
 		written := like.written
@@ -41,7 +42,16 @@ func (s *Shadow) grow(src Source, r int) ops.Op {
 		s.each(r, run.end, start+newPages-run.end, func(p *page) { p.written = written })
 	}
 	s.remember(r, start, start+newPages)
-	return remapOp(r, start, old, newPages)
+	op := remapOp(r, start, old, newPages)
+	if r == window && oneIn(src, 3, "maymove?") {
+		// the kernel picks the place when it cannot grow in place; the
+		// shadow only knows the range left
+		op.VMA.MayMove = true
+		if !inPlace {
+			s.doUnmap(r, start, old)
+		}
+	}
+	return op
 }
 
 // alikeGaps lists the runs of r followed, after a short gap, by a run
@@ -177,8 +187,14 @@ func (s *Shadow) brkOp(src Source) ops.Op {
 	}
 	b := engine.Pick(src, []int64{s.brk + 1, s.brk + 2, s.brk - 1, s.brk + 4, 0, next - 1, next, s.brk - 3, -1}, "break")
 	b = max(-ops.VMABrkBelow, min(b, ops.VMAHeapPages))
+	op := brkOp(b)
+	if b < ops.VMAHeapPages && oneIn(src, 4, "brk by bytes?") {
+		// a break inside a page: the heap reaches the page's end
+		op.VMA.BreakBytes = engine.Pick(src, []int64{1, ops.VMAPageBytes / 2, ops.VMAPageBytes - 1, 100}, "break bytes")
+		b++
+	}
 	s.doBrk(b)
-	return brkOp(b)
+	return op
 }
 
 // nearBreak draws an operation on the heap area next to the break: a

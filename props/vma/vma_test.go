@@ -154,7 +154,7 @@ func TestGeneratorReaches(t *testing.T) {
 			require.NoError(t, err)
 			snap, err := m.Snapshot()
 			require.NoError(t, err)
-			for _, what := range classify(op, r.Err, before, snap.VMA) {
+			for _, what := range classify(op, r, before, snap.VMA) {
 				seen[what] = true
 				if forked && strings.HasSuffix(what, "refused by hidden state") {
 					seen["refused by hidden state after a fork"] = true
@@ -186,15 +186,16 @@ func TestGeneratorReaches(t *testing.T) {
 		"modify merges with prev", "modify merges with next", "modify merges with both", "split", "split in three",
 		"brk expands", "brk makes a VMA", "remap grows into next", "move merges with prev", "move merges with next",
 		"move merges with both", "move refused by hidden state",
+		"EINVAL", "ENOMEM", "EFAULT", "EACCES", "EPERM",
 		"fork", "fork leaves a dontfork VMA out", "refused by hidden state after a fork",
-		"EINVAL", "ENOMEM", "EFAULT", "EACCES",
 	} {
 		require.GreaterOrEqual(t, scripts[what], 3, "only %d scripts of %d reached %q", scripts[what], n, what)
 	}
 }
 
 // classify names what an operation did, from the states before and after.
-func classify(op ops.Op, errno ops.Errno, before, after ops.VMAState) []string {
+func classify(op ops.Op, r ops.Result, before, after ops.VMAState) []string {
+	errno := r.Err
 	if errno != ops.OK {
 		out := []string{errno.String()}
 		if errno == ops.ENOMEM && op.Kind == ops.KindProtect {
@@ -214,6 +215,8 @@ func classify(op ops.Op, errno ops.Errno, before, after ops.VMAState) []string {
 		switch {
 		case a.Fixed:
 			return merged("move", a.Heap, a.Target, a.Target+a.NewPages, after)
+		case a.MayMove && r.ID != a.Start && r.ID >= 0: // moved where the kernel picked
+			return merged("move", false, r.ID, r.ID+a.NewPages, after)
 		case a.NewPages > a.Pages:
 			if v, ok := containing(after, a.Heap, a.Start); ok && v.End > a.Start+a.NewPages {
 				return []string{"remap grows into next"}

@@ -10,9 +10,9 @@
 //  1. A header comment: the script, where it was found and how to build
 //     and run the program.
 //  2. The runtime (csrc/runtime.c): a private IPC namespace, task
-//     processes t1..t4 forked at their first step, "blocked" decided from
-//     evidence (state S and the wchan of the call, as the kernel side of
-//     ipcfuzz does), credentials switched for as=, and the canonical text
+//     processes t1..t15 forked at their first step, "blocked" decided from
+//     evidence (state S and /proc/PID/syscall inside the call, as the
+//     kernel side of ipcfuzz does), credentials switched for as=, and the canonical text
 //     of every result.
 //  3. One C function per step that issues its syscall and writes its
 //     result, a dispatch over them, and main: each step on its task, the
@@ -101,7 +101,7 @@ func header(b *strings.Builder, sc *ops.Script, opt Options) {
 		b.WriteString(", as root:\n *\n *   cc -O2 -static -o repro repro.c && ./repro\n *\n")
 		b.WriteString(" * It runs in a private IPC namespace of its own, with that namespace's\n")
 		b.WriteString(" * default limits (the script's own writes to them excepted), as root, each\n")
-		b.WriteString(" * task t1..t4 a forked process.")
+		b.WriteString(" * task t1..t15 a forked process.")
 	}
 	b.WriteString(" Exit status: 0 every checked result is the\n")
 	b.WriteString(" * expected one, 1 a result differs (\"step N: <op>: kernel -> X, expected Y\"),\n")
@@ -162,7 +162,7 @@ type gen struct {
 // prologue writes the constants the runtime needs: the handle counts, the
 // errno names, the text of every op and the expected results.
 func (g *gen) prologue(b *strings.Builder, sub string, steps []ops.Op, expect []string) {
-	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d };\n", len(steps), g.handles, g.atts)
+	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d, NTASK = %d };\n", len(steps), g.handles, g.atts, ops.NumTasks)
 	vma := b2i(sub == "vma")
 	fmt.Fprintf(b, "#define REPRO_VMA %d /* the vma subsystem: a window and the heap area */\n#define REPRO_IPC %d /* an IPC subsystem: a private IPC namespace */\n", vma, 1-vma)
 	b.WriteString("\n/* The canonical names of errors, as ipcfuzz writes them. */\n#define ERRNO_NAMES(X)")
@@ -252,7 +252,7 @@ func b2i(v bool) int {
 	return 0
 }
 
-// mayBlock reports whether op is a call by t1..t4 that may sleep.
+// mayBlock reports whether op is a call by a task other than t0 that may sleep.
 func mayBlock(op ops.Op) bool {
 	if op.Task == 0 {
 		return false
@@ -371,7 +371,7 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return g.shmctl(op)
 	case ops.KindRmidForced:
 		return g.sysctl(op, "shm_rmid_forced", strconv.FormatInt(op.Value, 10)), nil
-	case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindTouch, ops.KindAdvise, ops.KindLock, ops.KindUnlock, ops.KindRemap, ops.KindBrk:
+	case ops.KindMap, ops.KindUnmap, ops.KindProtect, ops.KindTouch, ops.KindAdvise, ops.KindLock, ops.KindUnlock, ops.KindRemap, ops.KindBrk, ops.KindSeal:
 		return vmaStep(op)
 	case ops.KindLayout:
 		return "\tlayout(out);\n", nil
@@ -753,7 +753,12 @@ func vmaStep(op ops.Op) (string, error) {
 		}
 	case ops.KindUnlock:
 		call = fmt.Sprintf("long r = syscall(SYS_munlock, %s, %s);", addr, length)
+	case ops.KindSeal:
+		call = fmt.Sprintf("long r = syscall(462 /* SYS_mseal */, %s, %s, 0);", addr, length)
 	case ops.KindRemap:
+		if a.MayMove {
+			return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", addr, a.Pages, a.NewPages), nil
+		}
 		if a.Fixed {
 			call = fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Heap, a.Target)) // MREMAP_MAYMOVE | MREMAP_FIXED
 		} else {
@@ -761,7 +766,7 @@ func vmaStep(op ops.Op) (string, error) {
 		}
 	case ops.KindBrk:
 		// A break the kernel refuses leaves the old one: ENOMEM.
-		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break), nil
+		return fmt.Sprintf("\tunsigned long want = start_brk + %dL * PAGE + %dL;\n\tput(out, \"%%s\", (unsigned long)syscall(SYS_brk, want) == want ? \"ok\" : \"ENOMEM\");\n", a.Break, a.BreakBytes), nil
 	}
 	return "\t" + call + "\n\tput_result(out, r, errno);\n", nil
 }

@@ -36,8 +36,9 @@
 // with PR_SET_PDEATHSIG set to SIGKILL both by the Go side and by the
 // helper itself, which also checks that its parent is still the one that
 // started it: it never outlives the process driving it, even one killed
-// with SIGKILL. At start it checks that the window (and a page on each
-// side) is free with MAP_FIXED_NOREPLACE, and refuses in one line if not;
+// with SIGKILL. At start it checks that the window (a page above it and as
+// many pages below it as it has) is free with MAP_FIXED_NOREPLACE, and
+// refuses in one line if not;
 // finds start_brk in /proc/self/stat and checks that the heap area (and the
 // page below start_brk) is free, so that no VMA of the program itself can
 // merge with the heap; then probes the kernel's version-dependent rules
@@ -51,6 +52,23 @@
 // kernel leaves at least a page between the bss and start_brk, which the
 // helper checks; the heap's observable is relative to the initial break
 // (ops.VMA.Heap) and so the same on every run.
+//
+// # Moves the kernel places
+//
+// mremap with MREMAP_MAYMOVE and no MREMAP_FIXED takes its new address from
+// get_unmapped_area, which searches top-down below mmap_base. For that call
+// only, the helper fills every gap from the window's end to a little below
+// its stack with a PROT_NONE mapping of a file of its own (which merges
+// with nothing), so the highest gap that fits is the window's, or the one
+// at its bottom, which goes on below the window; a range that lands there
+// is unmapped at once. The models place it by the same rule.
+//
+// # Seals
+//
+// A sealed VMA stays for the life of the process: a reset that cannot
+// unmap the window or the heap area says EPERM, and Restarting replaces
+// the helper by a new one (which checks the window and probes the quirks
+// again) before the next script.
 //
 // # Reset
 //

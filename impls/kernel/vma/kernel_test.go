@@ -403,3 +403,48 @@ func sigIgn(t *testing.T, pid int) uint64 {
 	t.Fatalf("no SigIgn in /proc/%d/status", pid)
 	return 0
 }
+
+// A sealed VMA cannot be unmapped: the reset says ErrSealed, and
+// Restarting replaces the helper, whose window and heap area are empty
+// again; a script with nothing sealed keeps the helper.
+func TestRestartingReplacesASealedHelper(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
+	}
+	r, err := StartRestarting(context.Background(), Options{})
+	if errors.Is(err, ErrNoCompiler) {
+		t.Skipf("needs a C compiler: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	if r.Quirks()&ops.QuirkMseal == 0 {
+		t.Skipf("kernel %s has no mseal", r.Release())
+	}
+	first := r.Pid()
+	e, err := r.Map(ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead})
+	require.NoError(t, err)
+	require.Equal(t, ops.OK, e)
+	require.NoError(t, r.Reset())
+	require.Equal(t, first, r.Pid(), "nothing sealed: the same helper")
+
+	for _, call := range []func() (ops.Errno, error){
+		func() (ops.Errno, error) { return r.Map(ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead}) },
+		func() (ops.Errno, error) { return r.Seal(ops.VMAArgs{Start: 3, Pages: 1}) },
+		func() (ops.Errno, error) { return r.Brk(ops.VMAArgs{Break: 1}) },
+		func() (ops.Errno, error) { return r.Seal(ops.VMAArgs{Heap: true, Pages: 1}) },
+	} {
+		e, err := call()
+		require.NoError(t, err)
+		require.Equal(t, ops.OK, e)
+	}
+	e, err = r.Unmap(ops.VMAArgs{Start: 3, Pages: 1})
+	require.NoError(t, err)
+	require.Equal(t, ops.EPERM, e)
+	require.ErrorIs(t, r.Helper.Reset(), ErrSealed)
+	require.NoError(t, r.Reset())
+	require.NotEqual(t, first, r.Pid(), "a new helper")
+	require.Equal(t, 1, r.Restarts())
+	st, err := r.State()
+	require.NoError(t, err)
+	require.Equal(t, "brk=0\n", ops.FormatVMAState(st))
+}

@@ -35,16 +35,19 @@ import (
 //	advise    a: MADV_* number                                    -
 //	lock      a: MLOCK_ONFAULT (1) or not                         -
 //	unlock    -                                                   -
-//	remap     a: new pages, fixed (1) or in place, target page    -
-//	brk       a: the break in pages above start_brk               - (ENOMEM if it did not move)
+//	remap     a: new pages, fixed (1), maymove (2) or in place,   maymove: the window page it is at
+//	          target page
+//	brk       a: the break in pages above start_brk, bytes more   - (ENOMEM if it did not move)
 //	open      a: handle, -, read-only                             inode
 //	reopen    a: handle, of, read-only                            inode
 //	dup       a: handle, of                                       inode
 //	state     -                                                   the break; smaps lines of the VMAs
 //	                                                              meeting the window or the heap area
 //	                                                              (header, ProtectionKey, VmFlags)
-//	reset     -                                                   -
+//	reset     -                                                   - (EPERM: something sealed stays;
+//	                                                              the helper must be replaced)
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
+//	seal      -                                                   - (mseal; ENOSYS without it)
 //	fork      -                                                   the child's pid
 //
 // A fork is clone(CLONE_PARENT): the child is the adapter's own child; it
@@ -68,6 +71,7 @@ const (
 	opState
 	opReset
 	opMeasure
+	opSeal
 	opFork
 )
 
@@ -75,7 +79,8 @@ const (
 var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
-	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE", opFork: "FORK",
+	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
+	opSeal: "SEAL", opFork: "FORK",
 }
 
 // The helper's file descriptors: requests in, responses out.

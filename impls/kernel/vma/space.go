@@ -5,6 +5,7 @@ package vma
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/madv"
 	"strconv"
@@ -83,12 +84,30 @@ func (h *Helper) Unlock(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(o
 
 // Remap implements ops.AddressSpace.
 func (h *Helper) Remap(a ops.VMAArgs) (ops.Errno, error) {
+	if a.MayMove {
+		_, e, err := h.RemapMayMove(a)
+		return e, err
+	}
 	return h.rangeCall(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+}
+
+// RemapMayMove implements ops.AddressSpace: the helper fills every gap
+// above the window for the call, so that the kernel's top-down search
+// finds the window first, and unmaps a range that landed below it.
+func (h *Helper) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, 0, err
+	}
+	r, err := h.call(request{op: opRemap, region: regionOf(a), start: a.Start, pages: a.Pages, a: [4]int64{a.NewPages, 2}})
+	if err != nil || r.err != 0 {
+		return 0, ops.Errno(r.err), err
+	}
+	return r.val, ops.OK, nil
 }
 
 // Brk implements ops.AddressSpace.
 func (h *Helper) Brk(a ops.VMAArgs) (ops.Errno, error) {
-	return h.rangeCall(opBrk, a, a.Break)
+	return h.rangeCall(opBrk, a, a.Break, a.BreakBytes)
 }
 
 // fileCall binds a handle; the inode it returns identifies the file.
@@ -121,10 +140,22 @@ func (h *Helper) Reopen(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCal
 // Dup implements ops.AddressSpace.
 func (h *Helper) Dup(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(opDup, f) }
 
-// Reset implements ops.AddressSpace.
+// ErrSealed is Reset's error when a sealed VMA stays in the window or the
+// heap area: no call removes it, only a new helper starts clean
+// (Restarting does that).
+var ErrSealed = errors.New("vma helper: a sealed VMA stays after the reset")
+
+// Reset implements ops.AddressSpace; ErrSealed if something sealed stays.
 func (h *Helper) Reset() error {
-	if _, err := h.call(request{op: opReset}); err != nil {
+	r, err := h.call(request{op: opReset})
+	if err != nil {
 		return err
+	}
+	if r.err == int32(ops.EPERM) {
+		return ErrSealed
+	}
+	if r.err != 0 {
+		return fmt.Errorf("vma helper %d: reset: errno %d", h.pid, r.err)
 	}
 	h.mu.Lock()
 	h.inodes = map[uint64]int{}
@@ -217,7 +248,8 @@ func parseHeader(line string) (smapsVMA, error) {
 
 // parseState turns the helper's smaps lines into the observable.
 func (h *Helper) parseState(text []byte, brk uint64) (ops.VMAState, error) {
-	st := ops.VMAState{Brk: (int64(brk) - int64(h.startBrk)) / pageSize}
+	above := int64(brk) - int64(h.startBrk) // never below start_brk
+	st := ops.VMAState{Brk: above / pageSize, BrkBytes: above % pageSize}
 	vmas, err := parseSmaps(text)
 	if err != nil {
 		return st, err
@@ -342,6 +374,10 @@ func le64(b []byte) uint64 {
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
+
+// Seal implements ops.AddressSpace: mseal, ENOSYS where the kernel has
+// none (the helper calls it all the same).
+func (h *Helper) Seal(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opSeal, a) }
 
 // Fork implements ops.AddressSpace: the helper forks; its child, a child
 // of this process (CLONE_PARENT), serves from then on, and the parent

@@ -1,10 +1,10 @@
 /*
  * The runtime of an ipcfuzz reproducer (libc only). It enters a private IPC
  * namespace, runs each step of the script on the task that issues it (t0 is
- * this process, t1..t4 forked processes that start at their first step),
- * decides that a task sleeps in a call from evidence only (state S and a
- * wchan of do_msgsnd, do_msgrcv or __do_semtimedop, as the ipcfuzz kernel
- * side does), writes every result in ipcfuzz's canonical text and compares
+ * this process, t1..t15 forked processes that start at their first step),
+ * decides that a task sleeps in a call from evidence only (state S and
+ * /proc/PID/syscall inside msgsnd, msgrcv, semop or semtimedop, as the
+ * ipcfuzz kernel side does), writes every result in ipcfuzz's canonical text and compares
  * it with the expected one. Exit status: 0 every result as expected, 1 a
  * mismatch (each one printed), 2 a setup that failed.
  */
@@ -31,7 +31,7 @@
 /* A runtime function a script does not need is left unused. */
 #define RT static __attribute__((unused))
 
-enum { NTASK = 5, OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
+enum { OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
 enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
 
 /* What every task process sees: the ids the handles were bound to, the
@@ -48,7 +48,7 @@ struct shared {
 };
 
 static struct shared *sh;
-static int req_fd[NTASK] = { -1, -1, -1, -1, -1 }, resp_fd[NTASK] = { -1, -1, -1, -1, -1 };
+static int req_fd[NTASK], resp_fd[NTASK]; /* -1 until the task starts (setup) */
 static pid_t tpid[NTASK];
 static int gen[NTASK], pending[NTASK];
 static int self_task; /* the task this process is */
@@ -200,7 +200,10 @@ RT void as_end(void)
 }
 
 /* sleeps_in_call reports whether pid sleeps in msgsnd, msgrcv or semop:
- * state S and a wchan that names the function. */
+ * state S and /proc/PID/syscall naming one of those calls. The syscall
+ * number is the evidence, never the function in wchan (inlining renames it
+ * from one kernel build to the next); the kernel fills that file only for a
+ * task off the CPU ("running" otherwise). */
 RT int sleeps_in_call(pid_t pid)
 {
 	char path[64], b[512];
@@ -210,10 +213,11 @@ RT int sleeps_in_call(pid_t pid)
 	char *p = strrchr(b, ')');
 	if (!p || p[1] != ' ' || p[2] != 'S')
 		return 0;
-	snprintf(path, sizeof path, "/proc/%d/wchan", pid);
-	if (read_file(path, b, sizeof b) < 0)
+	snprintf(path, sizeof path, "/proc/%d/syscall", pid);
+	if (read_file(path, b, sizeof b) < 0 || b[0] < '0' || b[0] > '9')
 		return 0;
-	return !strcmp(b, "do_msgsnd") || !strcmp(b, "do_msgrcv") || !strcmp(b, "__do_semtimedop");
+	long nr = strtol(b, NULL, 10);
+	return nr == SYS_msgsnd || nr == SYS_msgrcv || nr == SYS_semop || nr == SYS_semtimedop;
 }
 
 RT void run_step(int step, char *out);
@@ -547,6 +551,8 @@ RT void setup(int ipc)
 	if (sh == MAP_FAILED)
 		setup_failed("mmap");
 	add_pid(getpid(), 0, 0);
+	for (int t = 0; t < NTASK; t++)
+		req_fd[t] = resp_fd[t] = -1;
 	struct sigaction sa = { .sa_handler = on_interrupt }; /* no SA_RESTART: EINTR */
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
 		setup_failed("sigaction");
@@ -613,7 +619,9 @@ RT void vma_setup(void)
 		errno = EBUSY;
 		setup_failed("the heap is in use before main (a static glibc puts its TLS there): build without -static");
 	}
-	if (!region_free(window_base - PAGE, window_base + (WINDOW_PAGES + 1) * PAGE))
+	/* the window, a page above it and as many below (where a range the
+	 * kernel places may land) */
+	if (!region_free(window_base - WINDOW_PAGES * PAGE, window_base + (WINDOW_PAGES + 1) * PAGE))
 		setup_failed("the window is not free");
 	if (!region_free(start_brk, start_brk + (HEAP_PAGES + 1) * PAGE))
 		setup_failed("the heap area is not free");
@@ -621,6 +629,75 @@ RT void vma_setup(void)
 		setup_failed("pipe");
 	static char line[4096];
 	setvbuf(stdout, line, _IOLBF, sizeof line); /* stdio must not take the heap */
+}
+
+/*
+ * remap_maymove is mremap(MREMAP_MAYMOVE) without MREMAP_FIXED, placed as
+ * ipcfuzz's kernel side places it: for the call, every gap above the window
+ * up to a little below the stack is filled with a PROT_NONE mapping of a
+ * file of its own, so that the kernel's top-down search finds the window's
+ * highest gap that fits, or the one at its bottom, which goes on below it.
+ * A range that lands below the window is unmapped at once. The result is
+ * "at=PAGE", the window page the range is at.
+ */
+static char maps_buf[1 << 20];
+static unsigned long fill_at[256][2];
+
+RT void remap_maymove(char *out, unsigned long addr, unsigned long old_pages, unsigned long new_pages)
+{
+	static int fill_fd = -1;
+	unsigned long lo = window_base + WINDOW_PAGES * PAGE, top = 0, cur = lo;
+	int n = 0;
+	if (fill_fd < 0 && (fill_fd = memfd_create("ipcfuzz-vma-fill", 0)) < 0)
+		setup_failed("memfd_create (fill)");
+	if (read_file("/proc/self/maps", maps_buf, sizeof maps_buf) < 0)
+		setup_failed("reading /proc/self/maps");
+	for (char *l = maps_buf; *l;) {
+		unsigned long a, b;
+		char *nl = strchr(l, '\n');
+		if (sscanf(l, "%lx-%lx", &a, &b) == 2 && nl && memmem(l, nl - l, "[stack]", 7))
+			top = a;
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	if (top < lo + (8UL << 20))
+		setup_failed("finding the stack above the window");
+	top -= 4UL << 20; /* above mmap_base, below the stack's guard */
+	for (char *l = maps_buf;; ) {
+		unsigned long a = top, b = top;
+		char *nl = strchr(l, '\n');
+		if (*l && sscanf(l, "%lx-%lx", &a, &b) != 2)
+			setup_failed("parsing /proc/self/maps");
+		if (!*l || (b > cur && a < top)) {
+			unsigned long e = a < top ? a : top;
+			if (e > cur && n < 256) {
+				if (mmap((void *)cur, e - cur, PROT_NONE, MAP_PRIVATE | MAP_NORESERVE | MAP_FIXED_NOREPLACE, fill_fd, 0) != (void *)cur)
+					setup_failed("filling above the window");
+				fill_at[n][0] = cur;
+				fill_at[n][1] = e;
+				n++;
+			}
+			if (b > cur)
+				cur = b;
+		}
+		if (!*l)
+			break;
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	long r = syscall(SYS_mremap, addr, old_pages * PAGE, new_pages * PAGE, 1 /* MREMAP_MAYMOVE */);
+	int e = errno;
+	for (int i = 0; i < n; i++)
+		munmap((void *)fill_at[i][0], fill_at[i][1] - fill_at[i][0]);
+	if (r == -1) {
+		put_err(out, e);
+		return;
+	}
+	if ((unsigned long)r < window_base - WINDOW_PAGES * PAGE || (unsigned long)r + new_pages * PAGE > lo) {
+		errno = ERANGE;
+		setup_failed("the kernel placed the range outside the window and the pages below it");
+	}
+	if ((unsigned long)r < window_base)
+		munmap((void *)r, new_pages * PAGE);
+	put(out, "at=%ld", ((long)r - (long)window_base) / PAGE);
 }
 
 /* vma_errno is the errno of a call that returned r, else 0. */
@@ -809,8 +886,10 @@ RT void layout(char *out)
 			l = nl ? nl + 1 : l + strlen(l);
 		}
 	}
-	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1],
-	    (long)((unsigned long)syscall(SYS_brk, 0) - start_brk) / PAGE);
+	long above = (long)((unsigned long)syscall(SYS_brk, 0) - start_brk);
+	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1], above / (long)PAGE);
+	if (above % (long)PAGE) /* a break inside a page: "+bytes" */
+		put(out, "+%ld", above % (long)PAGE);
 }
 #else
 RT void vma_setup(void) {}

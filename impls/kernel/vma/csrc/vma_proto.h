@@ -29,7 +29,8 @@ enum {
 	OP_STATE = 13,
 	OP_RESET = 14,
 	OP_MEASURE = 15,
-	OP_FORK = 16,
+	OP_SEAL = 16,
+	OP_FORK = 17,
 };
 
 /* The helper's refusals, a negative err (protocol.go). */
@@ -64,6 +65,7 @@ enum {
 	Q_SOFT_DIRTY = 1024,
 	Q_LF_UNNAMED = 2048,
 	Q_HEAP_LABEL_INCLUSIVE = 4096,
+	Q_MSEAL = 8192,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

@@ -25,7 +25,7 @@ enum {
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
 	SYS_pipe2 = 293, SYS_clone = 56, SYS_getpid = 39, SYS_wait4 = 61, SYS_memfd_create = 319,
-	SYS_mlock2 = 325,
+	SYS_mlock2 = 325, SYS_mseal = 462,
 };
 
 enum {
@@ -37,7 +37,7 @@ enum {
 	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9, SIGCHLD = 17,
 	CLONE_PARENT = 0x8000,
 	CLOCK_MONOTONIC = 1,
-	EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
+	EPERM = 1, EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
 };
 
 struct out {
@@ -358,6 +358,106 @@ static int advice_ok(i64 a)
 	return 0;
 }
 
+/*
+ * Room for a move the kernel places (mremap MREMAP_MAYMOVE without
+ * MREMAP_FIXED): get_unmapped_area searches top-down below mmap_base, so
+ * for the duration of the call every gap above the window, up to a little
+ * below the stack (above mmap_base), is filled with a PROT_NONE mapping of
+ * a file no script has (it merges with nothing). The highest gap that fits
+ * is then in the window, or the one that goes on below it.
+ */
+enum { MAX_FILL = 256 };
+static u64 fill_at[MAX_FILL][2];
+static int fill_n, fill_fd = -1;
+
+static void fill_range(u64 a, u64 b)
+{
+	if (a >= b || fill_n == MAX_FILL)
+		return;
+	if ((u64)sys6(SYS_mmap, a, b - a, 0, MAP_PRIVATE | MAP_NORESERVE | MAP_FIXED_NOREPLACE, fill_fd, 0) != a)
+		return;
+	fill_at[fill_n][0] = a;
+	fill_at[fill_n][1] = b;
+	fill_n++;
+}
+
+/* fill_above_window fills the gaps; -1 if it could not (the caller then
+ * refuses the request rather than let the kernel place anywhere). */
+static int fill_above_window(void)
+{
+	u64 lo = window_base + window_pages * PAGE, top = 0, cur = lo;
+	if (readfile("/proc/self/maps") < 0)
+		return -1;
+	for (const char *l = procbuf; *l;) {
+		const char *p = l;
+		u64 s = hexat(&p);
+		p++;
+		u64 e = hexat(&p);
+		const char *nl = l;
+		while (*nl && *nl != '\n')
+			nl++;
+		for (const char *w = l; w + 7 <= nl; w++)
+			if (starts(w, "[stack]"))
+				top = s;
+		l = *nl ? nl + 1 : nl;
+		(void)e;
+	}
+	if (top < lo + (8L << 20))
+		return -1;
+	top -= 4L << 20; /* above mmap_base, below the stack's guard */
+	fill_n = 0;
+	for (const char *l = procbuf; *l;) {
+		const char *p = l;
+		u64 s = hexat(&p);
+		p++;
+		u64 e = hexat(&p);
+		if (e > cur && s < top) {
+			fill_range(cur, s < top ? s : top);
+			cur = e > cur ? e : cur;
+		}
+		while (*l && *l != '\n')
+			l++;
+		if (*l)
+			l++;
+	}
+	fill_range(cur, top);
+	return 0;
+}
+
+static void unfill(void)
+{
+	for (int i = 0; i < fill_n; i++)
+		sys2(SYS_munmap, fill_at[i][0], fill_at[i][1] - fill_at[i][0]);
+	fill_n = 0;
+}
+
+/* op_remap_maymove: *at is the window page the range is at afterwards; a
+ * range that landed below the window is unmapped. */
+static i64 op_remap_maymove(const struct req *q, i64 *at)
+{
+	i64 newpages = q->a[0];
+	if (q->region != REGION_WINDOW || !range_ok(q->region, q->start, newpages))
+		return BAD_RANGE;
+	if (fill_above_window() < 0) {
+		unfill();
+		return HELPER_FAILED;
+	}
+	i64 r = sys4(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, MREMAP_MAYMOVE);
+	unfill();
+	if (r < 0 && r > -4096)
+		return -r;
+	u64 end = (u64)r + newpages * PAGE;
+	if ((u64)r < window_base - window_pages * PAGE || end > window_base + window_pages * PAGE) {
+		/* Outside what the helper watches: the search did not go as planned. */
+		sys2(SYS_munmap, r, newpages * PAGE);
+		return HELPER_FAILED;
+	}
+	if ((u64)r < window_base)
+		sys2(SYS_munmap, r, newpages * PAGE);
+	*at = ((i64)r - (i64)window_base) / PAGE;
+	return 0;
+}
+
 static i64 op_remap(const struct req *q)
 {
 	i64 newpages = q->a[0], fixed = q->a[1], target = q->a[2];
@@ -374,10 +474,10 @@ static i64 op_remap(const struct req *q)
 
 static i64 op_brk(const struct req *q)
 {
-	i64 b = q->a[0];
-	if (b < -2 || b > (i64)heap_pages)
+	i64 b = q->a[0], bytes = q->a[1];
+	if (b < -2 || b > (i64)heap_pages || bytes < 0 || bytes >= PAGE || (b == (i64)heap_pages && bytes))
 		return BAD_RANGE;
-	u64 want = start_brk + b * PAGE;
+	u64 want = start_brk + b * PAGE + bytes;
 	return (u64)sys1(SYS_brk, want) == want ? 0 : 12; /* ENOMEM */
 }
 
@@ -437,7 +537,8 @@ static i64 op_file(const struct req *q, i64 *ino)
 	return 0;
 }
 
-/* restore_brk puts the break back at start_brk and clears the heap area. */
+/* restore_brk puts the break back at start_brk and clears the heap area;
+ * -EPERM if a sealed VMA is in the way, -1 if it fails otherwise. */
 static int restore_brk(void)
 {
 	u64 cur = sys1(SYS_brk, 0);
@@ -445,24 +546,32 @@ static int restore_brk(void)
 		/* The heap was unmapped under the break: give the shrink a page. */
 		if (cur <= start_brk || cur > start_brk + heap_pages * PAGE)
 			return -1;
-		sys6(SYS_mmap, cur - PAGE, PAGE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		u64 below = (cur - 1) & ~(PAGE - 1);
+		if (sys6(SYS_mmap, below, PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == -EPERM)
+			return -EPERM;
 		if ((u64)sys1(SYS_brk, start_brk) != start_brk)
 			return -1;
 	}
-	sys2(SYS_munmap, start_brk, (heap_pages + 1) * PAGE);
+	if (sys2(SYS_munmap, start_brk, (heap_pages + 1) * PAGE) == -EPERM)
+		return -EPERM;
 	return 0;
 }
 
+/* op_reset empties the window and the heap area and closes the files;
+ * EPERM if a sealed VMA stays (only a new helper gets rid of it). */
 static i64 op_reset(void)
 {
-	sys2(SYS_munmap, window_base, window_pages * PAGE);
+	i64 sealed = sys2(SYS_munmap, window_base, window_pages * PAGE) == -EPERM;
 	for (int h = 1; h <= MAX_HANDLES; h++) {
 		if (handle_fd[h] >= 0)
 			sys1(SYS_close, handle_fd[h]);
 		handle_fd[h] = -1;
 	}
-	return restore_brk() < 0 ? HELPER_FAILED : 0;
+	int r = restore_brk();
+	if (sealed || r == -EPERM)
+		return EPERM;
+	return r < 0 ? HELPER_FAILED : 0;
 }
 
 static i64 now_ns(void)
@@ -598,7 +707,15 @@ static void serve_one(const struct req *q)
 		e = neg(sys2(SYS_munlock, addr, len));
 		break;
 	case OP_REMAP:
+		if (q->a[1] == 2) { /* maymove */
+			e = op_remap_maymove(q, &val);
+			reply(e, e ? 0 : val, 0, 0);
+			return;
+		}
 		e = op_remap(q);
+		break;
+	case OP_SEAL:
+		e = neg(sys3(SYS_mseal, addr, len, 0));
 		break;
 	default:
 		e = BAD_REQUEST;
@@ -783,6 +900,10 @@ static u64 probe_quirks(void)
 	    window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "??"))
 		q |= Q_LF_UNNAMED;
 	clear_window();
+	/* mseal exists: an empty range is a success that seals nothing; a
+	 * kernel without it says ENOSYS. */
+	if (sys3(SYS_mseal, window_base, 0, 0) == 0)
+		q |= Q_MSEAL;
 	return q;
 }
 
@@ -845,8 +966,13 @@ static void start(u64 *sp)
 
 	if (window_base % PAGE || window_base < 2 * PAGE)
 		refuse("bad window base", window_base, 0);
-	if (!region_free(window_base - PAGE, window_base + (window_pages + 1) * PAGE))
-		refuse("the window is taken", window_base - PAGE, window_base + (window_pages + 1) * PAGE);
+	/* The window, a page above it and as much below it (where a range the
+	 * kernel places may land) are free. */
+	if (!region_free(window_base - window_pages * PAGE, window_base + (window_pages + 1) * PAGE))
+		refuse("the window is taken", window_base - window_pages * PAGE, window_base + (window_pages + 1) * PAGE);
+	fill_fd = sys2(SYS_memfd_create, "ipcfuzz-vma-fill", 0);
+	if (fill_fd < 0)
+		refuse("cannot make the fill file", 0, 0);
 	start_brk = stat_start_brk();
 	if ((u64)sys1(SYS_brk, 0) != start_brk)
 		refuse("the program break has moved from start_brk", start_brk, sys1(SYS_brk, 0));
