@@ -94,6 +94,8 @@ func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
 		e, err = m.as.Dup(op.FileArgs())
 	case ops.KindSeal:
 		e, err = m.as.Seal(op.VMA)
+	case ops.KindFork:
+		e, err = m.as.Fork()
 	case ops.KindLayout:
 		st, err := m.shown()
 		return ops.Result{Layout: st}, err

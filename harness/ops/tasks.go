@@ -1,6 +1,9 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Operations on tasks, shared by the subsystems whose scripts have tasks
 // (shm, msg, sem): they take no IPC type.
@@ -14,7 +17,35 @@ const (
 	// in semop, msgsnd or msgrcv returns EINTR (a completion of this
 	// operation); a task that is not asleep is not disturbed.
 	KindInterrupt
+	// KindForkTask forks a task (Op.Task > 0) into a free task slot, the
+	// child (Op.Value): the child is a new process that inherits the
+	// parent's shm attachments (each one more mapping, nattch counting it,
+	// lprid the parent), no semaphore undo list (fork does not pass
+	// CLONE_SYSVSEM) and no message-queue state. A child slot the script
+	// has used since its start or its last exit, or a parent asleep, is
+	// EBUSY. t0 (the plugin's own thread on the kernel side) cannot fork.
+	KindForkTask
 )
+
+// childField is the child task of a fork_task, "t2", held in Op.Value.
+type childField struct{}
+
+func (childField) format(o *Op) string { return "t" + strconv.FormatInt(o.Value, 10) }
+
+func (childField) parse(o *Op, text string) error {
+	t, err := parseTask(text)
+	o.Value = int64(t)
+	return err
+}
+
+func (childField) zero(o *Op) bool { return o.Value == 0 }
+
+func (childField) plainer(*Op) []func(*Op) { return nil }
+
+func (childField) syntax() string { return "tN" }
+
+// ForkChild is the child task of a fork_task.
+func (op Op) ForkChild() uint8 { return uint8(op.Value) }
 
 func init() {
 	register(SubsystemSpec{Name: "tasks"},
@@ -29,6 +60,17 @@ func init() {
 			Check: func(op Op) error {
 				if op.Task == 0 {
 					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, never sleeps)", MaxTask)
+				}
+				return nil
+			}},
+		KindSpec{Kind: KindForkTask, Name: "fork_task", Doc: "fork a task into a free task slot child=tN: attachments inherited (nattch +1 each), no SEM_UNDO list, no message state; EBUSY if the slot was used since the start or its last exit", Subsystem: "tasks", Task: true,
+			Args: []Arg{named("child", childField{})},
+			Check: func(op Op) error {
+				if op.Task == 0 {
+					return fmt.Errorf("needs task=tN with N in 1..%d (t0, the main task, cannot fork: on the kernel side it is the plugin's own thread)", MaxTask)
+				}
+				if op.Value < 1 || op.Value > MaxTask || op.Value == int64(op.Task) {
+					return fmt.Errorf("needs child=tN with N in 1..%d, not the forking task", MaxTask)
 				}
 				return nil
 			}},

@@ -262,8 +262,8 @@ type VMAFileArgs struct {
 //   - Open: a new file of VMAFilePages pages; Reopen: a new open file
 //     description of the file behind Of; Dup: dup(Of). A handle that is not
 //     open is EBADF (errno 9).
-//
-// Room is kept for Fork (the models carry the fork-child state already).
+//   - Fork: fork(); the space is the child's from then on (the parent
+//     exits).
 type AddressSpace interface {
 	Map(a VMAArgs) (Errno, error)
 	Unmap(a VMAArgs) (Errno, error)
@@ -287,6 +287,7 @@ type AddressSpace interface {
 	// that lands below the window, wholly or in part, is unmapped at once,
 	// and its page is negative.
 	RemapMayMove(a VMAArgs) (at int64, e Errno, err error)
+	Fork() (Errno, error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
 	// Reset returns to the initial state: both regions empty, the break at
@@ -768,7 +769,7 @@ const (
 	// several VMAs (6.17).
 	QuirkMultiMove
 	// QuirkForkChildRemap: the mremap merge refuses a fork-child source too
-	// (61f67c230a5e follow-up, 6.19 and 6.18.y); not probed (needs fork).
+	// (61f67c230a5e follow-up, 6.19 and 6.18.y), probed in a forked child.
 	QuirkForkChildRemap
 	// QuirkSoftDirty: every VMA shows sd (VM_SOFTDIRTY: a kernel built
 	// with CONFIG_MEM_SOFT_DIRTY, as Debian's are). Configuration, not

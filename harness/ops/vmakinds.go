@@ -40,6 +40,10 @@ const (
 	// the break at that step, so a script states the layout after any
 	// step, not only at its end.
 	KindLayout
+	// KindFork forks the process: the script carries on in the child, whose
+	// address space is the parent's copy (VM_DONTCOPY VMAs left out, every
+	// faulted VMA a fork child); the parent exits.
+	KindFork
 )
 
 // KindSeal is mseal of a range (Linux 6.10): the VMAs get VM_SEALED, and
@@ -236,6 +240,7 @@ func init() {
 			Args: []Arg{rng}, Check: checkVMA},
 		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
 			Result: layoutResult{}},
+		KindSpec{Kind: KindFork, Name: "fork", Doc: "fork: the script carries on in the child (dontcopy VMAs left out, faulted VMAs become fork children, mlock not inherited, wipeonfork VMAs wiped); the parent exits", Subsystem: "vma"},
 	)
 }
 

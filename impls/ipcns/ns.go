@@ -33,6 +33,11 @@ type Namespace struct {
 	shm       shmState
 	// asleep is the queue each task sleeps on in a msgsnd or msgrcv, or nil.
 	asleep [ops.NumTasks]*Obj
+	// used: the task ran an operation since the start or its last exit
+	// (fork.go).
+	used [ops.NumTasks]bool
+	// undoOnFork is a mutant's deliberate bug (SetUndoOnFork).
+	undoOnFork bool
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
@@ -63,6 +68,7 @@ func (ns *Namespace) clear() {
 	ns.usedSems = 0
 	ns.semLimits = defaultSemLimits()
 	ns.asleep = [ops.NumTasks]*Obj{}
+	ns.used = [ops.NumTasks]bool{}
 	ns.shm = shmState{atts: map[int]*attachment{}, winPage: map[int]int64{}, hugeFree: ns.hugeFacts[0], hugePages: ns.hugeFacts[1]}
 }
 
@@ -122,6 +128,7 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 	if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
 		return ops.Result{Err: ops.EBUSY}, nil
 	}
+	ns.markUsed(op)
 	switch op.Kind {
 	case ops.KindSemop:
 		return ns.semop(op), nil
@@ -129,10 +136,13 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ns.semctl(op), nil
 	case ops.KindSemLimits:
 		return ops.Result{Err: ns.setSemLimits(op)}, nil
+	case ops.KindForkTask:
+		return ops.Result{Err: ns.forkTask(op)}, nil
 	case ops.KindExit:
 		ns.exit(op.Task)
 		done := ns.semExit(op.Task)
 		ns.shm.gen[op.Task]++
+		ns.used[op.Task] = false
 		return ops.Result{Done: done}, nil
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
 		return ns.applyMsg(op, other), nil

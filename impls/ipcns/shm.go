@@ -29,6 +29,9 @@ type attachment struct {
 	write bool // mapped PROT_WRITE (not SHM_RDONLY)
 	win   bool
 	page  int64 // the window page it was attached at
+	// origin is the shmat this mapping comes from: itself, or for a
+	// fork's copy the parent's origin (the same address in the child).
+	origin *attachment
 }
 
 // shmState is the namespace's shm state beyond the table.
@@ -37,7 +40,7 @@ type shmState struct {
 	tot        int64 // shm_tot: pages of the live segments
 	gen        [ops.NumTasks]int
 	attached   []*attachment       // live attachments where the kernel chose, in attach order
-	atts       map[int]*attachment // by handle: the last shmat that bound it
+	atts       map[int]*attachment // by handle: the last shmat that bound it (an origin)
 	// win holds each task's VMAs in its window, by start page.
 	win [ops.NumTasks][]*shmVMA
 	// winPage is the window page of each handle whose attachment was at a
@@ -96,6 +99,7 @@ func (ns *Namespace) shmat(op ops.Op) ops.Result {
 	}
 	task := ns.taskPID(op.Task)
 	a := &attachment{att: op.Bind, task: task, obj: o, write: op.Flags&ops.ShmatRdonly == 0, win: inWin, page: at}
+	a.origin = a
 	// do_shmat holds a count of its own across the mapping, so that the
 	// segment survives it; dropping it may destroy the segment.
 	o.Nattch++
@@ -187,6 +191,10 @@ func (ns *Namespace) shmdt(op ops.Op) ops.Errno {
 	}
 	return ns.shmdtWindow(op.Task, addr.page)
 }
+
+// named reports whether a's address is the one its handle names (the
+// handle's last shmat, or a fork's copy of it).
+func (ns *Namespace) named(a *attachment) bool { return ns.shm.atts[a.att] == a.origin }
 
 // detach is shm_close of an attachment where the kernel chose.
 func (ns *Namespace) detach(a *attachment) {
@@ -390,7 +398,7 @@ func (ns *Namespace) shmSnapshot() ops.ShmState {
 	st := ops.ShmState{RmidForced: ns.shm.rmidForced, Tot: ns.shm.tot}
 	for _, a := range ns.shm.attached {
 		h := a.att
-		if ns.shm.atts[h] != a {
+		if !ns.named(a) {
 			h = 0 // its handle was bound again by a later shmat
 		}
 		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID()})
@@ -398,7 +406,7 @@ func (ns *Namespace) shmSnapshot() ops.ShmState {
 	for _, vs := range ns.shm.win {
 		for _, v := range vs {
 			h := v.a.att
-			if ns.shm.atts[h] != v.a || v.start != v.a.page {
+			if !ns.named(v.a) || v.start != v.a.page {
 				h = 0 // another shmat's handle now, or a piece that does not start where it was attached
 			}
 			st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: v.a.task, ID: v.a.obj.ID(), At: v.start + 1, Pages: v.end - v.start})

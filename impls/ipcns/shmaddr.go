@@ -130,8 +130,11 @@ func (ns *Namespace) resolveAddr(op ops.Op) shmAddress {
 	if p, ok := ns.shm.winPage[op.Att]; ok {
 		return shmAddress{win: true, page: p, off: a.Off}
 	}
-	if at := ns.shm.atts[op.Att]; at != nil && at.task == ns.taskPID(op.Task) && slices.Contains(ns.shm.attached, at) {
-		return shmAddress{far: at, off: a.Off}
+	// The handle's shmat, or a fork's copy of it (the same address) in
+	// this task.
+	origin, pid := ns.shm.atts[op.Att], ns.taskPID(op.Task)
+	if i := slices.IndexFunc(ns.shm.attached, func(x *attachment) bool { return origin != nil && x.origin == origin && x.task == pid }); i >= 0 {
+		return shmAddress{far: ns.shm.attached[i], off: a.Off}
 	}
 	return shmAddress{off: a.Off} // page 1 (+ off): nothing mapped
 }

@@ -31,6 +31,9 @@ func (n *ns) apply(op ops.Op) (ops.Result, error) {
 	if op.Kind != ops.KindInterrupt && n.tasks.busy(op.Task) {
 		r.Err = ops.EBUSY
 	} else {
+		if op.Task > 0 && op.Kind != ops.KindInterrupt && op.Kind != ops.KindExit {
+			defer func(t uint8) { n.tasks.used[t] = true }(op.Task)
+		}
 		var err error
 		if r, err = n.applyAs(op); err != nil {
 			return r, err
@@ -91,6 +94,8 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		r, e, err = n.doShm(op)
 	case ops.KindExit:
 		err = n.exitTask(int(op.Task))
+	case ops.KindForkTask:
+		e, err = n.forkTask(op)
 	case ops.KindInterrupt:
 		err = n.tasks.interrupt(int(op.Task))
 	case ops.KindSemop, ops.KindSemctl, ops.KindSemLimits:

@@ -55,6 +55,9 @@ type kattach struct {
 	addr uintptr
 	id   int64
 	win  bool // at a window address
+	// origin is the shmat the mapping comes from: itself, or for a fork's
+	// copy (the same address in the child) the parent's origin.
+	origin *kattach
 }
 
 // begin starts the state of a script.

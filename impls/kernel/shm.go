@@ -119,6 +119,7 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 		}
 	}
 	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID)), win: win}
+	a.origin = a
 	n.shm.attached = append(n.shm.attached, a)
 	n.shm.attachedBy[op.Task] = true
 	if op.Bind > 0 {
@@ -157,7 +158,7 @@ func (n *ns) shmdt(op ops.Op) (ops.Result, unix.Errno, error) {
 // forget drops an attachment that is gone.
 func (n *ns) forget(a *kattach) {
 	n.shm.attached = slices.DeleteFunc(n.shm.attached, func(x *kattach) bool { return x == a })
-	if n.shm.atts[a.att] == a {
+	if n.shm.atts[a.att] == a.origin && !slices.ContainsFunc(n.shm.attached, func(x *kattach) bool { return x.origin == a.origin }) {
 		delete(n.shm.atts, a.att)
 	}
 }
@@ -275,7 +276,7 @@ func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attac
 		for _, k := range n.shm.attached {
 			if k.task == t && k.addr == uintptr(addr) {
 				mine = true
-				if n.shm.atts[k.att] == k {
+				if n.shm.atts[k.att] == k.origin {
 					a.Att = k.att
 				}
 			}

@@ -180,8 +180,14 @@ func (n *ns) resolveAddr(op ops.Op) (uintptr, *kattach, error) {
 		base, err := n.windowOf(op.Task)
 		return base + uintptr(p)*ops.PageSize + uintptr(a.Off), nil, err
 	}
-	if k := n.shm.atts[op.Att]; k != nil && k.task == int(op.Task) && !k.win {
-		return k.addr + uintptr(a.Off), k, nil
+	// The handle's shmat, or a fork's copy of it (the same address) in
+	// this task.
+	if origin := n.shm.atts[op.Att]; origin != nil && !origin.win {
+		for _, k := range n.shm.attached {
+			if k.origin == origin && k.task == int(op.Task) {
+				return k.addr + uintptr(a.Off), k, nil
+			}
+		}
 	}
 	return notAttached + uintptr(a.Off), nil, nil
 }

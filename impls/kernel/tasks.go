@@ -30,6 +30,9 @@ type tasks struct {
 	// pids the kernel reports into task identities.
 	gen  [ops.NumTasks]int
 	pids map[int]ops.PID
+	// used: the task ran an operation of its present incarnation (its
+	// slot is not free for a fork's child).
+	used [ops.NumTasks]bool
 }
 
 // pendingCall is a task's call that has not returned (msgsnd, msgrcv or
@@ -55,6 +58,7 @@ func newTasks(tid int) *tasks {
 // beginScript starts the identities of a script; the processes stay.
 func (ts *tasks) beginScript() {
 	ts.gen = [ops.NumTasks]int{}
+	ts.used = [ops.NumTasks]bool{}
 	ts.pids = map[int]ops.PID{os.Getpid(): ops.TaskPID(0, 0)}
 }
 
@@ -96,6 +100,7 @@ func (ts *tasks) exit(n int) error {
 	err := ts.pool.Exit(n)
 	ts.pending[n] = nil
 	ts.gen[n]++
+	ts.used[n] = false
 	return err
 }
 

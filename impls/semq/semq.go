@@ -295,6 +295,15 @@ func (a *Array) EnsureUndo(p ops.PID) {
 	a.undo[p] = make([]int, len(a.sems))
 }
 
+// CopyUndo gives process to a copy of from's undo entry, if from has one:
+// what a fork that shared undo lists would leave (no kernel's fork does;
+// for test mutants).
+func (a *Array) CopyUndo(from, to ops.PID) {
+	if adj := a.undo[from]; adj != nil && !a.removed {
+		a.undo[to] = append([]int(nil), adj...)
+	}
+}
+
 // HasUndo says whether process p has an undo entry for this array.
 func (a *Array) HasUndo(p ops.PID) bool { return a.undo[p] != nil }
 

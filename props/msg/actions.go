@@ -23,6 +23,9 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "rmid", Weight: 1, When: func(s *Shadow) bool { return s.mayRmid }, Draw: (*Shadow).rmid},
 	{Name: "list", Weight: 1, Draw: func(*Shadow, Source) ops.Op { return ops.Op{Kind: ops.KindList, Type: ops.Msg, Rows: true} }},
 	{Name: "busy", Weight: 1, When: hasSleepers, Draw: (*Shadow).busy},
+	{Name: "fork", Weight: 1, When: hasFree, Draw: func(s *Shadow, src Source) ops.Op {
+		return s.slots.Fork(src, engine.Pick(src, s.freeTasks(), "parent"))
+	}},
 	{Name: "bad", Weight: 1, Draw: (*Shadow).bad},
 	{Name: "queue at msgmnb", Weight: 1, Draw: (*Shadow).atMsgmnb},
 }

@@ -99,6 +99,8 @@ type Shadow struct {
 	// plan holds operations drawn ahead (a race set up at the start, a
 	// scenario begun by an earlier step), which Step hands out first.
 	plan engine.Plan
+	// slots are the task slots used, for a fork's child.
+	slots engine.Slots
 	// mayRmid: this step may remove a queue (one step in twelve).
 	mayRmid bool
 }
@@ -157,6 +159,12 @@ func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") 
 // the next one a setup or scenario planned, a first queue while there is
 // none, or one of the actions that make sense now.
 func (s *Shadow) Step(src Source) ops.Op {
+	op := s.step(src)
+	s.slots.Note(op)
+	return op
+}
+
+func (s *Shadow) step(src Source) ops.Op {
 	if op, ok := s.plan.Next(); ok {
 		s.noteBlocker(op)
 		return op
@@ -242,7 +250,7 @@ const MaxLen = 60
 func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 
 func (s *Shadow) clone() *Shadow {
-	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy()}
+	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy(), slots: s.slots}
 	for _, q := range s.queues {
 		n := *q
 		n.msgs = append([]int64(nil), q.msgs...)

@@ -31,6 +31,8 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "busy", Weight: 1, When: hasSleepers, Draw: (*Shadow).busy},
 	{Name: "undo exit", Weight: 1, When: func(s *Shadow) bool { return len(s.freeTasks()) >= 2 }, Draw: func(s *Shadow, src Source) ops.Op { return s.undoExit(src, s.array(src)) }},
 	{Name: "exit clamp", Weight: 1, When: hasFree, Draw: (*Shadow).exitClamp},
+	{Name: "fork", Weight: 1, When: hasFree, Draw: (*Shadow).forkTask},
+	{Name: "fork undo", Weight: 1, When: func(s *Shadow) bool { return len(s.freeTasks()) >= 2 }, Draw: (*Shadow).forkUndo},
 	{Name: "global queue", Weight: 1, When: func(s *Shadow) bool { return len(s.freeTasks()) >= 2 }, Draw: (*Shadow).globalQueue},
 }
 

@@ -45,6 +45,8 @@ type Shadow struct {
 	swarm      engine.Swarm
 	// plan holds the rest of a scenario begun by an earlier step.
 	plan engine.Plan
+	// slots are the task slots used, for a fork's child.
+	slots engine.Slots
 	// mayRmid: this step may remove an array (one step in ten).
 	mayRmid bool
 }
@@ -66,6 +68,12 @@ var (
 // the next one a scenario planned, a first array while there is none, or
 // one of the actions that make sense now.
 func (s *Shadow) Step(src Source) ops.Op {
+	op := s.step(src)
+	s.slots.Note(op)
+	return op
+}
+
+func (s *Shadow) step(src Source) ops.Op {
 	if op, ok := s.plan.Next(); ok {
 		return op
 	}

@@ -48,6 +48,8 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "detach at", Weight: 2, Draw: (*Shadow).detachAt},
 	{Name: "read or write", Weight: 3, Draw: (*Shadow).access},
 	{Name: "hugetlb", Weight: 1, Draw: (*Shadow).hugetlb},
+	{Name: "fork", Weight: 1, Draw: (*Shadow).forkTask},
+	{Name: "fork attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).forkTask},
 	{Name: "detach stale", Weight: 1, When: func(s *Shadow) bool { return len(s.attHandles(false)) > 0 }, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(false), "attachment")
 		return s.detach(a, s.atts[a].task)

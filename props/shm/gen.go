@@ -54,6 +54,8 @@ type Shadow struct {
 	renamed    bool
 	swarm      engine.Swarm
 	huge       bool // the get being drawn asks for SHM_HUGETLB
+	// slots are the task slots used, for a fork's child (fork.go).
+	slots engine.Slots
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
@@ -78,6 +80,7 @@ var (
 // one of the actions (actions.go) that make sense now.
 func (s *Shadow) Step(src engine.Source) ops.Op {
 	op, _ := actions.Step(src, s.swarm, s) // a create always makes sense
+	s.slots.Note(op)
 	return op
 }
 

@@ -98,6 +98,7 @@ const (
 	actFile   // open, reopen, dup
 	actLayout // observe the layout: a step's merges are compared where they happen
 	actSeal   // mseal of a range: what it seals refuses later changes
+	actFork   // fork: the script carries on in the child
 	actBad    // a deliberately invalid request
 	numActions
 )
@@ -108,6 +109,7 @@ var baseMenu = []action{
 	actProtect, actProtect, actRestore, actRestore, actRestore, actTouch, actTouch, actTouch,
 	actAdvise, actAdvise, actLock, actUnlock, actUnmap,
 	actGrow, actShrink, actMove, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actSeal, actBad, actBad,
+	actGrow, actShrink, actMove, actMove, actBrk, actBrk, actBrk, actHeap, actFile, actLayout, actFork, actBad, actBad,
 }
 
 // Step draws one operation and advances the shadow by its expected effect.
@@ -168,6 +170,8 @@ func (s *Shadow) Step(src Source) ops.Op {
 			return ops.Op{Kind: ops.KindLayout}
 		}
 		return s.seal(src, s.region(src))
+	case actFork:
+		return s.forkStep(src)
 	}
 	return s.bad(src)
 }

@@ -3,6 +3,7 @@ package vma_test
 import (
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -141,12 +142,13 @@ func FuzzVMA(f *testing.F) {
 func TestGeneratorReaches(t *testing.T) {
 	m := model(t, "optimized")
 	gen := sub.RapidScripts(equiv.Exact)
-	const n = 300
+	const n = 600
 	scripts := map[string]int{}
 	for seed := uint64(0); seed < n; seed++ {
 		seen := map[string]bool{}
 		require.NoError(t, m.Reset(ops.Config{}))
 		before := ops.VMAState{}
+		forked := false
 		for _, op := range gen(seed) {
 			r, err := m.Apply(op)
 			require.NoError(t, err)
@@ -154,6 +156,16 @@ func TestGeneratorReaches(t *testing.T) {
 			require.NoError(t, err)
 			for _, what := range classify(op, r, before, snap.VMA) {
 				seen[what] = true
+				if forked && strings.HasSuffix(what, "refused by hidden state") {
+					seen["refused by hidden state after a fork"] = true
+				}
+			}
+			if op.Kind == ops.KindFork {
+				forked = true
+				seen["fork"] = true
+				if len(snap.VMA.VMAs) < len(before.VMAs) {
+					seen["fork leaves a dontfork VMA out"] = true
+				}
 			}
 			before = snap.VMA
 		}
@@ -175,6 +187,7 @@ func TestGeneratorReaches(t *testing.T) {
 		"brk expands", "brk makes a VMA", "remap grows into next", "move merges with prev", "move merges with next",
 		"move merges with both", "move refused by hidden state",
 		"EINVAL", "ENOMEM", "EFAULT", "EACCES", "EPERM",
+		"fork", "fork leaves a dontfork VMA out", "refused by hidden state after a fork",
 	} {
 		require.GreaterOrEqual(t, scripts[what], 3, "only %d scripts of %d reached %q", scripts[what], n, what)
 	}

@@ -219,9 +219,12 @@ func (g *gen) dispatch(b *strings.Builder, steps []ops.Op) {
 	b.WriteString("\t}\n}\n\nint main(void)\n{\n\tsetup(REPRO_IPC);\n\tvma_setup();\n")
 	b.WriteString("\tfor (int i = 0; i <= NHANDLES; i++)\n\t\tsh->h[i] = -1;\n")
 	b.WriteString("\tint bad = 0;\n\tstatic char got[OUT];\n")
+	var used [ops.NumTasks]bool // the slots a fork_task's child may not take
 	for i, op := range steps {
 		fmt.Fprintf(b, "\tgot[0] = 0;\n")
 		switch op.Kind {
+		case ops.KindForkTask:
+			fmt.Fprintf(b, "\tfork_task(%d, %d, %d, %d, got);\n", op.Task, op.ForkChild(), i+1, b2i(used[op.ForkChild()]))
 		case ops.KindExit:
 			fmt.Fprintf(b, "\texit_task(%d, got);\n", op.Task)
 		case ops.KindInterrupt:
@@ -230,6 +233,15 @@ func (g *gen) dispatch(b *strings.Builder, steps []ops.Op) {
 			fmt.Fprintf(b, "\tissue(%d, %d, %d, got);\n", op.Task, i+1, b2i(mayBlock(op)))
 		}
 		fmt.Fprintf(b, "\tsettle(got);\n\tbad |= check(%d, got, expected[%d]);\n", i+1, i+1)
+		switch {
+		case op.Kind == ops.KindExit:
+			used[op.Task] = false
+		case op.Kind == ops.KindInterrupt:
+		case op.Kind == ops.KindForkTask && !used[op.ForkChild()]:
+			used[op.Task], used[op.ForkChild()] = true, true
+		case op.Task > 0:
+			used[op.Task] = true
+		}
 	}
 	b.WriteString("\tteardown();\n\treturn bad;\n}\n")
 }
@@ -354,12 +366,14 @@ func (g *gen) step(op ops.Op) (string, error) {
 		g.atts = max(g.atts, op.Att)
 		s := fmt.Sprintf("\tunsigned long addr = %s;\n", shmAddr(op)) + "\tlong r = syscall(SYS_shmdt, addr);\n\tint e = errno;\n" + fail
 		if op.Att > 0 {
-			s += fmt.Sprintf("\tif (sh->att[%d] == addr)\n\t\tsh->att[%d] = 0;\n", op.Att, op.Att)
+			s += fmt.Sprintf("\tif (sh->att[%d] == addr)\n\t\tdetached(%d);\n", op.Att, op.Att)
 		}
 		return s + "\tput(out, \"ok\");\n", nil
 	case ops.KindShmRead, ops.KindShmWrite:
 		g.atts = max(g.atts, op.Att)
 		return fmt.Sprintf("\tshm_touch(out, %s, %d, %d);\n", shmAddr(op), b2i(op.Kind == ops.KindShmWrite), op.Value), nil
+	case ops.KindForkTask:
+		return "\tfork_child_step(out);\n", nil
 	case ops.KindShmctl:
 		return g.shmctl(op)
 	case ops.KindRmidForced:
@@ -368,6 +382,8 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return vmaStep(op)
 	case ops.KindLayout:
 		return "\tlayout(out);\n", nil
+	case ops.KindFork:
+		return "\tvma_fork(out);\n", nil
 	case ops.KindOpen:
 		return fmt.Sprintf("\tfile_open(out, %d, -1, 0, %d);\n", op.Bind, b2i(op.VFile.ReadOnly)), nil
 	case ops.KindReopen:
@@ -657,10 +673,10 @@ func (g *gen) shmat(op ops.Op) string {
 	case op.Addr != ops.ShmAddr{}:
 		addr = shmAddr(op)
 	}
-	s := asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmat, %s, %s, %s);", g.ref(op.Obj), addr, flags)) + fail + "\tshm_dontfork((unsigned long)r);\n"
+	s := asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmat, %s, %s, %s);", g.ref(op.Obj), addr, flags)) + fail + "\tif (self_task == 0)\n\t\tshm_dontfork((unsigned long)r);\n"
 	if op.Bind > 0 {
 		g.atts = max(g.atts, op.Bind)
-		s += fmt.Sprintf("\tsh->att[%d] = (unsigned long)r;\n\tsh->att_task[%d] = self_task;\n", op.Bind, op.Bind)
+		s += fmt.Sprintf("\tsh->att[%d] = (unsigned long)r;\n\tsh->att_tasks[%d] = 1u << self_task;\n", op.Bind, op.Bind)
 		s += fmt.Sprintf("\tsh->att_win[%d] = (unsigned long)r >= shm_window && (unsigned long)r < shm_window + SHM_WINDOW_PAGES * PAGE ? ((unsigned long)r - shm_window) / PAGE + 1 : 0;\n", op.Bind)
 	}
 	return s + "\tshm_at(out, (unsigned long)r);\n"

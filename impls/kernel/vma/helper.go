@@ -26,9 +26,12 @@ const pageSize = 4096
 // Helper is a running vmahelper process. It implements ops.AddressSpace;
 // its methods are safe for concurrent use (calls are serialized).
 type Helper struct {
-	opt      Options
+	opt Options
+	// pmu guards the process now serving (a fork replaces it).
+	pmu      sync.Mutex
 	pid      int
 	proc     *os.Process
+	exited   chan struct{} // closed when proc has been reaped
 	startBrk uint64
 	quirks   ops.VMAQuirks
 	kernel   string
@@ -40,7 +43,6 @@ type Helper struct {
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
 
-	exited    chan struct{} // closed when the process has been reaped
 	release   chan struct{} // lets the spawning thread go
 	closeOnce sync.Once
 	stderr    *bytes.Buffer
@@ -88,11 +90,10 @@ func (h *Helper) spawn(path string, started chan<- error) {
 	if err != nil {
 		return
 	}
-	go func() {
+	go func(exited chan struct{}) {
 		_ = cmd.Wait()
-		h.stderrW.Wait()
-		close(h.exited)
-	}()
+		close(exited)
+	}(h.exited)
 	<-h.release
 }
 
@@ -147,24 +148,70 @@ func closeAll(fs ...*os.File) {
 }
 
 // watch kills the helper when ctx is done (a call under way then fails).
+// It watches whichever process serves: a fork hands the watch on.
 func (h *Helper) watch(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-		h.kill()
-		h.mu.Lock()
-		if h.broken == nil {
-			h.broken = fmt.Errorf("vma helper: %w", ctx.Err())
+	for {
+		_, _, exited := h.serving()
+		select {
+		case <-ctx.Done():
+			h.kill()
+			h.mu.Lock()
+			if h.broken == nil {
+				h.broken = fmt.Errorf("vma helper: %w", ctx.Err())
+			}
+			h.mu.Unlock()
+			return
+		case <-exited:
+			if _, _, now := h.serving(); now == exited {
+				return
+			}
 		}
-		h.mu.Unlock()
-	case <-h.exited:
 	}
 }
 
-// kill ends the helper at once and waits until it is reaped. It is safe
-// after the helper has gone (os.Process never signals a reaped pid).
+// serving returns the process now serving.
+func (h *Helper) serving() (int, *os.Process, chan struct{}) {
+	h.pmu.Lock()
+	defer h.pmu.Unlock()
+	return h.pid, h.proc, h.exited
+}
+
+// kill ends the helper at once and waits until it is reaped and its
+// stderr read. It is safe after the helper has gone (os.Process never
+// signals a reaped pid).
 func (h *Helper) kill() {
-	_ = h.proc.Kill()
-	<-h.exited
+	_, proc, exited := h.serving()
+	_ = proc.Kill()
+	<-exited
+	h.stderrW.Wait()
+}
+
+// adopt makes the forked child (pid, a child of this process by
+// CLONE_PARENT) the process serving, once the parent it replaces has been
+// reaped (it exits at once; a parent that does not within the call
+// timeout is killed).
+func (h *Helper) adopt(pid int) error {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("vma helper: the forked child %d: %w", pid, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_, _ = proc.Wait()
+		close(exited)
+	}()
+	h.pmu.Lock()
+	old, oldExited := h.proc, h.exited
+	h.pid, h.proc, h.exited = pid, proc, exited
+	h.pmu.Unlock()
+	select {
+	case <-oldExited:
+	case <-time.After(h.opt.CallTimeout):
+		_ = old.Kill()
+		<-oldExited
+	}
+	return nil
 }
 
 // readHello reads the line the helper sends once it is ready, or the line
@@ -234,14 +281,14 @@ func (h *Helper) call(q request) (response, error) {
 		r, err = h.readResponse()
 	}
 	if err != nil {
-		h.broken = fmt.Errorf("vma helper %d: op %d: %w", h.pid, q.op, err)
+		h.broken = fmt.Errorf("vma helper %d: op %d: %w", h.Pid(), q.op, err)
 		h.mu.Unlock()
 		h.kill()
 		h.mu.Lock()
 		return r, h.broken
 	}
 	if r.err < 0 {
-		return r, fmt.Errorf("vma helper %d: op %d: %w", h.pid, q.op, refusal(r.err))
+		return r, fmt.Errorf("vma helper %d: op %d: %w", h.Pid(), q.op, refusal(r.err))
 	}
 	return r, nil
 }
@@ -270,8 +317,10 @@ func (h *Helper) close() {
 	}
 	h.req.Close()
 	h.mu.Unlock()
+	_, _, exited := h.serving()
 	select {
-	case <-h.exited:
+	case <-exited:
+		h.stderrW.Wait()
 	case <-time.After(h.opt.CallTimeout):
 		h.kill()
 	}
@@ -279,8 +328,12 @@ func (h *Helper) close() {
 	close(h.release)
 }
 
-// Pid is the helper's process id.
-func (h *Helper) Pid() int { return h.pid }
+// Pid is the id of the helper's process now serving (a fork's child after
+// a fork).
+func (h *Helper) Pid() int {
+	pid, _, _ := h.serving()
+	return pid
+}
 
 // Quirks are the version-dependent rules the helper found by probing.
 func (h *Helper) Quirks() ops.VMAQuirks { return h.quirks }

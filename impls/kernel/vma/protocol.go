@@ -48,6 +48,11 @@ import (
 //	                                                              the helper must be replaced)
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
 //	seal      -                                                   - (mseal; ENOSYS without it)
+//	fork      -                                                   the child's pid
+//
+// A fork is clone(CLONE_PARENT): the child is the adapter's own child; it
+// answers the fork and serves every later request, and the parent exits
+// without answering.
 //
 // The helper exits when its request pipe is closed.
 const (
@@ -67,6 +72,7 @@ const (
 	opReset
 	opMeasure
 	opSeal
+	opFork
 )
 
 // opNames names the operations in C (OP_<name>).
@@ -74,7 +80,7 @@ var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
 	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
-	opSeal: "SEAL",
+	opSeal: "SEAL", opFork: "FORK",
 }
 
 // The helper's file descriptors: requests in, responses out.

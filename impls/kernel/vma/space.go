@@ -174,7 +174,7 @@ func (h *Helper) State() (ops.VMAState, error) {
 	defer h.mu.Unlock()
 	st, err := h.parseState(r.payload, uint64(r.val))
 	if err != nil {
-		return st, fmt.Errorf("vma helper %d: state: %w", h.pid, err)
+		return st, fmt.Errorf("vma helper %d: state: %w", h.Pid(), err)
 	}
 	return st, nil
 }
@@ -358,7 +358,7 @@ func (h *Helper) MeasureBrkExpand(n, reps int) (ops.Measurement, error) {
 		return ops.Measurement{}, err
 	}
 	if r.err != 0 || len(r.payload) != 8*reps {
-		return ops.Measurement{}, fmt.Errorf("vma helper %d: brk-expand: errno %d, %d bytes", h.pid, r.err, len(r.payload))
+		return ops.Measurement{}, fmt.Errorf("vma helper %d: brk-expand: errno %d, %d bytes", h.Pid(), r.err, len(r.payload))
 	}
 	m := ops.Measurement{WallNs: make([]int64, reps)}
 	for i := range m.WallNs {
@@ -378,3 +378,23 @@ func le64(b []byte) uint64 {
 // Seal implements ops.AddressSpace: mseal, ENOSYS where the kernel has
 // none (the helper calls it all the same).
 func (h *Helper) Seal(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opSeal, a) }
+
+// Fork implements ops.AddressSpace: the helper forks; its child, a child
+// of this process (CLONE_PARENT), serves from then on, and the parent
+// exits.
+func (h *Helper) Fork() (ops.Errno, error) {
+	r, err := h.call(request{op: opFork})
+	if err != nil {
+		return 0, err
+	}
+	if r.err != 0 {
+		return ops.Errno(r.err), nil
+	}
+	if err := h.adopt(int(r.val)); err != nil {
+		h.mu.Lock()
+		h.broken = err
+		h.mu.Unlock()
+		return 0, err
+	}
+	return ops.OK, nil
+}

@@ -6,7 +6,9 @@
 //
 // zerolast: a change of values serves the sleepers that alter before those
 // that wait for zero; noclamp: semadj applied at exit without clamping the
-// value to 0..SEMVMX.
+// value to 0..SEMVMX; forkundo: a forked child inherits its parent's undo
+// lists (as if fork passed CLONE_SYSVSEM), so its exit undoes the parent's
+// adjustments.
 package main
 
 import (
@@ -30,7 +32,7 @@ func main() {
 	if mutation == "" {
 		mutation = os.Getenv("IPCFUZZ_MUTATION")
 	}
-	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped}
+	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped, "forkundo": 0}
 	q, ok := quirks[mutation]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "semmutant: built without a known mutation (%q)\n", mutation)
@@ -38,6 +40,7 @@ func main() {
 	}
 	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
 	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore, Quirk: q})
+	ns.SetUndoOnFork(mutation == "forkundo")
 	info := impls.Compose(impls.IPCPart(ns, ipcns.Options)).Describe(ops.Info{Name: "semmutant-" + mutation, Version: "test", ExactIDs: true})
 	plugins.Serve(ops.NewLocal(info, ns))
 }

@@ -14,11 +14,14 @@ import (
 
 // Proc is a running task process, seen from the thread that started it.
 type Proc struct {
-	n    int // the task number, for messages (0 for a spare)
-	cmd  *exec.Cmd
-	req  int // write end of the request pipe (blocking)
-	resp int // read end of the response pipe (blocking)
-	pid  int
+	n   int // the task number, for messages (0 for a spare)
+	cmd *exec.Cmd
+	// forked is the process of a task made by a fork (Fork), which has
+	// no exec.Cmd.
+	forked *os.Process
+	req    int // write end of the request pipe (blocking)
+	resp   int // read end of the response pipe (blocking)
+	pid    int
 	// ns is the namespace generation of the worker the task is in
 	// (Pool.gen, or spareNS).
 	ns uint64
@@ -94,7 +97,7 @@ func (p *Proc) Pid() int { return p.pid }
 func (p *Proc) Start(req *Req, payload []byte) error {
 	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
 	var join string
-	if p.joinPath != "" && req.Kind == KindCall {
+	if p.joinPath != "" && (req.Kind == KindCall || req.Kind == KindFork) {
 		join, p.joinPath = p.joinPath, ""
 		p.joinLen = len(join)
 		req.JoinLen = uint32(len(join))
@@ -196,7 +199,7 @@ func (p *Proc) Interrupt() error {
 // so that everything its exit does (exit_shm, exit_sem) is done.
 func (p *Proc) Exit() error {
 	unix.Close(p.req)
-	err := p.cmd.Wait()
+	err := p.wait()
 	p.closeFiles()
 	if err != nil {
 		return fmt.Errorf("task t%d (pid %d): %w", p.n, p.pid, err)
@@ -206,10 +209,26 @@ func (p *Proc) Exit() error {
 
 // Kill ends the task at once and reaps it.
 func (p *Proc) Kill() {
-	_ = p.cmd.Process.Kill()
+	if p.forked != nil {
+		_ = p.forked.Kill()
+	} else {
+		_ = p.cmd.Process.Kill()
+	}
 	unix.Close(p.req)
-	_ = p.cmd.Wait()
+	_ = p.wait()
 	p.closeFiles()
+}
+
+// wait reaps the process: an error if it did not exit with status 0.
+func (p *Proc) wait() error {
+	if p.forked == nil {
+		return p.cmd.Wait()
+	}
+	st, err := p.forked.Wait()
+	if err == nil && !st.Success() {
+		err = fmt.Errorf("%s", st)
+	}
+	return err
 }
 
 func (p *Proc) closeFiles() {

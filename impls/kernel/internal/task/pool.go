@@ -167,3 +167,19 @@ func (p *Pool) Close() {
 		p.spawner = nil
 	}
 }
+
+// Fork forks task parent's process (which has run in this namespace) into
+// task child's: the process child had, if any, is killed first.
+func (p *Pool) Fork(parent, child int) (*Proc, error) {
+	t := p.Current(parent)
+	if t == nil || child <= 0 || child >= len(p.procs) || child == parent {
+		return nil, fmt.Errorf("task t%d cannot fork into t%d", parent, child)
+	}
+	p.Kill(child)
+	c, err := t.Fork(child)
+	if err != nil {
+		return nil, err
+	}
+	p.procs[child] = c
+	return c, nil
+}

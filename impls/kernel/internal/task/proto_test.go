@@ -21,6 +21,8 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "TASK_JOIN", Value: int64(KindJoin)},
 		cbuild.Const{Name: "TASK_TOUCH", Value: int64(KindTouch)},
 		cbuild.Const{Name: "TASK_TOUCH_FAULT", Value: int64(TouchFault)},
+		cbuild.Const{Name: "TASK_FORK", Value: int64(KindFork)},
+		cbuild.Const{Name: "TASK_FORK_DONE", Value: int64(KindForkDone)},
 		cbuild.Const{Name: "TASK_INTERRUPTIBLE", Value: int64(Interruptible)},
 		cbuild.Const{Name: "TASK_FATAL", Value: Fatal},
 		cbuild.Const{Name: "TASK_INTERRUPT_SIGNAL", Value: int64(InterruptSignal)},

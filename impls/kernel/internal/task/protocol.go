@@ -25,6 +25,14 @@ const (
 	KindCall  uint32 = iota + 1 // run syscall Nr
 	KindJoin                    // setns into the IPC namespace whose path is the payload
 	KindTouch                   // read (Args[1] 0) or write (1) the byte Args[2] at address Args[0]
+	// KindFork forks the task (the C server only): the child, a child of
+	// the task's parent by CLONE_PARENT, serves requests on two new pipes;
+	// the answer's R is its pid and its 16-byte payload the task's fds of
+	// the child's request-pipe write end and response-pipe read end, which
+	// the owner takes (pidfd_getfd) before it sends KindForkDone.
+	KindFork
+	// KindForkDone closes the task's ends of the last fork's pipes.
+	KindForkDone
 )
 
 // TouchFault is the Errno of a KindTouch whose access took SIGSEGV (the

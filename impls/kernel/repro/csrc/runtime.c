@@ -41,8 +41,9 @@ enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
 struct shared {
 	long h[NHANDLES + 1];
 	unsigned long att[NATTS + 1];
-	int att_task[NATTS + 1];
+	unsigned att_tasks[NATTS + 1]; /* the tasks mapping it: the shmat's, its forks' */
 	long att_win[NATTS + 1]; /* 1 + the window page of an attachment at a window address */
+	int fork_fd[2], fork_main, fork_child, fork_pid; /* a fork_task under way */
 	int npids;
 	int pid[MAXPIDS], pid_task[MAXPIDS], pid_gen[MAXPIDS];
 	char out[NTASK][OUT];
@@ -227,9 +228,13 @@ RT void on_interrupt(int sig) { (void)sig; }
 
 /* task_main serves the steps of one task process: a step number in, its
  * result in sh->out, one byte out. */
+static int my_in = -1, my_out = -1; /* a task process's pipes */
+
 RT void task_main(int t, int in, int out)
 {
 	self_task = t;
+	my_in = in;
+	my_out = out;
 	for (;;) {
 		int step;
 		ssize_t r = read(in, &step, sizeof step);
@@ -372,8 +377,11 @@ RT void exit_task(int t, char *out)
 	if (tpid[t])
 		task_exit(t);
 	for (int i = 1; i <= NATTS; i++) /* its attachments went with it */
-		if (sh->att_task[i] == t)
-			sh->att[i] = 0;
+		if (sh->att_tasks[i] >> t & 1) {
+			sh->att_tasks[i] &= ~(1u << t);
+			if (!sh->att_tasks[i])
+				sh->att[i] = 0;
+		}
 	gen[t]++; /* its next step is a new process, tN#G */
 	put(out, "ok");
 }
@@ -906,14 +914,15 @@ RT void vma_setup(void)
 }
 
 /* shm_addr is the address a step names: attachment att's (its window
- * address in every task; where the kernel put it in the task holding it;
+ * address in every task; where the kernel put it in a task mapping it, the
+ * shmat's or a fork's copy;
  * else page 1), or window page page (win), or the absolute off; plus off. */
 RT unsigned long shm_addr(int att, int win, long page, long off)
 {
 	if (att) {
 		if (sh->att_win[att])
 			return shm_window + (sh->att_win[att] - 1) * PAGE + off;
-		if (sh->att[att] && sh->att_task[att] == self_task)
+		if (sh->att[att] && (sh->att_tasks[att] >> self_task & 1))
 			return sh->att[att] + off;
 		return 0x1000UL + off;
 	}
@@ -963,3 +972,108 @@ RT void shm_touch(char *out, unsigned long addr, int write, int val)
 	sigaction(SIGSEGV, &old, 0);
 }
 #endif
+
+/* vma_fork: the vma fork. The reproducer carries on in the child, whose
+ * address space is the copy; the parent waits for it and exits with its
+ * status. */
+RT void vma_fork(char *out)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t c = fork();
+	if (c < 0)
+		setup_failed("fork");
+	if (c > 0) {
+		int st = 0;
+		while (waitpid(c, &st, 0) < 0)
+			if (errno != EINTR)
+				_exit(2);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+	}
+	put(out, "ok");
+}
+
+/* detached: this task's mapping of attachment i is gone. */
+RT void detached(int i)
+{
+	sh->att_tasks[i] &= ~(1u << self_task);
+	if (!sh->att_tasks[i])
+		sh->att[i] = 0;
+}
+
+/* fork_child_step is a fork_task's step, in the parent task: it forks with
+ * CLONE_PARENT (the child is the reproducer's, as the other tasks are) and
+ * the child opens the pipes the main process made for its slot (through
+ * /proc), then serves as that task. */
+RT void fork_child_step(char *out)
+{
+	int s[2];
+	if (pipe(s) < 0)
+		setup_failed("pipe");
+	fflush(stdout);
+	long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		setup_failed("clone");
+	if (pid == 0) {
+		int me = sh->fork_child; /* read before the parent is told: the next fork changes it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", sh->fork_main, sh->fork_fd[0]);
+		int in = open(p, O_RDONLY | O_CLOEXEC);
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", sh->fork_main, sh->fork_fd[1]);
+		int o = open(p, O_WRONLY | O_CLOEXEC);
+		if (in < 0 || o < 0)
+			_exit(3);
+		close(my_in);
+		close(my_out);
+		close(s[0]);
+		sh->fork_pid = getpid();
+		char c = 1;
+		while (write(s[1], &c, 1) < 0 && errno == EINTR)
+			;
+		close(s[1]);
+		task_main(me, in, o);
+	}
+	close(s[1]);
+	char c;
+	ssize_t r;
+	while ((r = read(s[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	close(s[0]);
+	if (r != 1)
+		setup_failed("the forked task did not start");
+	put(out, "ok");
+}
+
+/* fork_task forks task t into slot c (EBUSY if the slot was used since the
+ * start or its last exit, or if t sleeps in a call): the main process
+ * makes c's pipes, t forks, the child takes them. */
+RT void fork_task(int t, int c, int step, int used, char *out)
+{
+	if (used || pending[t]) {
+		put(out, "EBUSY");
+		return;
+	}
+	int a[2], b[2];
+	if (pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0)
+		setup_failed("pipe");
+	sh->fork_fd[0] = a[0];
+	sh->fork_fd[1] = b[1];
+	sh->fork_main = getpid();
+	sh->fork_child = c;
+	issue(t, step, 0, out);
+	close(a[0]);
+	close(b[1]);
+	if (strcmp(out, "ok") != 0) {
+		close(a[1]);
+		close(b[0]);
+		return;
+	}
+	req_fd[c] = a[1];
+	resp_fd[c] = b[0];
+	tpid[c] = sh->fork_pid;
+	add_pid(tpid[c], c, gen[c]);
+	for (int i = 1; i <= NATTS; i++)
+		if (sh->att_tasks[i] >> t & 1)
+			sh->att_tasks[i] |= 1u << c;
+}

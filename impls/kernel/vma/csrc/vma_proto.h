@@ -30,6 +30,7 @@ enum {
 	OP_RESET = 14,
 	OP_MEASURE = 15,
 	OP_SEAL = 16,
+	OP_FORK = 17,
 };
 
 /* The helper's refusals, a negative err (protocol.go). */

@@ -24,7 +24,7 @@ enum {
 	SYS_mremap = 25, SYS_madvise = 28, SYS_dup = 32, SYS_exit = 60,
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
-	SYS_pipe2 = 293, SYS_memfd_create = 319,
+	SYS_pipe2 = 293, SYS_clone = 56, SYS_getpid = 39, SYS_wait4 = 61, SYS_memfd_create = 319,
 	SYS_mlock2 = 325, SYS_mseal = 462,
 };
 
@@ -34,7 +34,8 @@ enum {
 	MAP_LOCKED = 0x2000, MAP_NORESERVE = 0x4000, MAP_POPULATE = 0x8000,
 	MAP_STACK = 0x20000, MAP_FIXED_NOREPLACE = 0x100000,
 	MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MLOCK_ONFAULT = 1,
-	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9,
+	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9, SIGCHLD = 17,
+	CLONE_PARENT = 0x8000,
 	CLOCK_MONOTONIC = 1,
 	EPERM = 1, EBADF = 9, EFAULT = 14, EEXIST = 17, EINVAL = 22,
 };
@@ -116,6 +117,9 @@ static __attribute__((noreturn)) void refuse(const char *what, u64 a, u64 b)
 enum { MAX_HANDLES = 8 };
 static u64 window_base, window_pages, heap_pages, file_pages, measure_base;
 static u64 start_brk;
+/* driver: the process that drives the helper (its parent, and a forked
+ * child's parent by CLONE_PARENT). */
+static u64 driver;
 static int handle_fd[MAX_HANDLES + 1];
 static int pipe_r, pipe_w;
 static char scratch[8];
@@ -618,6 +622,28 @@ static i64 op_measure(const struct req *q, u32 *reps_out)
 	return err;
 }
 
+/*
+ * op_fork forks with CLONE_PARENT, so that the child is the driver's own
+ * child (its parent-death signal then fires with the driver, and the
+ * driver reaps it). The child answers with its pid and serves from then
+ * on; the parent exits without a word. A fork that fails is answered by
+ * the parent, which serves on.
+ */
+static void op_fork(void)
+{
+	i64 c = sys5(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+	if (c < 0) {
+		reply(neg(c), 0, 0, 0);
+		return;
+	}
+	if (c > 0)
+		die(0);
+	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+	if ((u64)sys0(SYS_getppid) != driver)
+		die(4);
+	reply(0, sys0(SYS_getpid), 0, 0);
+}
+
 static void serve_one(const struct req *q)
 {
 	i64 e = 0, val = 0;
@@ -648,6 +674,9 @@ static void serve_one(const struct req *q)
 		return;
 	case OP_BRK:
 		reply(op_brk(q), 0, 0, 0);
+		return;
+	case OP_FORK:
+		op_fork();
 		return;
 	}
 	if (!range_ok(q->region, q->start, q->pages)) {
@@ -844,6 +873,27 @@ static u64 probe_quirks(void)
 		}
 		sys2(SYS_munmap, start_brk, PAGE);
 	}
+	/* 61f67c230a5e's follow-up: the mremap merge refuses a fork-child
+	 * source. A page written before a fork is a fork child in the child
+	 * process, which moves it next to an unwritten mapping and exits with
+	 * 1 if the two stayed apart. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	{
+		struct req t = {OP_TOUCH, REGION_WINDOW, 0, 1, {1}};
+		op_touch(&t);
+	}
+	{
+		i64 c = sys5(SYS_clone, SIGCHLD, 0, 0, 0, 0), status = 0;
+		if (c == 0) {
+			map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
+			sys5(SYS_mremap, W(0), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(1));
+			die(window_vmas(probe_flags, sizeof probe_flags) == 2 ? 1 : 0);
+		}
+		if (c > 0 && sys4(SYS_wait4, c, &status, 0, 0) == c && (status & 0x7f) == 0 &&
+		    ((status >> 8) & 0xff) == 1)
+			q |= Q_FORK_CHILD_REMAP;
+	}
+	clear_window();
 	/* The name of VM_LOCKONFAULT: "??" before "lf" existed. */
 	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
 	if (sys3(SYS_mlock2, W(0), PAGE, MLOCK_ONFAULT) == 0 &&
@@ -890,6 +940,7 @@ static void start(u64 *sp)
 	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
 	if ((u64)sys0(SYS_getppid) != ppid)
 		die(4);
+	driver = ppid;
 	/* The helper shares the process group of the process that started it:
 	 * Ctrl-C, or timeout -s INT signalling the group, must not end it in the
 	 * middle of a script; it ends with its driver (SIGKILL). */

@@ -25,11 +25,12 @@ enum {
 	SYS_getpid = 39, SYS_getgroups = 115, SYS_setgroups = 116, SYS_setresuid = 117,
 	SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120, SYS_getppid = 110,
 	SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_openat = 257,
-	SYS_readlinkat = 267, SYS_setns = 308,
+	SYS_readlinkat = 267, SYS_setns = 308, SYS_clone = 56, SYS_dup2 = 33, SYS_pipe2 = 293,
 };
 
 enum { AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
 enum { SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
+enum { CLONE_PARENT = 0x8000, SIGCHLD = 17, PR_SET_NAME = 15 };
 enum { PR_SET_PDEATHSIG = 1, PR_GET_DUMPABLE = 3, PR_SET_DUMPABLE = 4, SIGKILL = 9 };
 enum { MAX_GROUPS = 256, NS_LEN = 64 };
 
@@ -242,6 +243,71 @@ static long join(const char *p, u64 len)
 
 static char buf[TASK_MAX_PAYLOAD + 64] __attribute__((aligned(16)));
 
+/* fork_ends are this task's ends of the last fork's pipes (the child's
+ * request-pipe write end, its response-pipe read end), kept until the
+ * owner has taken them (TASK_FORK_DONE); -1 when none. */
+static long fork_ends[2] = {-1, -1};
+
+static void close_fork_ends(void)
+{
+	for (int i = 0; i < 2; i++) {
+		if (fork_ends[i] >= 0)
+			sys3(SYS_close, fork_ends[i], 0, 0);
+		fork_ends[i] = -1;
+	}
+}
+
+/*
+ * fork_task forks with CLONE_PARENT, so that the child is a child of this
+ * task's parent (the owner's thread): its parent-death signal fires with
+ * it, and the owner reaps it. It returns 0 in the child, which then serves
+ * its own pipes (fds TASK_REQ_FD and TASK_RESP_FD again) and never answers
+ * this request; in the task it fills a (R the child's pid, the payload the
+ * fds of the pipe ends the owner takes).
+ */
+static long fork_task(struct resp *a, u64 len)
+{
+	int rq[2], rs[2];
+	close_fork_ends();
+	if (len < 16 || sys3(SYS_pipe2, (long)rq, 0, 0) < 0) {
+		a->fatal = TASK_FATAL;
+		return -1;
+	}
+	if (sys3(SYS_pipe2, (long)rs, 0, 0) < 0) {
+		sys3(SYS_close, rq[0], 0, 0);
+		sys3(SYS_close, rq[1], 0, 0);
+		a->fatal = TASK_FATAL;
+		return -1;
+	}
+	long c = sys6(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0, 0);
+	if (c == 0) {
+		if (sys3(SYS_dup2, rq[0], TASK_REQ_FD, 0) < 0 || sys3(SYS_dup2, rs[1], TASK_RESP_FD, 0) < 0)
+			die(3);
+		for (int i = 0; i < 2; i++) {
+			sys3(SYS_close, rq[i], 0, 0);
+			sys3(SYS_close, rs[i], 0, 0);
+		}
+		rearm();
+		/* ps and the tests tell a forked task by its name. */
+		sys3(SYS_prctl, PR_SET_NAME, (long)"ipcfuzz-forked", 0);
+		return 0;
+	}
+	sys3(SYS_close, rq[0], 0, 0);
+	sys3(SYS_close, rs[1], 0, 0);
+	if (c < 0) {
+		sys3(SYS_close, rq[1], 0, 0);
+		sys3(SYS_close, rs[0], 0, 0);
+		a->errno = (u64)-c;
+		return c;
+	}
+	fork_ends[0] = rq[1];
+	fork_ends[1] = rs[0];
+	u64 fds[2] = {(u64)rq[1], (u64)rs[0]};
+	memcpy(buf, fds, sizeof fds);
+	a->r = (u64)c;
+	return c;
+}
+
 static void serve(void)
 {
 	for (;;) {
@@ -254,7 +320,7 @@ static void serve(void)
 		if (q.len > 0 && !read_full(TASK_REQ_FD, buf, q.len))
 			fail("a request without its payload");
 		a.len = q.len;
-		if (q.kind == TASK_CALL && q.joinlen > 0) {
+		if ((q.kind == TASK_CALL || q.kind == TASK_FORK) && q.joinlen > 0) {
 			/* the first call of a script joins its namespace first */
 			if (q.joinlen > q.len || join(buf + q.len - q.joinlen, q.joinlen) != 0)
 				fail("could not join the namespace a call names");
@@ -265,6 +331,11 @@ static void serve(void)
 				a.errno = TASK_TOUCH_FAULT;
 			else
 				a.r = (u64)r;
+		} else if (q.kind == TASK_FORK) {
+			if (fork_task(&a, q.len - q.joinlen) == 0)
+				continue; /* the child: its owner reads it on the new pipes */
+		} else if (q.kind == TASK_FORK_DONE) {
+			close_fork_ends();
 		} else if (q.kind == TASK_JOIN) {
 			long e = join(buf, q.len);
 			if (e < 0)
