@@ -717,12 +717,18 @@ const (
 	// one at the start of an empty heap; later kernels compare strictly
 	// (vma_is_initial_heap).
 	QuirkHeapLabelInclusive
+	// QuirkRemapLookupFirst: mremap looks the source VMA up before it
+	// checks a fixed target (EFAULT before the overlap's EINVAL), and a
+	// fixed move unmaps the target (and shrinks the source) before it
+	// checks the source range (6.1's mremap_to and vma_to_resize); later
+	// kernels check everything first (check_mremap_params, check_prep_vma).
+	QuirkRemapLookupFirst
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive",
+	"heap-label-inclusive", "remap-lookup-first",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was

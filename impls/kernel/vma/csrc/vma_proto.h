@@ -63,6 +63,7 @@ enum {
 	Q_SOFT_DIRTY = 1024,
 	Q_LF_UNNAMED = 2048,
 	Q_HEAP_LABEL_INCLUSIVE = 4096,
+	Q_REMAP_LOOKUP_FIRST = 8192,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

@@ -733,6 +733,10 @@ static u64 probe_quirks(void)
 	    window_vmas(probe_flags, sizeof probe_flags) == 1 && has_word(probe_flags, "??"))
 		q |= Q_LF_UNNAMED;
 	clear_window();
+	/* A fixed mremap of an unmapped page onto itself: 6.1 looks the source
+	 * up first (EFAULT), later kernels check the overlap first (EINVAL). */
+	if (sys5(SYS_mremap, W(0), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(0)) == -EFAULT)
+		q |= Q_REMAP_LOOKUP_FIRST;
 	return q;
 }
 
