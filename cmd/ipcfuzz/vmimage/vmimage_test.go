@@ -5,6 +5,7 @@ package vmimage_test
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"fmt"
 	"os"
@@ -253,4 +254,21 @@ func lastChange(text string) string {
 		}
 	}
 	return last
+}
+
+// go test -fuzz compares a kernel image when IPCFUZZ_IMPLS names it: the
+// ids fuzz target against the optimized model, one fuzz worker, a few
+// inputs (the guest boots in each process that opens it).
+func TestFuzzTargetWithKernelImage(t *testing.T) {
+	img := testImage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "./props/ids", "-run", "^$", "-fuzz", "^FuzzIDs$",
+		"-fuzztime", "10x", "-fuzzminimizetime", "1x", "-parallel", "1", "-test.fuzzcachedir="+t.TempDir())
+	cmd.Dir = filepath.Join("..", "..", "..")
+	cmd.Env = append(os.Environ(), "IPCFUZZ_IMPLS=optimized,kernel:image="+img)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "ok  \tgithub.com/ipcfuzz/ipcfuzz/props/ids")
+	require.Contains(t, string(out), "execs: ")
 }
