@@ -114,13 +114,11 @@ func serveGuest(c GuestConfig) error {
 		_ = cmd.Process.Kill()
 		return err
 	}
-	// The port is open before the host hears the guest is ready: data the
-	// host sends to a port the guest has not opened waits in QEMU, which
-	// reads it only once its main loop wakes up again after the guest
-	// opened the port, which nothing makes happen: the host's connection
-	// then got no answer to its preface until its connect timeout closed
-	// it ("error reading server preface: use of closed network
-	// connection"), a launch in about 15 under load.
+	// The port is open before the host hears the guest is ready, so that
+	// what the host sends never waits for the guest to open it. (Opening
+	// it first was not what made a host's first connection go unanswered
+	// now and then: that still happens, and the host gives such a
+	// connection up and connects again, plugins/host.DefaultConnectTimeout.)
 	fd, err := unix.Open(port, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		_ = cmd.Process.Kill()
