@@ -5,8 +5,8 @@ package vmimage_test
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
