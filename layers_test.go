@@ -50,6 +50,8 @@ var rooms = map[string][]string{
 	// Opening sides assembles implementations, the wire and the runner.
 	"sides":           {"harness/", "impls", "plugins/host"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
+	// What several packages' tests share imports nothing of ours.
+	"internal/testkit": nil,
 	// The command assembles everything.
 	"cmd/": {"harness/", "impls", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
 }

@@ -70,6 +70,53 @@ var allEdges = []edges{
 	{sem.Subsystem, []string{"semctl invalid", "semop nsops 0", "semop bad sops", "semtimedop bad timeout", "semctl bad buffer"}, drawn, 200},
 	{msg.Subsystem, []string{"msgsnd bad buffer", "msgctl bad buffer", "receiver asleep with a bad buffer"}, drawn, 400},
 	{shm.Subsystem, []string{"shmctl bad buffer"}, drawn, 200},
+	// Most scripts name few tasks; some name any of t1..t15, and put more
+	// than engine.FewTasks of them to sleep at once.
+	{msg.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
+	{sem.Subsystem, []string{"a task above t4", "more than 4 asleep"}, manyTasks, 1000},
+	{shm.Subsystem, []string{"a task above t4"}, manyTasks, 200},
+}
+
+// manyTasks says whether a script names a task above engine.FewTasks, and
+// whether more than that many tasks sleep at once on the optimized model.
+func manyTasks(t testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range script {
+		if int(op.Task) > engine.FewTasks {
+			out["a task above t4"] = true
+		}
+	}
+	if !out["a task above t4"] {
+		return out
+	}
+	m, err := optimized.New()
+	require.NoError(t, err)
+	l := ops.NewLocal(ops.Info{Name: "optimized"}, m)
+	ctx := context.Background()
+	require.NoError(t, l.Reset(ctx, ops.Config{}))
+	var asleep [ops.NumTasks]bool
+	for _, op := range script {
+		rs, err := l.Apply(ctx, []ops.Op{op})
+		require.NoError(t, err)
+		for _, r := range rs {
+			for _, c := range r.Done {
+				asleep[c.Task] = false
+			}
+			if r.Blocked {
+				asleep[op.Task] = true
+			}
+		}
+		n := 0
+		for _, a := range asleep {
+			if a {
+				n++
+			}
+		}
+		if n > engine.FewTasks {
+			out["more than 4 asleep"] = true
+		}
+	}
+	return out
 }
 
 // drawn names the refused-at-once calls a script holds.

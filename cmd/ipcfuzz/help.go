@@ -46,7 +46,7 @@ func opsHelp() string {
 	b.WriteString(`A script is a "subsystem NAME" line, then one operation a line, each optionally followed by
 "-> RESULT", the result it must give; "#" starts a comment. Handles: hN names the IPC object an
 operation bound ("h1 = get ..."), aN an shm attachment, fN a file; id=N is a literal id.
-task=tN picks the task (t0, the default, never sleeps; t1..t4 may block), as=U runs the operation as
+task=tN picks the task (t0, the default, never sleeps; t1..t15 may block), as=U runs the operation as
 uid/gid U without capabilities. Results: ok, an errno name (EINVAL), blocked, id=N, a listing
 [...], a row {...}, or fields (ret=N name=V...); completions of sleepers follow as "; tN RESULT".
 

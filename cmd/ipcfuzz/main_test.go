@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,24 +17,13 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // bin is the ipcfuzz binary built once for these end-to-end tests.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ipcfuzz-e2e")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "ipcfuzz")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		panic("building ipcfuzz: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, ".", func(b string) { bin = b }) }
 
 // testBuilds are the programs the tests build (plugins, mutants), once per
 // test process, beside bin.
@@ -54,12 +41,7 @@ func testProgram(t *testing.T, pkg string) string {
 	t.Helper()
 	v, _ := testBuilds.LoadOrStore(pkg, &testBuild{})
 	b := v.(*testBuild)
-	b.once.Do(func() {
-		b.path = filepath.Join(filepath.Dir(bin), filepath.Base(pkg))
-		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("building %s: %w\n%s", pkg, err, out)
-		}
-	})
+	b.once.Do(func() { b.path, b.err = testkit.Build(filepath.Dir(bin), filepath.Base(pkg), pkg) })
 	require.NoError(t, b.err)
 	return b.path
 }
@@ -75,52 +57,20 @@ func ipcfuzz(t *testing.T, args ...string) outcome {
 }
 
 // ipcfuzzEnv runs ipcfuzz with env added to the environment (its plugins
-// inherit it).
+// inherit it); a run gets 5 minutes.
 func ipcfuzzEnv(t *testing.T, env []string, args ...string) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return outcome{code, out.String(), errb.String()}
+	r := testkit.Run(t, 5*time.Minute, env, bin, args...)
+	return outcome{r.Code, r.Stdout, r.Stderr}
 }
 
 func summary(t *testing.T, r outcome) map[string]any {
 	t.Helper()
-	var m map[string]any
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &m), r.stdout+r.stderr)
-	return m
+	return testkit.Summary(t, testkit.Outcome{Code: r.code, Stdout: r.stdout, Stderr: r.stderr})
 }
 
-// syncBuffer is a bytes.Buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer = testkit.SyncBuffer
 
 // waitRunning waits until a compare whose stderr is errb has opened all its
 // plugins and started comparing: it says "ipcfuzz: ipcfuzz compare ... (N

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,21 +31,12 @@ func twoBugs(t *testing.T) string {
 	return testProgram(t, "./testdata/twobugs")
 }
 
-// nightly runs ci/nightly.sh with this test's ipcfuzz and extra environment.
+// nightly runs ci/nightly.sh with this test's ipcfuzz and extra
+// environment; a run gets 10 minutes.
 func nightly(t *testing.T, env []string, args ...string) outcome {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{"../../ci/nightly.sh"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "IPCFUZZ="+bin), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return outcome{code, out.String(), errb.String()}
+	r := testkit.Run(t, 10*time.Minute, append([]string{"IPCFUZZ=" + bin}, env...), "bash", append([]string{"../../ci/nightly.sh"}, args...)...)
+	return outcome{r.Code, r.Stdout, r.Stderr}
 }
 
 // shardSummary reads a shard's summary.json.

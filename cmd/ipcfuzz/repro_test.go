@@ -16,22 +16,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // cCompiler returns the C compiler, or skips the test saying there is none.
-func cCompiler(t *testing.T) string {
-	t.Helper()
-	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p
-		}
-	}
-	t.Skip("no C compiler ($CC, cc or gcc): the reproducers cannot be built")
-	return ""
-}
+func cCompiler(t *testing.T) string { return testkit.CCompiler(t) }
 
 // reproRun writes the reproducer of path expecting side, builds it with
 // cc -Wall -Werror -O2 and runs it: its exit status and output.

@@ -8,7 +8,7 @@ import (
 )
 
 // Operations of the msg subsystem (ipc/msg.c). A msgsnd or msgrcv issued by
-// task t1..t4 may block; its task then sleeps until a later operation
+// task t1..t15 may block; its task then sleeps until a later operation
 // completes it, and that completion is reported in the later operation's
 // result (Result.Done), never as a separate step.
 const (
@@ -20,6 +20,16 @@ const (
 	// KindMsgctl is msgctl(id, MCmd, buf); IPC_RMID is KindRmid.
 	KindMsgctl
 )
+
+// MaxRacingWakeups is the most tasks asleep on one message queue whose every
+// running order the models follow when one operation wakes them all: the
+// woken tasks retry in an order the kernel's scheduler picks, each order may
+// leave the queue different, and the models keep every state that some
+// order gives (5! = 120 orders). With more tasks asleep on one queue the
+// models take only the order they were woken in, so a divergence there may
+// be an order the models did not try: the generators never put more than
+// this many to sleep on one queue.
+const MaxRacingWakeups = 5
 
 // Flags of msgsnd and msgrcv (Op.MsgFlags).
 const (

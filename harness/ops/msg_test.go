@@ -33,7 +33,7 @@ rmid msg h1 -> ok ; t1 EIDRM ; t4 EIDRM
 		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgrcv msg h1 size=500 type=0 nowait\n",         // larger than the task buffer
 		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgctl msg h1 frob\n",                           // unknown command
 		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd shm h1 type=1 size=3 fill=0 nowait\n",    // wrong type
-		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd msg h1 type=1 size=3 fill=0 task=t9\n",   // no such task
+		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd msg h1 type=1 size=3 fill=0 task=t16\n",  // no such task
 		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgrcv msg h1 size=4 type=0 task=t1 -> t1 ok\n", // bad result
 	} {
 		if _, err := ParseString(bad); err == nil {

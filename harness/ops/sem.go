@@ -7,7 +7,7 @@ import (
 )
 
 // Operations of the sem subsystem (ipc/sem.c). A semop issued by task
-// t1..t4 may block; its task then sleeps until a later operation completes
+// t1..t15 may block; its task then sleeps until a later operation completes
 // it, and that completion is reported in the later operation's result, as
 // for msg.
 const (

@@ -67,9 +67,10 @@ const (
 )
 
 // Tasks. Task 0 is the script's main task; tasks 1..MaxTask are extra
-// processes that come into existence at their first operation.
+// processes that come into existence at their first operation, so a script
+// pays only for the tasks it names.
 const (
-	MaxTask  = 4
+	MaxTask  = 15
 	NumTasks = MaxTask + 1
 )
 

@@ -12,7 +12,7 @@
 //     and its hand-over of calls through atomics;
 //   - internal/creds: switching that thread (or a task) to another user
 //     and back, for an op run "as" another user;
-//   - internal/task: the task processes t1..t4, their protocol (a C server
+//   - internal/task: the task processes t1..t15, their protocol (a C server
 //     or this binary re-executed), their pool and the evidence that a call
 //     sleeps;
 //   - internal/cbuild: the build of the freestanding C programs and their
@@ -27,7 +27,7 @@
 // snapshot.go reads the observable state; script.go starts, resets and
 // ends the namespace; workload*.go are the workloads of Measure.
 //
-// A msgsnd, msgrcv or semop of a task t1..t4 may block for real (msg.go,
+// A msgsnd, msgrcv or semop of a task t1..t15 may block for real (msg.go,
 // sem.go): the task process sleeps in the call, which the adapter decides
 // only from evidence (state S and /proc/<pid>/syscall inside the call),
 // never from a sleep; a call with a timeout returns on its own and is

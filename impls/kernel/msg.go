@@ -15,7 +15,7 @@ import (
 
 // The msg subsystem (ipc/msg.c) on the real kernel. msgsnd and msgrcv by
 // task t0 run on the worker thread and never block (the vocabulary gives
-// them IPC_NOWAIT). By a task t1..t4 they are started in the task process
+// them IPC_NOWAIT). By a task t1..t15 they are started in the task process
 // without waiting, then settled: the call returned (its result), or the task
 // sleeps in it (state S inside msgsnd or msgrcv by /proc/<pid>/syscall,
 // package task), and

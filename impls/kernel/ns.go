@@ -24,7 +24,7 @@ type ns struct {
 	nextIDWritten [len(ops.IPCTypes)]bool
 	// proc reads /proc for the thread.
 	proc procfs
-	// tasks are t1..t4.
+	// tasks are t1..t15.
 	tasks *tasks
 	shm   shmState
 }

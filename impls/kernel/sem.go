@@ -15,7 +15,7 @@ import (
 
 // The sem subsystem (ipc/sem.c) on the real kernel. A semop by t0 runs on
 // the worker thread and never sleeps (every sop has IPC_NOWAIT, or it has
-// a timeout). By a task t1..t4 it is started in the task process and
+// a timeout). By a task t1..t15 it is started in the task process and
 // settled like a msgsnd (msg.go): it returned, or the task sleeps in it
 // (state S inside semop or semtimedop), and the result is Blocked. The waker
 // of a semaphore sleeper does the sleeper's whole operation under the

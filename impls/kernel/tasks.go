@@ -18,7 +18,7 @@ import (
 // can be built (package task).
 const EnvTasks = task.EnvTasks
 
-// tasks are the tasks t1..t4 of the script, seen from the worker thread:
+// tasks are the tasks t1..t15 of the script, seen from the worker thread:
 // their processes (package task), the call each sleeps in, and the
 // identities the script knows them by. t0 is the worker thread itself.
 type tasks struct {

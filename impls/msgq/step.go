@@ -303,9 +303,10 @@ func (s *sim) run(task int, env Env) {
 }
 
 // MaxExplore is the most woken tasks whose every running order outcomes
-// explores (5! orders); with more (only workloads have more tasks than a
-// script), they run in the order they were woken.
-const MaxExplore = 5
+// explores (ops.MaxRacingWakeups, 5! orders); with more (a script that puts
+// more to sleep on one queue, or a workload), they run in the order they
+// were woken.
+const MaxExplore = ops.MaxRacingWakeups
 
 // outcomes explores every order in which the pending tasks may run and
 // returns the distinct results, the first being the one where tasks run in

@@ -52,12 +52,27 @@ func (w Swarm) weight(a int) int {
 	return w[a]
 }
 
-// FreeTasks lists the tasks t1..tN that are not asleep: those whose entry
-// in asleep (one per task, by a shadow) is the zero value.
-func FreeTasks[P comparable](asleep *[ops.NumTasks]P) []uint8 {
+// FewTasks is how many tasks besides t0 most scripts use: enough for every
+// race the generators set up, cheap on the kernel side (a task is a
+// process).
+const FewTasks = 4
+
+// DrawTaskSpan draws the highest task a script's generator names: FewTasks
+// for most scripts, ops.MaxTask for one in eight, so that long queues of
+// sleepers and scripts with many tasks are drawn too.
+func DrawTaskSpan(src Source) int {
+	if src.Intn(8, "many tasks") == 0 {
+		return ops.MaxTask
+	}
+	return FewTasks
+}
+
+// FreeTasks lists the tasks t1..t<span> that are not asleep: those whose
+// entry in asleep (one per task, by a shadow) is the zero value.
+func FreeTasks[P comparable](asleep *[ops.NumTasks]P, span int) []uint8 {
 	var out []uint8
 	var zero P
-	for t := 1; t <= ops.MaxTask; t++ {
+	for t := 1; t <= span; t++ {
 		if asleep[t] == zero {
 			out = append(out, uint8(t))
 		}

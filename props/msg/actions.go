@@ -28,7 +28,7 @@ var actions = engine.Actions[*Shadow]{
 }
 
 func hasFree(s *Shadow) bool     { return len(s.freeTasks()) > 0 }
-func hasSleepers(s *Shadow) bool { return len(s.freeTasks()) < ops.MaxTask }
+func hasSleepers(s *Shadow) bool { return len(s.freeTasks()) < s.span }
 
 // shrink lowers a queue's qbytes (as root), which lets sleeping senders in
 // if their message fits.
@@ -60,11 +60,14 @@ func (s *Shadow) blockSend(src Source) ops.Op {
 	size := pick(src, sizePool, "size")
 	op := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ops.Ref{Handle: q.handle}, Mtype: pick(src, typePool, "mtype"), Size: size,
 		Fill: uint8(src.Intn(26, "fill")), Task: t, As: caller(src)}
+	if !q.mayBlock(t) {
+		op.MsgFlags |= ops.MsgNowait // no more sleepers than the models follow
+	}
 	switch {
 	case !q.may(op.As, true):
 	case q.fits(size):
 		s.deliver(q, size, op.Mtype)
-	default:
+	case op.MsgFlags&ops.MsgNowait == 0:
 		s.asleep[t] = &sleeper{queue: q.handle, send: true, size: size}
 	}
 	return op
@@ -86,7 +89,10 @@ func (s *Shadow) blockRecv(src Source) ops.Op {
 	// A receiver whose buffer is bad still takes its message, then loses
 	// it in the copy-out (EFAULT): the queue changes as for a good one.
 	op.BadBuf = engine.OneIn(src, 4, "bad buffer")
-	if q.may(op.As, false) && !s.take(q, op.Mtype) {
+	if !q.mayBlock(t) {
+		op.MsgFlags |= ops.MsgNowait // no more sleepers than the models follow
+	}
+	if q.may(op.As, false) && !s.take(q, op.Mtype) && op.MsgFlags&ops.MsgNowait == 0 {
 		s.asleep[t] = &sleeper{queue: q.handle, mtype: op.Mtype}
 	}
 	return op

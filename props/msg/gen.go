@@ -15,6 +15,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"math/bits"
 )
 
 // Source is where the generator's choices come from.
@@ -40,6 +41,10 @@ type queue struct {
 	// the mode's group bits decide for it.
 	group bool
 	live  bool
+	// blockers are the tasks (a bit each) that ever made a call on the
+	// queue that may sleep: a bound on how many sleep on it at once that
+	// holds even where the shadow's guess of who sleeps is wrong.
+	blockers uint16
 }
 
 // may reports whether caller as may write (send) or read (receive) the
@@ -88,6 +93,7 @@ func (q *queue) fits(size int64) bool {
 type Shadow struct {
 	queues     []*queue
 	asleep     [ops.NumTasks]*sleeper
+	span       int // the highest task the script names (engine.DrawTaskSpan)
 	nextHandle int
 	swarm      engine.Swarm
 	// plan holds operations drawn ahead (a race set up at the start, a
@@ -101,7 +107,7 @@ type Shadow struct {
 // drawn from src; one script in two starts by setting up a race, one in
 // eight with a permission scenario.
 func NewShadow(src Source) *Shadow {
-	s := &Shadow{swarm: actions.Swarm(src)}
+	s := &Shadow{swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
 	switch src.Intn(8, "setup") {
 	case 0, 1, 2, 3:
 		s.plan.Add(s.raceSetup(src)...)
@@ -142,7 +148,7 @@ func (s *Shadow) live() []*queue {
 	return out
 }
 
-func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep) }
+func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep, s.span) }
 
 // queue draws one of the live queues.
 func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") }
@@ -152,6 +158,7 @@ func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") 
 // none, or one of the actions that make sense now.
 func (s *Shadow) Step(src Source) ops.Op {
 	if op, ok := s.plan.Next(); ok {
+		s.noteBlocker(op)
 		return op
 	}
 	if len(s.live()) == 0 {
@@ -159,7 +166,27 @@ func (s *Shadow) Step(src Source) ops.Op {
 	}
 	s.mayRmid = src.Intn(12, "rmid?") == 0
 	op, _ := actions.Step(src, s.swarm, s) // a receive always makes sense
+	s.noteBlocker(op)
 	return op
+}
+
+// noteBlocker records a call that may sleep in its queue's blockers.
+func (s *Shadow) noteBlocker(op ops.Op) {
+	if (op.Kind != ops.KindMsgsnd && op.Kind != ops.KindMsgrcv) || op.MsgFlags&ops.MsgNowait != 0 || op.Task == 0 {
+		return
+	}
+	for _, q := range s.queues {
+		if q.handle == op.Obj.Handle {
+			q.blockers |= 1 << op.Task
+		}
+	}
+}
+
+// mayBlock reports whether task t may make a call on q that sleeps: only
+// ops.MaxRacingWakeups tasks ever do, so that one operation never wakes
+// more tasks on a queue than the models follow in every order.
+func (q *queue) mayBlock(t uint8) bool {
+	return bits.OnesCount16(q.blockers|1<<t) <= ops.MaxRacingWakeups
 }
 
 func (s *Shadow) create(src Source) ops.Op {
@@ -215,7 +242,7 @@ const MaxLen = 60
 func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 
 func (s *Shadow) clone() *Shadow {
-	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, plan: s.plan.Copy()}
+	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy()}
 	for _, q := range s.queues {
 		n := *q
 		n.msgs = append([]int64(nil), q.msgs...)

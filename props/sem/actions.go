@@ -109,7 +109,7 @@ func (s *Shadow) exit(src Source) ops.Op {
 }
 
 func (s *Shadow) interrupt(src Source) ops.Op {
-	t := uint8(1 + src.Intn(ops.MaxTask, "task"))
+	t := uint8(1 + src.Intn(s.span, "task"))
 	s.asleep[t] = nil
 	return ops.Op{Kind: ops.KindInterrupt, Task: t}
 }

@@ -39,6 +39,7 @@ type Shadow struct {
 	// GETNCNT or GETZCNT count.
 	waitOn     [ops.NumTasks]ops.Sop
 	undo       [ops.NumTasks]bool
+	span       int // the highest task the script names (engine.DrawTaskSpan)
 	nextHandle int
 	semopm     int64
 	swarm      engine.Swarm
@@ -51,7 +52,7 @@ type Shadow struct {
 // NewShadow returns the shadow of a fresh namespace, with swarm weights
 // drawn from src.
 func NewShadow(src Source) *Shadow {
-	return &Shadow{semopm: ops.DefaultSemopm, swarm: actions.Swarm(src)}
+	return &Shadow{semopm: ops.DefaultSemopm, swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
 }
 
 var (
@@ -95,7 +96,7 @@ func (s *Shadow) live() []*array {
 // array draws one of the live arrays.
 func (s *Shadow) array(src Source) *array { return engine.Pick(src, s.live(), "array") }
 
-func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep) }
+func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep, s.span) }
 
 func (s *Shadow) sleepers() int {
 	n := 0

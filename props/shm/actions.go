@@ -40,7 +40,7 @@ var actions = engine.Actions[*Shadow]{
 	}},
 	{Name: "detach by another task", Weight: 1, When: hasLiveAtt, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(true), "attachment")
-		return s.detach(a, src.Intn(ops.NumTasks, "task"))
+		return s.detach(a, src.Intn(s.span+1, "task"))
 	}},
 	{Name: "exit attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).exitTask},
 	{Name: "detach stale", Weight: 1, When: func(s *Shadow) bool { return len(s.attHandles(false)) > 0 }, Draw: func(s *Shadow, src engine.Source) ops.Op {
@@ -79,7 +79,7 @@ func (s *Shadow) statIdx(src engine.Source) ops.Op {
 }
 
 func (s *Shadow) exitTask(src engine.Source) ops.Op {
-	n := 1 + src.Intn(ops.MaxTask, "task")
+	n := 1 + src.Intn(s.span, "task")
 	s.exit(n)
 	return ops.Op{Kind: ops.KindExit, Task: uint8(n)}
 }

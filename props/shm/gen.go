@@ -45,6 +45,7 @@ type Shadow struct {
 	nextHandle int
 	nextAtt    int
 	gen        [ops.NumTasks]int
+	span       int // the highest task the script names (engine.DrawTaskSpan)
 	forced     bool
 	renamed    bool
 	swarm      engine.Swarm
@@ -54,7 +55,7 @@ type Shadow struct {
 // under rel, with swarm weights drawn from src.
 func NewShadow(src engine.Source, rel equiv.Relation) *Shadow {
 	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{},
-		renamed: rel == equiv.IDsRenamed, swarm: actions.Swarm(src)}
+		renamed: rel == equiv.IDsRenamed, swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
 }
 
 var (
@@ -80,7 +81,7 @@ func (s *Shadow) task(src engine.Source) uint8 {
 	if src.Intn(3, "other task") == 0 {
 		return 0
 	}
-	return uint8(1 + src.Intn(ops.MaxTask, "task"))
+	return uint8(1 + src.Intn(s.span, "task"))
 }
 
 // caller is usually root, sometimes an unprivileged user.

@@ -1,20 +1,14 @@
 package vmimage_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
@@ -25,19 +19,7 @@ const envTestImage = "IPCFUZZ_TEST_IMAGE"
 // bin is the ipcfuzz binary built once for these tests.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ipcfuzz-vmimage")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "ipcfuzz")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		panic("building ipcfuzz: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, "..", func(b string) { bin = b }) }
 
 type outcome struct {
 	code           int
@@ -47,46 +29,17 @@ type outcome struct {
 // ipcfuzz runs the binary; a run gets 10 minutes (TCG on a loaded machine).
 func ipcfuzz(t *testing.T, args ...string) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return outcome{code, out.String(), errb.String()}
+	r := testkit.Run(t, 10*time.Minute, nil, bin, args...)
+	return outcome{r.Code, r.Stdout, r.Stderr}
 }
 
 func summary(t *testing.T, r outcome) map[string]any {
 	t.Helper()
-	var m map[string]any
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &m), r.stdout+r.stderr)
-	return m
+	return testkit.Summary(t, testkit.Outcome{Code: r.code, Stdout: r.stdout, Stderr: r.stderr})
 }
 
-// syncBuffer is a bytes.Buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer = testkit.SyncBuffer
 
 // waitRunning waits until a compare whose stderr is errb has opened its
 // sides and started comparing.

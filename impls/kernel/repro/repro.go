@@ -10,9 +10,9 @@
 //  1. A header comment: the script, where it was found and how to build
 //     and run the program.
 //  2. The runtime (csrc/runtime.c): a private IPC namespace, task
-//     processes t1..t4 forked at their first step, "blocked" decided from
-//     evidence (state S and the wchan of the call, as the kernel side of
-//     ipcfuzz does), credentials switched for as=, and the canonical text
+//     processes t1..t15 forked at their first step, "blocked" decided from
+//     evidence (state S and /proc/PID/syscall inside the call, as the
+//     kernel side of ipcfuzz does), credentials switched for as=, and the canonical text
 //     of every result.
 //  3. One C function per step that issues its syscall and writes its
 //     result, a dispatch over them, and main: each step on its task, the
@@ -101,7 +101,7 @@ func header(b *strings.Builder, sc *ops.Script, opt Options) {
 		b.WriteString(", as root:\n *\n *   cc -O2 -static -o repro repro.c && ./repro\n *\n")
 		b.WriteString(" * It runs in a private IPC namespace of its own, with that namespace's\n")
 		b.WriteString(" * default limits (the script's own writes to them excepted), as root, each\n")
-		b.WriteString(" * task t1..t4 a forked process.")
+		b.WriteString(" * task t1..t15 a forked process.")
 	}
 	b.WriteString(" Exit status: 0 every checked result is the\n")
 	b.WriteString(" * expected one, 1 a result differs (\"step N: <op>: kernel -> X, expected Y\"),\n")
@@ -162,7 +162,7 @@ type gen struct {
 // prologue writes the constants the runtime needs: the handle counts, the
 // errno names, the text of every op and the expected results.
 func (g *gen) prologue(b *strings.Builder, sub string, steps []ops.Op, expect []string) {
-	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d };\n", len(steps), g.handles, g.atts)
+	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d, NTASK = %d };\n", len(steps), g.handles, g.atts, ops.NumTasks)
 	vma := b2i(sub == "vma")
 	fmt.Fprintf(b, "#define REPRO_VMA %d /* the vma subsystem: a window and the heap area */\n#define REPRO_IPC %d /* an IPC subsystem: a private IPC namespace */\n", vma, 1-vma)
 	b.WriteString("\n/* The canonical names of errors, as ipcfuzz writes them. */\n#define ERRNO_NAMES(X)")
@@ -240,7 +240,7 @@ func b2i(v bool) int {
 	return 0
 }
 
-// mayBlock reports whether op is a call by t1..t4 that may sleep.
+// mayBlock reports whether op is a call by a task other than t0 that may sleep.
 func mayBlock(op ops.Op) bool {
 	if op.Task == 0 {
 		return false

@@ -18,22 +18,11 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/repro"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // compiler returns the C compiler, or skips the test saying there is none.
-func compiler(t *testing.T) string {
-	t.Helper()
-	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p
-		}
-	}
-	t.Skip("no C compiler ($CC, cc or gcc): the reproducers cannot be built")
-	return ""
-}
+func compiler(t *testing.T) string { return testkit.CCompiler(t) }
 
 // needRoot skips a test that runs reproducers where they cannot make a
 // private IPC namespace.

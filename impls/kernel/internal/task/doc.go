@@ -1,5 +1,5 @@
 // Package task runs the task processes of the kernel adapter: tasks
-// t1..t4 of a script are real processes, because attachments, nattch,
+// t1..t15 of a script are real processes, because attachments, nattch,
 // semaphore undo lists and the exit of a task are per process, so a thread
 // would not do. It knows the syscalls a task may run, not what they mean.
 //

@@ -1,10 +1,10 @@
 /*
  * The runtime of an ipcfuzz reproducer (libc only). It enters a private IPC
  * namespace, runs each step of the script on the task that issues it (t0 is
- * this process, t1..t4 forked processes that start at their first step),
- * decides that a task sleeps in a call from evidence only (state S and a
- * wchan of do_msgsnd, do_msgrcv or __do_semtimedop, as the ipcfuzz kernel
- * side does), writes every result in ipcfuzz's canonical text and compares
+ * this process, t1..t15 forked processes that start at their first step),
+ * decides that a task sleeps in a call from evidence only (state S and
+ * /proc/PID/syscall inside msgsnd, msgrcv, semop or semtimedop, as the
+ * ipcfuzz kernel side does), writes every result in ipcfuzz's canonical text and compares
  * it with the expected one. Exit status: 0 every result as expected, 1 a
  * mismatch (each one printed), 2 a setup that failed.
  */
@@ -31,7 +31,7 @@
 /* A runtime function a script does not need is left unused. */
 #define RT static __attribute__((unused))
 
-enum { NTASK = 5, OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
+enum { OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
 enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
 
 /* What every task process sees: the ids the handles were bound to, the
@@ -47,7 +47,7 @@ struct shared {
 };
 
 static struct shared *sh;
-static int req_fd[NTASK] = { -1, -1, -1, -1, -1 }, resp_fd[NTASK] = { -1, -1, -1, -1, -1 };
+static int req_fd[NTASK], resp_fd[NTASK]; /* -1 until the task starts (setup) */
 static pid_t tpid[NTASK];
 static int gen[NTASK], pending[NTASK];
 static int self_task; /* the task this process is */
@@ -199,7 +199,10 @@ RT void as_end(void)
 }
 
 /* sleeps_in_call reports whether pid sleeps in msgsnd, msgrcv or semop:
- * state S and a wchan that names the function. */
+ * state S and /proc/PID/syscall naming one of those calls. The syscall
+ * number is the evidence, never the function in wchan (inlining renames it
+ * from one kernel build to the next); the kernel fills that file only for a
+ * task off the CPU ("running" otherwise). */
 RT int sleeps_in_call(pid_t pid)
 {
 	char path[64], b[512];
@@ -209,10 +212,11 @@ RT int sleeps_in_call(pid_t pid)
 	char *p = strrchr(b, ')');
 	if (!p || p[1] != ' ' || p[2] != 'S')
 		return 0;
-	snprintf(path, sizeof path, "/proc/%d/wchan", pid);
-	if (read_file(path, b, sizeof b) < 0)
+	snprintf(path, sizeof path, "/proc/%d/syscall", pid);
+	if (read_file(path, b, sizeof b) < 0 || b[0] < '0' || b[0] > '9')
 		return 0;
-	return !strcmp(b, "do_msgsnd") || !strcmp(b, "do_msgrcv") || !strcmp(b, "__do_semtimedop");
+	long nr = strtol(b, NULL, 10);
+	return nr == SYS_msgsnd || nr == SYS_msgrcv || nr == SYS_semop || nr == SYS_semtimedop;
 }
 
 RT void run_step(int step, char *out);
@@ -539,6 +543,8 @@ RT void setup(int ipc)
 	if (sh == MAP_FAILED)
 		setup_failed("mmap");
 	add_pid(getpid(), 0, 0);
+	for (int t = 0; t < NTASK; t++)
+		req_fd[t] = resp_fd[t] = -1;
 	struct sigaction sa = { .sa_handler = on_interrupt }; /* no SA_RESTART: EINTR */
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
 		setup_failed("sigaction");

@@ -1,5 +1,5 @@
 /*
- * ipcfuzz kernel task server: one task process (t1..t4) of the kernel
+ * ipcfuzz kernel task server: one task process (t1..t15) of the kernel
  * adapter, for x86-64 Linux, freestanding (no libc, one thread; the runtime
  * is freestanding.h). It speaks the protocol of protocol.go, whose
  * constants and layouts task_proto.h carries: on TASK_REQ_FD a request
