@@ -24,7 +24,11 @@
 # Environment: IPCFUZZ an ipcfuzz binary to use (else one is built);
 # IPCFUZZ_SHARDS a table file to read instead of the registry's (tests);
 # IPCFUZZ_SEED the seed (default: the date and the shard, YYYYMMDDN);
-# IPCFUZZ_IMPLS what fuzz targets compare (default naive,optimized,kernel).
+# IPCFUZZ_IMPLS what fuzz targets compare (default naive,optimized,kernel);
+# IPCFUZZ_IMAGE_STOCK and IPCFUZZ_IMAGE_PRE515 the kernel images of the
+# shards on built kernels (kernel:image=$IPCFUZZ_IMAGE_...; the nightly
+# kernels job builds them with ci/kernel.sh): a shard whose image is not
+# set or not there is skipped, saying why (status clean, skipped true).
 # Needs root for the kernel side (a private IPC namespace per script), jq,
 # timeout and ipcs.
 set -uo pipefail
@@ -117,9 +121,46 @@ compare_events() {
 	  [{Action: (if ($f|length) > 0 then "fail" else "pass" end), Package: $pkg}] | .[]' <<<"$result"
 }
 
+# skip_shard ends a shard that cannot run here, saying why: status clean,
+# checks 0, skipped true, and a skipped test in junit.xml.
+skip_shard() {
+	reason="skipped: $*"
+	say "$reason"
+	status=0
+	result=$(jq -nc --arg sub "$subsystem" --arg reason "$reason" \
+		'{a: "", b: "", subsystem: $sub, checks: 0, ops: 0, divergences: 0, plugin_failures: 0, interrupted: false,
+		  scripts: [], findings: [], skipped: true}')
+	jq -nc --arg pkg "ipcfuzz/$name" --arg reason "$reason" \
+		'{Action: "run", Package: $pkg, Test: "compare"}, {Action: "output", Package: $pkg, Test: "compare", Output: ($reason + "\n")},
+		 {Action: "skip", Package: $pkg, Test: "compare"}, {Action: "skip", Package: $pkg}' >"$dir/test.json"
+	junit "$dir/test.json"
+}
+
+# images puts the kernel images in a compare's words: kernel:image=$VAR
+# (a shard on the kernels the nightly kernels job builds with
+# ci/kernel.sh) takes the image VAR names; it returns 1 when VAR names no
+# image here.
+images() {
+	local i w v
+	for i in "${!words[@]}"; do
+		w=${words[$i]}
+		[[ $w =~ ^kernel:image=\$([A-Z][A-Z0-9_]*)$ ]] || continue
+		v=${BASH_REMATCH[1]}
+		if [ -z "${!v:-}" ] || [ ! -f "${!v}" ]; then
+			missing="no kernel image: \$$v names ${!v:-none} (the nightly kernels job builds the images with ci/kernel.sh and sets it)"
+			return 1
+		fi
+		words[$i]="kernel:image=${!v}"
+	done
+}
+
 run_compare() {
-	local words rc batch
+	local words rc batch missing
 	read -ra words <<<"${command#ipcfuzz }"
+	if ! images; then
+		skip_shard "$missing"
+		return
+	fi
 	# A batch still running when the time is up is not counted: short
 	# budgets get small batches (one script per second of budget, 8 to 256).
 	batch=$((secs < 8 ? 8 : (secs > 256 ? 256 : secs)))

@@ -41,6 +41,7 @@ func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
 	if !ok {
 		q = ops.VMAQuirksLinux618
 	}
+	q = withRemapOrder(q, cfg.Options)
 	if m.remake != nil && q != m.quirks {
 		if err := m.as.Close(); err != nil {
 			return err

@@ -71,11 +71,11 @@ func builtins() []Builtin {
 		}},
 		{Name: "naive", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
 			{Subsystems: ipcKinds, Options: naive.Options, Start: naive.New},
-			{Subsystems: vmaKinds, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) })},
+			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) })},
 		}},
 		{Name: "optimized", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
 			{Subsystems: ipcKinds, Options: optimized.Options, Start: optimized.New},
-			{Subsystems: vmaKinds, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) })},
+			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) })},
 		}},
 	}
 }

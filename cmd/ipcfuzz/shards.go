@@ -65,6 +65,29 @@ func defaultPairs() []shardPair {
 	}
 }
 
+// The environment variables that name the kernel images of the shards on
+// built kernels: ci/nightly.sh puts the image in kernel:image=$VAR, and
+// skips the shard, saying why, where VAR names none (the nightly kernels
+// job builds them with ci/kernel.sh and sets them).
+const (
+	envImageStock  = "IPCFUZZ_IMAGE_STOCK"
+	envImagePre515 = "IPCFUZZ_IMAGE_PRE515"
+)
+
+// imagePairs are compared on built kernels booted in QEMU: this machine's
+// kernel against the stock 6.1, and, where the seed 000 patch matters
+// (the /proc/sysvipc listings of ids and shm), the stock 6.1 against the
+// one with the sysvipc_find_ipc() of Linux <= 5.14 (0 divergences: the
+// patch was a pure optimization).
+func imagePairs(sub string) []shardPair {
+	stock := "kernel:image=$" + envImageStock
+	out := []shardPair{{name: "kernel-image", a: "kernel", b: stock, engine: "rapid"}}
+	if sub == "ids" || sub == "shm" {
+		out = append(out, shardPair{name: "image-pre515", a: stock, b: "kernel:image=$" + envImagePre515, engine: "rapid"})
+	}
+	return out
+}
+
 // relationPairs are compared for each further relation a subsystem
 // declares: the relation exists for the pair it names.
 func relationPairs() map[equiv.Relation]shardPair {
@@ -95,6 +118,7 @@ func subsystemShards(sub engine.Subsystem) []Shard {
 			pairs = append(pairs, p)
 		}
 	}
+	pairs = append(pairs, imagePairs(sub.Name)...)
 	for _, p := range pairs {
 		if runs(p.a, sub.Name) && runs(p.b, sub.Name) {
 			out = append(out, compareShard(sub, p))

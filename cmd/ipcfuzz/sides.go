@@ -12,6 +12,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/plugins/host"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -79,6 +80,10 @@ func cliError(err error) error {
 		return usageError{err.Error()}
 	case errors.As(err, &nr):
 		return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", nr.Side, nr.Subsystem, strings.Join(nr.Runs, ", "))}
+	case errors.Is(err, host.ErrInfrastructure):
+		// A guest that twice did not come up or answer: the machine's
+		// trouble, nothing found (exit 3).
+		return infrastructureError{err.Error()}
 	}
 	return err
 }

@@ -54,13 +54,14 @@ func TestNightlyWorkflowShape(t *testing.T) {
 		"key: fuzzcache-${{ matrix.name }}-${{ needs.plan.outputs.date }}",
 		"restore-keys: |",
 		"name: shard-${{ matrix.id }}",
-		"needs: [plan, fuzz]",
+		"needs: [plan, fuzz, kernels]",
+		"contains(\"kernel:image=$IPCFUZZ_IMAGE_\")",
 		"corpus merge",
 		"GITHUB_STEP_SUMMARY",
 		"gh issue create",
 	} {
 		require.Contains(t, text, want)
 	}
-	require.Regexp(t, `(?m)^  merge:\n    needs: \[plan, fuzz\]\n    if: always\(\)$`, text)
+	require.Regexp(t, `(?m)^  merge:\n    needs: \[plan, fuzz, kernels\]\n    if: always\(\)$`, text)
 	require.NoFileExists(t, filepath.Join("..", "..", "ci", "nightly.yml"), "GitHub runs workflows only from .github/workflows")
 }

@@ -787,12 +787,18 @@ const (
 	// ENOSYS. The kernel side reports it by calling mseal, never from the
 	// release.
 	QuirkMseal
+	// QuirkRemapLookupFirst: mremap looks the source VMA up before it
+	// checks a fixed target (EFAULT before the overlap's EINVAL), and a
+	// fixed move unmaps the target (and shrinks the source) before it
+	// checks the source range (6.1's mremap_to and vma_to_resize); later
+	// kernels check everything first (check_mremap_params, check_prep_vma).
+	QuirkRemapLookupFirst
 )
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive", "mseal",
+	"heap-label-inclusive", "mseal", "remap-lookup-first",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was

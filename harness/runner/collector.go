@@ -79,14 +79,23 @@ func (c *collector) progress() {
 
 // Signature groups divergences that are most likely one bug: the
 // subsystem, the kind of the first operation whose results differ (or the
-// final-state group) and the two results' classes (errno, ok or blocked).
+// final-state group) and the two results' classes (errno, ok or blocked);
+// where two successful results or two final states of a structure differ
+// (an address space), what differs in it (ops.ResultDifference,
+// ops.SnapshotDifference: "vma/layout/ok-ok/A-merges",
+// "vma/final/vma/heap-label"), so that distinct causes are distinct
+// findings.
 func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.Divergence) string {
 	if d.Step < 0 || d.Step >= len(script) {
 		group := d.Reason
 		if i := strings.Index(group, ":"); i > 0 {
 			group = group[:i]
 		}
-		return fmt.Sprintf("%s/final/%s", subsystem, group)
+		sig := fmt.Sprintf("%s/final/%s", subsystem, group)
+		if what := ops.SnapshotDifference(group, pair[0].Snapshot, pair[1].Snapshot); what != "" {
+			sig += "/" + what
+		}
+		return sig
 	}
 	op := script[d.Step]
 	class := func(o ops.Outcome) string {
@@ -102,7 +111,14 @@ func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.
 		}
 		return "ok"
 	}
-	return fmt.Sprintf("%s/%s/%s-%s", subsystem, op.Kind, class(pair[0]), class(pair[1]))
+	ca, cb := class(pair[0]), class(pair[1])
+	sig := fmt.Sprintf("%s/%s/%s-%s", subsystem, op.Kind, ca, cb)
+	if ca == "ok" && cb == "ok" {
+		if what := ops.ResultDifference(op, pair[0].Results[d.Step], pair[1].Results[d.Step]); what != "" {
+			sig += "/" + what
+		}
+	}
+	return sig
 }
 
 // divergence counts a divergence under its signature, and the first time a

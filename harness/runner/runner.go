@@ -170,11 +170,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			delete(c.pending, c.next)
 			c.next += next.n
 			err = c.take(ctx, next)
+			c.launchEvents(o.Pairs, next.start)
 		}
 		if err != nil || c.stopped {
 			stop()
 		}
 	}
+	c.launchEvents(o.Pairs, c.next)
 	switch {
 	case err != nil:
 		return res, err

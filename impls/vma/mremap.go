@@ -39,6 +39,14 @@ func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
 	}
 	if vrm.fixed {
 		vrm.newAddr = s.abs(a.Heap, a.Target)
+		if s.rules.Quirks&ops.QuirkRemapLookupFirst != 0 {
+			errno := s.mremapToLookupFirst(vrm)
+			if errno == ops.OK && vrm.populateExpand {
+				start := vrm.newAddr + vrm.oldLen
+				s.mmPopulate(start, start+vrm.delta, true)
+			}
+			return errno, nil
+		}
 		if vrm.addr < vrm.newAddr+vrm.newLen && vrm.newAddr < vrm.addr+vrm.oldLen {
 			return ops.EINVAL, nil // the target overlaps the source
 		}
@@ -147,6 +155,32 @@ func (s *Space) vmaMergeExtend(v *VMA, delta int64) *VMA {
 		pgoff: v.Pgoff + v.Pages(), flags: v.Flags, file: v.File, anon: v.Anon,
 	}
 	return s.vmaMergeNewRange(vmg)
+}
+
+// mremapToLookupFirst is a fixed move in 6.1's order
+// (ops.QuirkRemapLookupFirst): the mremap syscall looks the source up
+// (EFAULT), mremap_to checks the overlap (EINVAL), unmaps the target and
+// the tail of a shrinking source, and only then does vma_to_resize check
+// the source range, so a move that fails there has unmapped its target.
+// No 6.1 moves a range over several VMAs (ops.QuirkMultiMove).
+func (s *Space) mremapToLookupFirst(vrm *remapState) ops.Errno {
+	if s.vmaLookup(vrm.addr) == nil {
+		return ops.EFAULT
+	}
+	if vrm.addr < vrm.newAddr+vrm.newLen && vrm.newAddr < vrm.addr+vrm.oldLen {
+		return ops.EINVAL
+	}
+	s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen)
+	if vrm.oldLen > vrm.newLen {
+		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		vrm.oldLen = vrm.newLen
+	}
+	vrm.vma = s.vmaLookup(vrm.addr)
+	if errno := s.checkPrepVMA(vrm); errno != ops.OK {
+		return errno
+	}
+	s.moveVMA(vrm)
+	return ops.OK
 }
 
 // mremapTo moves to a fixed address: unmap the target, shrink the source

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -54,8 +55,86 @@ type BootFunc func(ctx context.Context, console io.Writer, env []string) (Booted
 // BootTimeout is the least time a Launch.Boot gets to serve.
 const BootTimeout = 5 * time.Minute
 
-// launchBooted starts the plugin through Launch.Boot and reattaches to it.
+// DefaultConnectTimeout is how long a booted plugin's connection waits for
+// the answer to its preface, per unit of slowdown (10 s at least). Now and
+// then (a launch in 10 to 15 with two guests booting on a loaded machine)
+// the first connection to a guest gets no answer at all, where the next
+// one, a second later, is answered at once: the connection is given up
+// after this, and the launch's Info call waits for the next.
+const DefaultConnectTimeout = 5 * time.Second
+
+// MaxLaunchEvents bounds the launch events a Plugin keeps until they are
+// taken.
+const MaxLaunchEvents = 64
+
+// ErrInfrastructure marks a launch of a booted plugin that failed twice
+// for reasons outside the plugin and its image: a guest not ready in time,
+// or one that booted and then did not answer; the run cannot go on, and
+// nothing was found.
+var ErrInfrastructure = errors.New("the launch failed twice for infrastructure reasons (not a finding)")
+
+// launchBooted starts the plugin through Launch.Boot and reattaches to it;
+// a launch that fails for infrastructure reasons (infraLaunch) is tried
+// once more, and recorded as a launch event.
 func (p *Plugin) launchBooted(ctx context.Context) (*proc, error) {
+	pr, err := p.launchBootedOnce(ctx)
+	if err == nil || ctx.Err() != nil || !infraLaunch(err) {
+		return pr, err
+	}
+	p.mu.Lock()
+	if len(p.events) < MaxLaunchEvents {
+		p.events = append(p.events, fmt.Sprintf("launch failed, tried again: %s", oneLine(err.Error())))
+	}
+	p.mu.Unlock()
+	p.logger.Warn("launch failed for infrastructure reasons; trying once more", "error", oneLine(err.Error()))
+	pr, err2 := p.launchBootedOnce(ctx)
+	if err2 == nil || ctx.Err() != nil || !infraLaunch(err2) {
+		return pr, err2
+	}
+	var pe *PluginError
+	if errors.As(err2, &pe) {
+		return nil, &PluginError{Plugin: pe.Plugin, Kind: pe.Kind, Stderr: pe.Stderr, Err: fmt.Errorf("%w: %w (the first time: %s)", ErrInfrastructure, pe.Err, oneLine(err.Error()))}
+	}
+	return nil, fmt.Errorf("%w: %w", ErrInfrastructure, err2)
+}
+
+// LaunchEvents returns, and forgets, the launches of a booted plugin that
+// failed for infrastructure reasons and were tried again since the last
+// call: events of the run, not findings.
+func (p *Plugin) LaunchEvents() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.events
+	p.events = nil
+	return out
+}
+
+// infraLaunch reports whether a booted launch failed for reasons outside
+// the plugin and its image: the guest was not ready in time (a loaded
+// machine), or it booted and then lost its connection or did not answer.
+// A protocol mismatch, a missing QEMU, a bad image or a guest that failed
+// or exited are the plugin's or the user's and fail at once.
+func infraLaunch(err error) bool {
+	var pe *PluginError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Kind {
+	case Start:
+		return errors.Is(pe.Err, context.DeadlineExceeded)
+	case Crashed, Hung:
+		return true
+	case Handshake:
+		return errors.Is(pe.Err, errReattach)
+	}
+	return false
+}
+
+// errReattach marks a failed reattach to a booted plugin's address.
+var errReattach = errors.New("reattaching")
+
+// launchBootedOnce is one launch through Launch.Boot and the reattach.
+func (p *Plugin) launchBootedOnce(ctx context.Context) (*proc, error) {
 	name := p.name
 	tail := &stderrTail{}
 	// A guest's boot is not scaled by a slowdown it has not measured yet:
@@ -76,6 +155,10 @@ func (p *Plugin) launchBooted(ctx context.Context) (*proc, error) {
 		_ = b.Wait()
 		return nil, &PluginError{Plugin: name, Kind: Handshake, Err: err}
 	}
+	connectTimeout := p.spec.ConnectTimeout
+	if connectTimeout <= 0 {
+		connectTimeout = min(max(scaled(DefaultConnectTimeout, b.Slowdown()), 10*time.Second), startTimeout)
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  plugins.HandshakeConfig(),
 		Plugins:          plugins.PluginSet(nil),
@@ -91,16 +174,31 @@ func (p *Plugin) launchBooted(ctx context.Context) (*proc, error) {
 		SyncStdout: p.logger.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		SyncStderr: p.logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		// gRPC gives a connection 20 s to answer its preface; a guest under
-		// TCG on a loaded machine may take longer: the boot's bound.
+		// TCG answers as much slower as it runs.
 		GRPCDialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff: backoff.DefaultConfig, MinConnectTimeout: startTimeout})},
+			Backoff: backoff.DefaultConfig, MinConnectTimeout: connectTimeout})},
 	})
 	pr := &proc{client: client, booted: b, kill: func() {}, pid: b.Pid(), stderr: tail}
 	if _, err := client.Client(); err != nil {
 		pr.stop(false)
-		return nil, &PluginError{Plugin: name, Kind: Handshake, Err: fmt.Errorf("reattaching to %s: %w", b.Addr(), err)}
+		return nil, &PluginError{Plugin: name, Kind: Handshake, Err: fmt.Errorf("%w to %s: %w", errReattach, b.Addr(), err)}
 	}
-	return p.finishLaunch(ctx, pr)
+	// go-plugin's client swallows a first connection that failed (it
+	// reports its stdio stream unavailable, not an error): the launch's
+	// Info call waits for a connection that answers (gRPC reconnects after
+	// a second or so), within twice the connect timeout, and fails when
+	// none does.
+	cctx, ccancel := context.WithTimeout(ctx, 2*connectTimeout+5*time.Second)
+	defer ccancel()
+	pr, err = p.finishLaunch(cctx, pr)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+		var pe *PluginError
+		if !errors.As(err, &pe) {
+			// The connect timeout, not the caller, ended the Info call.
+			err = &PluginError{Plugin: name, Kind: Hung, Err: fmt.Errorf("no answer from %s within %v: %w", b.Addr(), 2*connectTimeout+5*time.Second, err)}
+		}
+	}
+	return pr, err
 }
 
 // checkHandshake checks the protocol version and the protocol of a

@@ -57,6 +57,10 @@ type Launch struct {
 	// Path then only names it, Args and Env are unused, and CallTimeout is
 	// multiplied by the slowdown the booted plugin reports.
 	Boot BootFunc
+	// ConnectTimeout bounds how long a booted plugin's first connection
+	// may wait for the answer to its preface; 0: DefaultConnectTimeout
+	// multiplied by the slowdown it reports.
+	ConnectTimeout time.Duration
 }
 
 // Plugin is a running plugin process behind the ops.Impl interface. Its
@@ -83,6 +87,9 @@ type Plugin struct {
 	cur    *proc      // nil after Kill or a failed Restart
 	dead   map[*proc]*PluginError
 	closed bool
+	// events are the launches that failed for infrastructure reasons and
+	// were tried again, not yet taken (LaunchEvents).
+	events []string
 }
 
 var _ ops.Impl = (*Plugin)(nil)

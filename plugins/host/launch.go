@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -138,7 +139,13 @@ func (p *Plugin) finishLaunch(ctx context.Context, pr *proc) (*proc, error) {
 	callCtx, cancel := p.callContext(ctx)
 	defer cancel()
 	begin := time.Now()
-	resp, err := rpc.Info(callCtx, &ipcfuzzv1.InfoRequest{})
+	var opts []grpc.CallOption
+	if pr.booted != nil {
+		// A booted plugin's first connection may get no answer (launchBooted):
+		// the call waits through gRPC's reconnect, within ctx.
+		opts = append(opts, grpc.WaitForReady(true))
+	}
+	resp, err := rpc.Info(callCtx, &ipcfuzzv1.InfoRequest{}, opts...)
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
 			pr.stop(false)

@@ -114,8 +114,18 @@ func serveGuest(c GuestConfig) error {
 		_ = cmd.Process.Kill()
 		return err
 	}
+	// The port is open before the host hears the guest is ready, so that
+	// what the host sends never waits for the guest to open it. (Opening
+	// it first was not what made a host's first connection go unanswered
+	// now and then: that still happens, and the host gives such a
+	// connection up and connects again, plugins/host.DefaultConnectTimeout.)
+	fd, err := unix.Open(port, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return fmt.Errorf("opening %s: %w", port, err)
+	}
 	fmt.Printf("%sslowdown=%.3f handshake=%s\n", readyPrefix, slowdown, hs)
-	go bridge(port, addr)
+	go bridge(fd, addr)
 	if err := <-exited; err != nil {
 		fmt.Printf("the plugin exited: %v\n", err)
 	}
@@ -190,12 +200,7 @@ func handshakeAddr(line string) (string, error) {
 // once (virtio_console): the bridge waits for the first byte of the host
 // (gRPC's client speaks first) before it connects to the plugin, and drops
 // that connection when the host hangs up.
-func bridge(port, addr string) {
-	fd, err := unix.Open(port, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		fmt.Printf("opening %s: %v\n", port, err)
-		return
-	}
+func bridge(fd int, addr string) {
 	buf := make([]byte, 64<<10)
 	var conn net.Conn
 	for {
@@ -204,7 +209,7 @@ func bridge(port, addr string) {
 			continue
 		}
 		if err != nil {
-			fmt.Printf("reading %s: %v\n", port, err)
+			fmt.Printf("reading the port: %v\n", err)
 			return
 		}
 		if n == 0 { // no host connected

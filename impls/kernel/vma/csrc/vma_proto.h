@@ -66,6 +66,7 @@ enum {
 	Q_LF_UNNAMED = 2048,
 	Q_HEAP_LABEL_INCLUSIVE = 4096,
 	Q_MSEAL = 8192,
+	Q_REMAP_LOOKUP_FIRST = 16384,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

@@ -904,6 +904,10 @@ static u64 probe_quirks(void)
 	 * kernel without it says ENOSYS. */
 	if (sys3(SYS_mseal, window_base, 0, 0) == 0)
 		q |= Q_MSEAL;
+	/* A fixed mremap of an unmapped page onto itself: 6.1 looks the source
+	 * up first (EFAULT), later kernels check the overlap first (EINVAL). */
+	if (sys5(SYS_mremap, W(0), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(0)) == -EFAULT)
+		q |= Q_REMAP_LOOKUP_FIRST;
 	return q;
 }
 

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A shard on a built kernel (kernel:image=$IPCFUZZ_IMAGE_STOCK) where the
+// variable names no image is skipped, saying why: exit 0, status clean,
+// skipped, no checks, a skipped test in junit.xml. A variable naming a
+// file that is not there is the same.
+func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
+	t.Parallel()
+	needNightlyTools(t)
+	id := shardNamed(t, "ids-kernel-image")
+	for _, env := range [][]string{
+		{envImageStock + "="},
+		{envImageStock + "=" + filepath.Join(t.TempDir(), "no-such-vmlinux")},
+	} {
+		out := t.TempDir()
+		r := nightly(t, env, id, "2s", out)
+		require.Equal(t, 0, r.code, r.stderr)
+		dir := filepath.Join(out, "shard-"+id)
+		s := shardSummary(t, dir)
+		require.Equal(t, "clean", s["status"])
+		require.Equal(t, true, s["skipped"])
+		require.EqualValues(t, 0, s["checks"])
+		require.Contains(t, s["reason"], "skipped: no kernel image: $"+envImageStock)
+		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+		require.NoError(t, err)
+		require.Contains(t, string(junit), "skipped")
+	}
+}
