@@ -31,6 +31,9 @@ func (n *ns) forkTask(op ops.Op) (unix.Errno, error) {
 	n.tasks.used[child] = true
 	pid := ops.TaskPID(child, n.tasks.gen[child])
 	n.tasks.pids[c.Pid()] = pid
+	// The parent's maps may hold pieces of its window no kattach names
+	// (what a SHM_REMAP left of an attachment): the child's has them too.
+	n.shm.attachedBy[child] = n.shm.attachedBy[parent]
 	for _, a := range slices.Clone(n.shm.attached) {
 		if a.task == parent {
 			n.shm.attached = append(n.shm.attached, &kattach{att: a.att, task: child, pid: pid, addr: a.addr, id: a.id, win: a.win, origin: a.origin})
