@@ -1,6 +1,8 @@
 package shm
 
 import (
+	"slices"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
@@ -18,11 +20,17 @@ func windowPage(src engine.Source) int64 {
 	return int64(src.Intn(ops.ShmWindowPages, "page"))
 }
 
-// winAtts lists the live window attachments of a task's current incarnation.
+// winAtts lists the live window attachments of a task's current
+// incarnation, its own and those a fork copied into it.
 func (s *Shadow) winAtts(task int) []*attachment {
 	var out []*attachment
 	for _, a := range s.attOrder {
 		at := s.atts[a]
+		if at.live && at.win && at.task == task && at.gen == s.gen[task] {
+			out = append(out, at)
+		}
+	}
+	for _, at := range s.copies { // a fork's copies: the same pages
 		if at.live && at.win && at.task == task && at.gen == s.gen[task] {
 			out = append(out, at)
 		}
@@ -50,7 +58,11 @@ func (s *Shadow) attachAt(src engine.Source, h int) ops.Op {
 		op.Flags |= ops.ShmatRnd
 		op.Addr.Off = int64(src.Intn(ops.PageSize, "offset"))
 	}
-	remap := src.Intn(3, "remap") == 0 && page+g.pages <= ops.ShmWindowPages
+	// A keyed segment may be one the shadow lost track of (destroyed, and
+	// the key's get made a larger one): its remap stays within the window
+	// whatever size the pool drew.
+	fits := page+g.pages <= ops.ShmWindowPages && (g.key == ops.IPCPrivate || page+maxPages <= ops.ShmWindowPages)
+	remap := src.Intn(3, "remap") == 0 && fits
 	if remap {
 		op.Flags |= ops.ShmatRemap
 	}
@@ -81,8 +93,16 @@ func (s *Shadow) attachAt(src engine.Source, h int) ops.Op {
 // fail.
 func (s *Shadow) unrecord(at *attachment) {
 	at.live = false
-	at.seg.nattch--
+	g := at.seg
+	g.nattch--
+	// do_shmat's own count goes: a segment nobody attached may go with it.
+	if g.nattch == 0 && (g.dest || s.forced) {
+		s.destroy(g)
+	}
 }
+
+// maxPages is the size of the largest segment the generator draws.
+var maxPages = ops.Pages(slices.Max(sizePool))
 
 // attachBad is a shmat the address checks refuse: an unaligned window
 // address without SHM_RND, address 1 with SHM_RND and SHM_REMAP (LTP

@@ -6,7 +6,9 @@ import (
 )
 
 // forkTask forks a task, most often one holding an attachment, into a free
-// slot: the child's copies count in nattch.
+// slot: the child's copies of its attachments (where the kernel chose, and
+// in its window at the same pages) count in nattch until the child detaches
+// them or exits.
 func (s *Shadow) forkTask(src engine.Source) ops.Op {
 	var holders []uint8
 	for _, a := range s.attOrder {
@@ -19,12 +21,40 @@ func (s *Shadow) forkTask(src engine.Source) ops.Op {
 		parent = engine.Pick(src, holders, "holder")
 	}
 	op := s.slots.Fork(src, parent)
-	if !s.slots[op.ForkChild()] {
-		for _, a := range s.attOrder {
-			if at := s.atts[a]; at.live && at.task == int(parent) && at.gen == s.gen[parent] {
-				at.seg.nattch++
-			}
+	child := int(op.ForkChild())
+	if s.slots[child] {
+		return op // EBUSY
+	}
+	p := int(parent)
+	var copies []*attachment
+	for _, a := range s.attOrder {
+		if at := s.atts[a]; at.live && at.task == p && at.gen == s.gen[p] {
+			c := *at
+			c.origin = a
+			copies = append(copies, &c)
 		}
 	}
+	for _, at := range s.copies {
+		if at.live && at.task == p && at.gen == s.gen[p] {
+			c := *at
+			copies = append(copies, &c)
+		}
+	}
+	for _, c := range copies {
+		c.task, c.gen = child, s.gen[child]
+		c.seg.nattch++
+		s.copies = append(s.copies, c)
+	}
 	return op
+}
+
+// copyOf is the live copy task holds of the attachment handle a names,
+// or nil.
+func (s *Shadow) copyOf(a, task int) *attachment {
+	for _, at := range s.copies {
+		if at.live && at.origin == a && at.task == task && at.gen == s.gen[task] {
+			return at
+		}
+	}
+	return nil
 }

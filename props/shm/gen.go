@@ -37,6 +37,9 @@ type attachment struct {
 	// win: at window page page (pages long).
 	win         bool
 	page, pages int64
+	// origin is the handle of the shmat a fork's copy (in Shadow.copies)
+	// comes from.
+	origin int
 }
 
 // Shadow is the generator's idea of the state a script has reached.
@@ -56,6 +59,8 @@ type Shadow struct {
 	huge       bool // the get being drawn asks for SHM_HUGETLB
 	// slots are the task slots used, for a fork's child (fork.go).
 	slots engine.Slots
+	// copies are the forks' copies of attachments (fork.go).
+	copies []*attachment
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
@@ -226,6 +231,8 @@ func (s *Shadow) detach(a, task int) ops.Op {
 	at := s.atts[a]
 	if at.live && at.task == task && at.gen == s.gen[task] {
 		s.close(at)
+	} else if c := s.copyOf(a, task); c != nil {
+		s.close(c)
 	}
 	return op
 }
@@ -286,6 +293,11 @@ func (s *Shadow) set(src engine.Source, h int) ops.Op {
 func (s *Shadow) exit(n int) {
 	for _, a := range s.attOrder {
 		if at := s.atts[a]; at.live && at.task == n && at.gen == s.gen[n] {
+			s.close(at)
+		}
+	}
+	for _, at := range s.copies {
+		if at.live && at.task == n && at.gen == s.gen[n] {
 			s.close(at)
 		}
 	}
