@@ -27,7 +27,7 @@ import (
 // Step is one operation of a finding with both sides' results.
 type Step struct {
 	N        int    // 1-based
-	Task     string // t0..t4
+	Task     string // t0..t15
 	Op       string
 	A, B     string // "-" where a side did not get that far
 	Diverges bool
