@@ -25,6 +25,7 @@ func init() {
 	} {
 		for _, f := range fields {
 			notObservable[fmt.Sprintf("Snapshot.Rows[%d][0].%s", t, f)] = "not a column of that type's /proc/sysvipc file"
+			notObservable[fmt.Sprintf("Snapshot.Namespaces[0].Rows[%d][0].%s", t, f)] = "not a column of that type's /proc/sysvipc file"
 		}
 	}
 }

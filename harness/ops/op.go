@@ -129,6 +129,25 @@ type Snapshot struct {
 	SemLimits SemLimits
 	// VMA is the address space of the vma subsystem.
 	VMA VMAState
+	// Namespaces are the IPC namespaces other than the script's that a
+	// task is in (unshare, setns), in the order they were created; the
+	// fields above are the script's namespace.
+	Namespaces []NamespaceState
+}
+
+// NamespaceState is an IPC namespace other than the script's, as a
+// snapshot shows it: the tasks in it, and its IPC state as in a Snapshot
+// (attachments and the address space are the tasks', shown once there).
+type NamespaceState struct {
+	// Tasks has bit N set for each task tN in the namespace.
+	Tasks      uint16
+	IDs        [len(IPCTypes)]TypeState
+	Rows       [len(IPCTypes)][]Row
+	RmidForced int64 // kernel.shm_rmid_forced
+	ShmTot     int64 // shm_tot, pages in use
+	Queues     []QueueState
+	Sems       []SemState
+	SemLimits  SemLimits
 }
 
 // ObjectsOf returns the live objects of one type.

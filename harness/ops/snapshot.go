@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -73,6 +74,7 @@ func init() {
 			}
 		}})
 	}
+	registerSnapshotPart(snapshotPart{rank: 60, name: "namespaces", subsystem: "tasks", format: formatNamespaces})
 	registerSnapshotPart(snapshotPart{rank: 20, name: "shm", subsystem: "shm", format: func(s *Snapshot, b *strings.Builder) {
 		fmt.Fprintf(b, "shm_rmid_forced=%d shm_tot=%d attachments=%d\n", s.Shm.RmidForced, s.Shm.Tot, len(s.Shm.Attachments))
 		for _, a := range s.Shm.Attachments {
@@ -117,4 +119,32 @@ func SubsystemsOf(script []Op) map[string]bool {
 		}
 	}
 	return out
+}
+
+// formatNamespaces writes the namespaces other than the script's: for each,
+// its tasks, then its IPC groups as the script's own are written.
+func formatNamespaces(s *Snapshot, b *strings.Builder) {
+	fmt.Fprintf(b, "namespaces=%d\n", len(s.Namespaces))
+	for i, n := range s.Namespaces {
+		var tasks []string
+		for t := range NumTasks {
+			if n.Tasks&(1<<t) != 0 {
+				tasks = append(tasks, "t"+strconv.Itoa(t))
+			}
+		}
+		fmt.Fprintf(b, "ns%d tasks=%s\n", i+1, strings.Join(tasks, ","))
+		inner := Snapshot{IDs: n.IDs, Rows: n.Rows, Shm: ShmState{RmidForced: n.RmidForced, Tot: n.ShmTot}, Queues: n.Queues, Sems: n.Sems, SemLimits: n.SemLimits}
+		for _, p := range snapshotParts {
+			if p.subsystem == "vma" || p.subsystem == "tasks" {
+				continue
+			}
+			var g strings.Builder
+			p.format(&inner, &g)
+			for _, line := range strings.SplitAfter(g.String(), "\n") {
+				if line != "" {
+					b.WriteString("  " + line)
+				}
+			}
+		}
+	}
 }

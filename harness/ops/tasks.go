@@ -25,6 +25,21 @@ const (
 	// has used since its start or its last exit, or a parent asleep, is
 	// EBUSY. t0 (the plugin's own thread on the kernel side) cannot fork.
 	KindForkTask
+	// KindUnshare moves a task (Op.Task > 0) into a new IPC namespace
+	// (unshare(CLONE_NEWIPC), kernel/fork.c ksys_unshare): its semaphore
+	// adjustments are applied in the namespace it leaves (exit_sem), the
+	// segments it created there are orphaned (exit_shm: destroyed if that
+	// namespace has shm_rmid_forced and nothing attaches them), and its
+	// attachments stay mapped. The new namespace has ids, keys, limits and
+	// <type>_next_id of its own, all at a fresh namespace's values.
+	KindUnshare
+	// KindSetns moves a task (Op.Task > 0) into the IPC namespace of task
+	// Op.Value (setns on its /proc/PID/ns/ipc, kernel/nsproxy.c
+	// commit_nsset): its semaphore adjustments are applied (exit_sem), but
+	// the segments it created stay its own (no exit_shm: they are orphaned
+	// or destroyed only at its exit). t0's namespace is the script's; a
+	// task that has not run since its start or last exit is in it too.
+	KindSetns
 )
 
 // childField is the child task of a fork_task, "t2", held in Op.Value.
@@ -43,6 +58,22 @@ func (childField) zero(o *Op) bool { return o.Value == 0 }
 func (childField) plainer(*Op) []func(*Op) { return nil }
 
 func (childField) syntax() string { return "tN" }
+
+// nsField is the task whose IPC namespace a setns enters, "t0", held in
+// Op.Value; its plainer value is t0 (the script's namespace).
+type nsField struct{ childField }
+
+func (nsField) zero(*Op) bool { return false }
+
+func (nsField) plainer(o *Op) []func(*Op) {
+	if o.Value == 0 {
+		return nil
+	}
+	return []func(*Op){func(o *Op) { o.Value = 0 }}
+}
+
+// NamespaceOf is the task whose IPC namespace a setns enters.
+func (op Op) NamespaceOf() uint8 { return uint8(op.Value) }
 
 // ForkChild is the child task of a fork_task.
 func (op Op) ForkChild() uint8 { return uint8(op.Value) }
@@ -71,6 +102,24 @@ func init() {
 				}
 				if op.Value < 1 || op.Value > MaxTask || op.Value == int64(op.Task) {
 					return fmt.Errorf("needs child=tN with N in 1..%d, not the forking task", MaxTask)
+				}
+				return nil
+			}},
+		KindSpec{Kind: KindUnshare, Name: "unshare", Doc: "a task enters a new IPC namespace (fresh ids, keys, limits, next_id): SEM_UNDO applied, the segments it created orphaned, its attachments kept", Subsystem: "tasks", Task: true,
+			Check: func(op Op) error {
+				if op.Task == 0 {
+					return fmt.Errorf("needs task=tN with N in 1..%d (t0 stays in the script's namespace)", MaxTask)
+				}
+				return nil
+			}},
+		KindSpec{Kind: KindSetns, Name: "setns", Doc: "a task enters the IPC namespace of task ns=tM (t0: the script's): SEM_UNDO applied, the segments it created stay its own", Subsystem: "tasks", Task: true,
+			Args: []Arg{named("ns", nsField{})},
+			Check: func(op Op) error {
+				if op.Task == 0 {
+					return fmt.Errorf("needs task=tN with N in 1..%d (t0 stays in the script's namespace)", MaxTask)
+				}
+				if op.Value < 0 || op.Value > MaxTask {
+					return fmt.Errorf("needs ns=tM with M in 0..%d", MaxTask)
 				}
 				return nil
 			}},
