@@ -96,6 +96,10 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		err = n.exitTask(int(op.Task))
 	case ops.KindForkTask:
 		e, err = n.forkTask(op)
+	case ops.KindUnshare:
+		err = n.unshare(op)
+	case ops.KindSetns:
+		err = n.setns(op)
 	case ops.KindInterrupt:
 		err = n.tasks.interrupt(int(op.Task))
 	case ops.KindSemop, ops.KindSemctl, ops.KindSemLimits:

@@ -235,14 +235,21 @@ func (n *ns) statObject(op ops.Op) (ops.Object, unix.Errno, error) {
 	return statObjectOf(op.Type, &buf), 0, nil
 }
 
-// listing reads and parses /proc/sysvipc/<typ>. The errno is that of the
-// open or a read (a caller run as another user may be refused).
+// listing reads and parses /proc/sysvipc/<typ> of the worker's namespace.
+// The errno is that of the open or a read (a caller run as another user
+// may be refused).
 func (n *ns) listing(typ ops.IPCType) ([]ops.Row, unix.Errno, error) {
-	b, e, err := n.proc.read("/proc/sysvipc/" + typ.String())
+	return n.reader(allTasks).listing(typ)
+}
+
+// listing reads and parses /proc/sysvipc/<typ> of the namespace of the
+// reader's thread.
+func (r reader) listing(typ ops.IPCType) ([]ops.Row, unix.Errno, error) {
+	b, e, err := r.proc.read("/proc/sysvipc/" + typ.String())
 	if err != nil || e != 0 {
 		return nil, e, err
 	}
-	rows, err := parseSysvipc(typ, b, n.tasks.pid)
+	rows, err := parseSysvipc(typ, b, r.tasks.pid)
 	return rows, 0, err
 }
 

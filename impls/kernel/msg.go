@@ -200,7 +200,7 @@ type msgCopyBuf struct {
 // queues reads every queue of rows (the msg rows of a listing, in idx
 // order): its messages in order, read with MSG_COPY so that nothing
 // changes, its qbytes, and the tasks asleep on it.
-func (n *ns) queues(rows []ops.Row) ([]ops.QueueState, error) {
+func (r reader) queues(rows []ops.Row) ([]ops.QueueState, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -209,22 +209,22 @@ func (n *ns) queues(rows []ops.Row) ([]ops.QueueState, error) {
 	for _, row := range rows {
 		q := ops.QueueState{ID: row.ID}
 		for i := 0; ; i++ {
-			n, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|unix.IPC_NOWAIT, 0)
+			got, _, e := unix.Syscall6(unix.SYS_MSGRCV, uintptr(row.ID), uintptr(unsafe.Pointer(&cp)), uintptr(len(cp.text)), uintptr(i), msgCopy|unix.IPC_NOWAIT, 0)
 			if e == unix.ENOMSG {
 				break
 			}
 			if e != 0 {
 				return nil, fmt.Errorf("msgrcv(%d, MSG_COPY, position %d): %w", row.ID, i, e)
 			}
-			q.Msgs = append(q.Msgs, ops.Message{Type: cp.mtype, Text: string(cp.text[:n])})
+			q.Msgs = append(q.Msgs, ops.Message{Type: cp.mtype, Text: string(cp.text[:got])})
 		}
 		var buf statBuf
 		if e := ipcCtl(ops.Msg, row.ID, unix.IPC_STAT, &buf); e != 0 {
 			return nil, fmt.Errorf("msgctl(%d, IPC_STAT): %w", row.ID, e)
 		}
 		q.Qbytes = int64((*msqid64DS)(unsafe.Pointer(&buf.ds)).qbytes)
-		for t, call := range n.tasks.pending {
-			if call == nil || call.id != row.ID || call.kind == ops.KindSemop {
+		for t, call := range r.tasks.pending {
+			if call == nil || call.id != row.ID || call.kind == ops.KindSemop || !r.holds(t) {
 				continue
 			}
 			if call.kind == ops.KindMsgsnd {

@@ -29,6 +29,9 @@ type ns struct {
 	shm   shmState
 	// win is the worker's shm window in this process (0 until claimed).
 	win uintptr
+	// spaces are the namespaces the script's tasks went to
+	// (namespaces.go).
+	spaces spaces
 }
 
 // shmState is what the adapter remembers of the shm subsystem in a script:

@@ -65,5 +65,6 @@ func (n *ns) endScript() error {
 	err := n.detachWorker()
 	n.tasks.beginScript()
 	n.shm.begin()
+	n.spaces = spaces{}
 	return err
 }

@@ -228,18 +228,18 @@ func seminfoOf(buf *statBuf) ops.SemInfo {
 // order) on the worker thread: the values (GETALL), and per semaphore the
 // pid of the last operation, GETNCNT and GETZCNT; and which tasks sleep in
 // a semop on it.
-func (n *ns) semArrays(rows []ops.Row) ([]ops.SemState, error) {
+func (r reader) semArrays(rows []ops.Row) ([]ops.SemState, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	out := make([]ops.SemState, 0, len(rows))
 	for _, row := range rows {
-		st, err := n.semArray(row.ID, int(row.Size))
+		st, err := r.semArray(row.ID, int(row.Size))
 		if err != nil {
 			return nil, err
 		}
-		for t, call := range n.tasks.pending {
-			if call != nil && call.kind == ops.KindSemop && call.id == row.ID {
+		for t, call := range r.tasks.pending {
+			if call != nil && call.kind == ops.KindSemop && call.id == row.ID && r.holds(t) {
 				st.Sleepers = append(st.Sleepers, uint8(t))
 			}
 		}
@@ -250,7 +250,7 @@ func (n *ns) semArrays(rows []ops.Row) ([]ops.SemState, error) {
 }
 
 // semArray reads array id of nsems semaphores.
-func (n *ns) semArray(id int64, nsems int) (ops.SemState, error) {
+func (r reader) semArray(id int64, nsems int) (ops.SemState, error) {
 	st := ops.SemState{ID: id, Vals: make([]int64, nsems), Pids: make([]ops.PID, nsems), Ncnt: make([]int64, nsems), Zcnt: make([]int64, nsems)}
 	semctl := func(num, cmd int, arg uintptr) (int64, error) {
 		r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), uintptr(num), uintptr(cmd), arg, 0, 0)
@@ -269,7 +269,7 @@ func (n *ns) semArray(id int64, nsems int) (ops.SemState, error) {
 		if err != nil {
 			return st, err
 		}
-		st.Pids[i] = n.tasks.pid(pid)
+		st.Pids[i] = r.tasks.pid(pid)
 		if st.Ncnt[i], err = semctl(i, semGetNcnt, 0); err != nil {
 			return st, err
 		}

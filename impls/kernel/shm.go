@@ -294,12 +294,10 @@ func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attac
 // segments nobody has attached, which the listing must not have hidden.
 func (n *ns) shmSnapshot() (ops.ShmState, error) {
 	var st ops.ShmState
-	var buf statBuf
-	if e := ipcCtl(ops.Shm, 0, shmInfoCmd, &buf); e != 0 {
-		return st, fmt.Errorf("SHM_INFO: %w", e)
-	}
-	st.Tot = (*[2]int64)(unsafe.Pointer(&buf.ds))[1]
 	var err error
+	if st.Tot, err = shmTot(); err != nil {
+		return st, err
+	}
 	if st.Attachments, err = n.shmAttachments(); err != nil {
 		return st, err
 	}
@@ -309,4 +307,13 @@ func (n *ns) shmSnapshot() (ops.ShmState, error) {
 		}
 	}
 	return st, nil
+}
+
+// shmTot reads shm_tot (SHM_INFO) of the calling thread's namespace.
+func shmTot() (int64, error) {
+	var buf statBuf
+	if e := ipcCtl(ops.Shm, 0, shmInfoCmd, &buf); e != 0 {
+		return 0, fmt.Errorf("SHM_INFO: %w", e)
+	}
+	return (*[2]int64)(unsafe.Pointer(&buf.ds))[1], nil
 }

@@ -22,7 +22,7 @@ var ErrNoFork = errors.New("the Go task cannot fork: fork_task needs the C task 
 // serves on pipes of its own, whose owner ends are taken from the task
 // with pidfd_getfd. The child is in the task's namespace.
 func (p *Proc) Fork(n int) (*Proc, error) {
-	if p.cmd != nil && p.cmd.Path == "/proc/self/exe" {
+	if p.isGo() {
 		return nil, ErrNoFork
 	}
 	payload := make([]byte, 16)

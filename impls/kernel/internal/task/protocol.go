@@ -99,6 +99,7 @@ var Syscalls = []uint64{
 	unix.SYS_MSGGET, unix.SYS_MSGCTL, unix.SYS_MSGSND, unix.SYS_MSGRCV,
 	unix.SYS_SEMGET, unix.SYS_SEMCTL, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP,
 	unix.SYS_MMAP, unix.SYS_MUNMAP, // the guard pages of the shm window, and its clearing
+	unix.SYS_UNSHARE, // unshare(CLONE_NEWIPC): a task's own IPC namespace
 }
 
 // errEOF is the end of a pipe before any byte of a message.

@@ -27,7 +27,7 @@ enum { TASK_REQ_SIZE = 88 };
 enum { TASK_RESP_SIZE = 32 };
 
 /* The only syscalls a task runs. */
-#define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220) X(9) X(11)
+#define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220) X(9) X(11) X(272)
 
 /* The environment variable that names the worker's namespace. */
 #define TASK_ENV "IPCFUZZ_KERNEL_TASK_IPCNS"

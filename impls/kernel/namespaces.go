@@ -1,0 +1,206 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/worker"
+)
+
+// A task t1..t15 may leave the script's namespace (the worker's): unshare
+// gives it a new one, setns takes it into another task's (or back into the
+// script's). Which namespace a task is in is observed, never assumed: the
+// inode of /proc/PID/ns/ipc of its process, grouped at the snapshot. A
+// task that has not run since the script's start or its last exit is in
+// the script's namespace, wherever its process is (its next call joins the
+// worker's, package task). The namespaces are ordered by the unshare that
+// made each, whose inode the adapter records right after it.
+//
+// Another namespace is read on a thread of its own (readNamespace), never
+// on the worker: setns runs exit_sem, which would apply the worker's own
+// semaphore adjustments (t0's SEM_UNDO) where it holds the only reference
+// to its undo list.
+
+// spaces is what the adapter knows of the namespaces a script made.
+type spaces struct {
+	// used says an unshare or a setns ran in the script: until then every
+	// task is in the worker's namespace, and nothing is looked up.
+	used bool
+	// made holds the inode of each namespace an unshare made, in the
+	// order they were made. An inode is unique among live namespaces: one
+	// made again with the number of a dead one moves to the end.
+	made []uint64
+}
+
+// unshare moves task op.Task into a new IPC namespace and records it.
+func (n *ns) unshare(op ops.Op) error {
+	t := int(op.Task)
+	n.spaces.used = true
+	if _, err := n.tasks.get(t); err != nil {
+		return err
+	}
+	p, err := n.tasks.pool.Unshare(t)
+	if err != nil {
+		return err
+	}
+	ino, err := nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc")
+	if err != nil {
+		return fmt.Errorf("task t%d: %w", t, err)
+	}
+	n.spaces.made = append(slices.DeleteFunc(n.spaces.made, func(i uint64) bool { return i == ino }), ino)
+	return nil
+}
+
+// setns moves task op.Task into the namespace of task op.NamespaceOf():
+// that task's process's, or the worker's for t0 and for a task that has
+// not run since the script's start or its last exit (which is not
+// started for it: its slot stays free).
+func (n *ns) setns(op ops.Op) error {
+	t, m := int(op.Task), int(op.NamespaceOf())
+	n.spaces.used = true
+	path := n.tasks.pool.Path()
+	if p := n.tasks.pool.Current(m); m > 0 && p != nil && !p.OwesJoin() {
+		path = "/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc"
+	}
+	if _, err := n.tasks.get(t); err != nil {
+		return err
+	}
+	_, err := n.tasks.pool.Join(t, path)
+	return err
+}
+
+// nsGroup is a namespace other than the worker's with the tasks in it.
+type nsGroup struct {
+	ino   uint64
+	tasks uint16 // bit N for tN
+	pid   int    // a task process in it
+}
+
+// taskNamespaces groups the tasks that are not in the worker's namespace
+// by namespace, in the order the namespaces were made, and returns the
+// tasks (t0 too) that are in the worker's.
+func (n *ns) taskNamespaces() ([]nsGroup, uint16, error) {
+	if !n.spaces.used {
+		return nil, allTasks, nil
+	}
+	mine := uint16(1)
+	self, err := nsInode("/proc/thread-self/ns/ipc")
+	if err != nil {
+		return nil, 0, err
+	}
+	groups := make([]nsGroup, len(n.spaces.made))
+	for t := 1; t < ops.NumTasks; t++ {
+		p := n.tasks.pool.Current(t)
+		if p == nil || p.OwesJoin() {
+			mine |= 1 << t
+			continue
+		}
+		ino, err := nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc")
+		if err != nil {
+			return nil, 0, fmt.Errorf("task t%d: %w", t, err)
+		}
+		if ino == self {
+			mine |= 1 << t
+			continue
+		}
+		at := slices.Index(n.spaces.made, ino)
+		if at < 0 {
+			return nil, 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
+		}
+		groups[at].ino, groups[at].pid = ino, p.Pid()
+		groups[at].tasks |= 1 << t
+	}
+	return slices.DeleteFunc(groups, func(g nsGroup) bool { return g.tasks == 0 }), mine, nil
+}
+
+// readNamespaces reads each namespace of groups.
+func (n *ns) readNamespaces(groups []nsGroup) ([]ops.NamespaceState, error) {
+	var out []ops.NamespaceState
+	for i, g := range groups {
+		st, err := n.readNamespace(g)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %d (of task process %d): %w", i+1, g.pid, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// readNamespace reads namespace g as the worker's is read, but every
+// sysctl from its file (nothing the adapter remembers is about it), on a
+// new locked thread that enters it and is then thrown away.
+func (n *ns) readNamespace(g nsGroup) (ops.NamespaceState, error) {
+	type answer struct {
+		st  ops.NamespaceState
+		err error
+	}
+	done := make(chan answer, 1)
+	worker.GoLocked(func() {
+		// Returning while locked ends the thread, namespace and all.
+		st, err := n.readIn(g)
+		done <- answer{st, err}
+	})
+	a := <-done
+	return a.st, a.err
+}
+
+// readIn enters namespace g from the calling thread, which must be locked
+// and thrown away afterwards, and reads it.
+func (n *ns) readIn(g nsGroup) (ops.NamespaceState, error) {
+	st := ops.NamespaceState{Tasks: g.tasks}
+	path := "/proc/" + strconv.Itoa(g.pid) + "/ns/ipc"
+	if err := enter(path, g.ino); err != nil {
+		return st, err
+	}
+	r := reader{proc: &procfs{}, tasks: n.tasks, in: g.tasks}
+	s, err := r.ipcState([len(ops.IPCTypes)]bool{true, true, true})
+	if err != nil {
+		return st, err
+	}
+	st.IDs, st.Rows, st.Queues, st.Sems, st.SemLimits = s.IDs, s.Rows, s.Queues, s.Sems, s.SemLimits
+	if st.ShmTot, err = shmTot(); err != nil {
+		return st, err
+	}
+	// Read last, as in the worker's snapshot: a 1 read destroys the
+	// orphaned segments nothing attaches.
+	if st.RmidForced, err = r.proc.readInt("/proc/sys/kernel/shm_rmid_forced"); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// enter moves the calling thread into the IPC namespace at path and checks
+// that it is the one of inode ino.
+func enter(path string, ino uint64) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWIPC); err != nil {
+		return fmt.Errorf("setns %s: %w", path, err)
+	}
+	got, err := nsInode("/proc/thread-self/ns/ipc")
+	if err != nil {
+		return err
+	}
+	if got != ino {
+		return fmt.Errorf("setns %s: in IPC namespace %d, not %d", path, got, ino)
+	}
+	return nil
+}
+
+// nsInode is the inode of the IPC namespace at path (/proc/.../ns/ipc).
+func nsInode(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return st.Ino, nil
+}
