@@ -11,51 +11,247 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
+// nsKillShm forks tasks and takes tasks into namespaces of their own
+// (unshare, and setns into another task's), with segments and attachments
+// there.
+const nsKillShm = `subsystem shm
+h1 = get shm key=0x7 creat mode=0600 size=4096
+a1 = shmat shm h1 task=t1
+fork_task task=t1 child=t2
+unshare task=t3
+h2 = get shm key=0x8 creat mode=0600 size=4096 task=t3
+a2 = shmat shm h2 task=t3
+fork_task task=t3 child=t5
+setns task=t4 ns=t3
+a3 = shmat shm h2 task=t4
+unshare task=t1
+h3 = get shm key=0x9 creat mode=0600 size=8192 task=t1
+a4 = shmat shm h3 task=t1
+shmctl shm h1 stat
+`
+
+// nsKillSem does the same with semaphore arrays, and leaves a forked
+// child and a task asleep in semop in another namespace, for the rest of
+// a long script.
+const nsKillSem = `subsystem sem
+h1 = get sem key=0x1 creat mode=0600 size=1
+unshare task=t1
+h2 = get sem key=0x2 creat mode=0600 size=2 task=t1
+fork_task task=t1 child=t2
+setns task=t3 ns=t2
+semop sem h2 0:-1 task=t2
+semop sem h2 1:-1:undo task=t3
+unshare task=t4
+h3 = get sem key=0x0 mode=0600 size=1 task=t4
+semop sem h3 0:+1:undo task=t4
+`
+
 // A host killed with SIGKILL in the middle of a replay whose tasks fork
-// (the forked ones holding an attachment) leaves no process behind: the
-// plugins, the task processes and the forked ones (children of the
-// plugin's worker thread by CLONE_PARENT, with its parent-death signal)
-// all go, and with them the private namespace and every attachment; the
-// host's IPC namespace is as it was.
+// and go to IPC namespaces of their own (the forked ones and those in the
+// other namespaces holding attachments, objects there, tasks asleep in
+// semop there) leaves nothing behind: no process of the run (the plugins,
+// the task processes, the forked ones: children of the plugin's worker
+// thread by CLONE_PARENT, with its parent-death signal), no IPC namespace
+// the run made (every one seen while it ran, by inode and, where the
+// kernel tells it, by its never reused id), and the host's IPC namespace
+// as it was.
 func TestKillHostWithForkedTasks(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()
-	script := "subsystem shm\nh1 = get shm key=0x7 creat mode=0600 size=4096\na1 = shmat shm h1 task=t1\n" +
-		"fork_task task=t1 child=t2\nfork_task task=t2 child=t3\nshmctl shm h1 stat\n"
-	args := []string{"replay", "--impls", "naive,kernel"}
-	for i := range 2000 {
-		f := filepath.Join(dir, fmt.Sprintf("s%04d.ops", i))
-		require.NoError(t, os.WriteFile(f, []byte(script), 0o644))
-		args = append(args, f)
+	args := []string{"replay", "--impls", "kernel,kernel"}
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, []byte(text), 0o644))
+		return f
 	}
+	shm := write("shm.ops", nsKillShm)
+	for range 200 {
+		args = append(args, shm)
+	}
+	args = append(args, write("sem.ops", nsKillSem+strings.Repeat("semctl sem h2 getncnt num=0 task=t1\n", 50000)))
 	before := hostIPC(t)
+	self := nsOf(t, "/proc/self/ns/ipc")
 	cmd := exec.Command(bin, args...)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	host := cmd.Process.Pid
-	var below map[int]string
+
+	var v runView
 	require.Eventually(t, func() bool {
-		below = descendants(host, map[int]string{})
-		return len(forkedOf(below)) > 0
-	}, time.Minute, 20*time.Millisecond, "no forked task under the host: %s", &out)
+		v = viewRun(host, self)
+		return len(v.forked) > 0 && v.attachedOutside
+	}, time.Minute, 5*time.Millisecond, "no forked task, nor a task attached in a namespace of its own, under the host: %s", &out)
+	made := map[nsID]bool{}
+	require.Eventually(t, func() bool {
+		v = viewRun(host, self)
+		for id := range v.spaces {
+			made[id] = true
+		}
+		return len(v.forked) > 0 && v.asleepOutside
+	}, time.Minute, 5*time.Millisecond, "no forked task and no task asleep in a namespace of its own under the host: %s", &out)
+	require.NotEmpty(t, heldNamespaces(made), "the check sees the namespaces of a live run")
 	require.NoError(t, syscall.Kill(host, syscall.SIGKILL))
 	_ = cmd.Wait()
+	require.Greater(t, len(made), 4, "the workers', the spawners' and the tasks' own namespaces")
+
 	require.Eventually(t, func() bool {
-		for pid := range below {
+		for pid := range v.procs {
 			if stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil && !bytes.Contains(stat, []byte(") Z")) {
 				return false
 			}
 		}
 		return true
-	}, 30*time.Second, 50*time.Millisecond, "processes of the killed host are still alive: %v", below)
+	}, 30*time.Second, 50*time.Millisecond, "processes of the killed host are still alive: %v", v.procs)
+	require.Eventually(t, func() bool { return len(heldNamespaces(made)) == 0 }, 30*time.Second, 50*time.Millisecond,
+		"IPC namespaces of the killed run are still held: %v", func() []string { return heldNamespaces(made) })
 	require.Equal(t, before, hostIPC(t), "the host's IPC namespace changed")
+}
+
+// nsID names an IPC namespace: its inode, and its id (NS_GET_ID, never
+// reused; 0 where the kernel does not tell it). An inode is reused as soon
+// as its namespace is freed.
+type nsID struct{ ino, id uint64 }
+
+// nsGetID is NS_GET_ID, _IOR(0xb7, 13, __u64).
+const nsGetID = 0x8008b70d
+
+// nsAt names the namespace at path (a /proc/.../ns/ipc or an fd of one).
+func nsAt(path string) (nsID, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nsID{}, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nsID{}, false
+	}
+	id := nsID{ino: st.Ino}
+	var v uint64
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), nsGetID, uintptr(unsafe.Pointer(&v))); e == 0 {
+		id.id = v
+	}
+	return id, true
+}
+
+func nsOf(t *testing.T, path string) nsID {
+	t.Helper()
+	id, ok := nsAt(path)
+	require.True(t, ok, path)
+	return id
+}
+
+// runView is what a look at the processes below the host finds.
+type runView struct {
+	procs  map[int]string
+	forked []int
+	// spaces are the IPC namespaces of every thread of those processes
+	// but the host's own.
+	spaces map[nsID]bool
+	// attachedOutside: a task in a namespace no plugin thread is in has a
+	// SysV segment mapped; asleepOutside: one sleeps in semop, semtimedop,
+	// msgsnd or msgrcv.
+	attachedOutside, asleepOutside bool
+}
+
+// viewRun looks at the processes below host; self is the host's IPC
+// namespace.
+func viewRun(host int, self nsID) runView {
+	v := runView{procs: descendants(host, map[int]string{}), spaces: map[nsID]bool{}}
+	v.forked = forkedOf(v.procs)
+	plugin := map[nsID]bool{}
+	taskNS := map[int]nsID{}
+	for pid := range v.procs {
+		isTask := v.procs[pid] == "ipcfuzz-task" // forked ones too: the comm differs
+		tids, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+		for _, tid := range tids {
+			id, ok := nsAt(filepath.Join("/proc", strconv.Itoa(pid), "task", tid.Name(), "ns/ipc"))
+			if !ok || id == self {
+				continue
+			}
+			v.spaces[id] = true
+			if isTask {
+				taskNS[pid] = id
+			} else {
+				plugin[id] = true
+			}
+		}
+	}
+	for pid, id := range taskNS {
+		if plugin[id] {
+			continue
+		}
+		if maps, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "maps")); err == nil && bytes.Contains(maps, []byte("/SYSV")) {
+			v.attachedOutside = true
+		}
+		stat, err1 := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		sc, err2 := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "syscall"))
+		if err1 == nil && err2 == nil && bytes.Contains(stat, []byte(") S")) {
+			switch strings.Fields(string(sc) + " x")[0] {
+			case strconv.Itoa(unix.SYS_SEMOP), strconv.Itoa(unix.SYS_SEMTIMEDOP), strconv.Itoa(unix.SYS_MSGSND), strconv.Itoa(unix.SYS_MSGRCV):
+				v.asleepOutside = true
+			}
+		}
+	}
+	return v
+}
+
+// heldNamespaces lists the namespaces of made that a live thread is in or
+// an open file names.
+func heldNamespaces(made map[nsID]bool) []string {
+	inos := map[uint64]bool{}
+	for id := range made {
+		inos[id.ino] = true
+	}
+	var held []string
+	check := func(path string) {
+		link, err := os.Readlink(path)
+		if err != nil || !strings.HasPrefix(link, "ipc:[") {
+			return
+		}
+		ino, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "ipc:["), "]"), 10, 64)
+		if !inos[ino] {
+			return
+		}
+		if id, ok := nsAt(path); ok && made[id] {
+			held = append(held, fmt.Sprintf("%s (%s, %s)", path, link, commOf(pidOfPath(path))))
+		}
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		tids, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "task"))
+		for _, tid := range tids {
+			check(filepath.Join("/proc", p.Name(), "task", tid.Name(), "ns/ipc"))
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		for _, fd := range fds {
+			check(filepath.Join("/proc", p.Name(), "fd", fd.Name()))
+		}
+	}
+	return held
+}
+
+// pidOfPath is the pid of a /proc/PID/... path.
+func pidOfPath(path string) int {
+	pid, _ := strconv.Atoi(strings.Split(strings.TrimPrefix(path, "/proc/"), "/")[0])
+	return pid
+}
+
+func commOf(pid int) string {
+	comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	return strings.TrimSpace(string(comm))
 }
 
 // forkedOf lists the forked task processes (named ipcfuzz-forked) among
@@ -63,7 +259,7 @@ func TestKillHostWithForkedTasks(t *testing.T) {
 func forkedOf(procs map[int]string) []int {
 	var out []int
 	for pid := range procs {
-		if comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm")); err == nil && strings.TrimSpace(string(comm)) == "ipcfuzz-forked" {
+		if commOf(pid) == "ipcfuzz-forked" {
 			out = append(out, pid)
 		}
 	}
