@@ -23,6 +23,7 @@ func (ns *Namespace) forkTask(op ops.Op) ops.Errno {
 		return ops.EBUSY
 	}
 	ns.used[child] = true
+	ns.in[child] = ns.in[op.Task] // copy_namespaces: the parent's IPC namespace
 	parent, pid := ns.taskPID(op.Task), ns.taskPID(child)
 	for _, a := range slices.Clone(ns.shm.attached) {
 		if a.task != parent {
@@ -49,7 +50,7 @@ func (ns *Namespace) forkTask(op ops.Op) ops.Errno {
 	}
 	ns.shm.win[child] = win
 	if ns.undoOnFork {
-		for _, o := range ns.types[ops.Sem].table.Listing() {
+		for _, o := range ns.cur.types[ops.Sem].table.Listing() {
 			o.Sem.CopyUndo(parent, pid)
 		}
 	}
