@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"maps"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -34,9 +35,10 @@ func (n *ns) forkTask(op ops.Op) (unix.Errno, error) {
 	// The parent's maps may hold pieces of its window no kattach names
 	// (what a SHM_REMAP left of an attachment): the child's has them too.
 	n.shm.attachedBy[child] = n.shm.attachedBy[parent]
+	n.shm.winNS[child] = maps.Clone(n.shm.winNS[parent])
 	for _, a := range slices.Clone(n.shm.attached) {
 		if a.task == parent {
-			n.shm.attached = append(n.shm.attached, &kattach{att: a.att, task: child, pid: pid, addr: a.addr, id: a.id, win: a.win, origin: a.origin})
+			n.shm.attached = append(n.shm.attached, &kattach{att: a.att, task: child, pid: pid, addr: a.addr, id: a.id, win: a.win, ns: a.ns, origin: a.origin})
 			n.shm.attachedBy[child] = true
 		}
 	}

@@ -155,7 +155,11 @@ func (n *ns) msgctl(op ops.Op) (ops.Result, unix.Errno, error) {
 		// the kernel refuses the IPC_SET on its own and the owner does
 		// not matter.
 		var cur statBuf
-		if r, _, e := unix.Syscall(unix.SYS_MSGCTL, uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny, uintptr(unsafe.Pointer(&cur))); e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
+		r, e, err := n.peek(op.Task, unix.SYS_MSGCTL, [6]uintptr{uintptr(ops.IDIdx(op.Obj.ID)), msgStatAny}, cur.bytes(), 2)
+		if err != nil {
+			return ops.Result{}, 0, err
+		}
+		if e == 0 && int64(int32(r)) == int64(int32(op.Obj.ID)) {
 			c := (*msqid64DS)(unsafe.Pointer(&cur.ds))
 			ds.perm.Uid, ds.perm.Gid = c.perm.Uid, c.perm.Gid
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -32,9 +33,10 @@ type spaces struct {
 	// used says an unshare or a setns ran in the script: until then every
 	// task is in the worker's namespace, and nothing is looked up.
 	used bool
-	// made holds the inode of each namespace an unshare made, in the
-	// order they were made. An inode is unique among live namespaces: one
-	// made again with the number of a dead one moves to the end.
+	// made holds the inode of the namespace each unshare made, in the
+	// order they ran: the k-th unshare's is made[k-1], the namespace's
+	// Seq. An inode is unique among live namespaces only: one made again
+	// with the number of a dead one is the last with that number.
 	made []uint64
 }
 
@@ -53,7 +55,7 @@ func (n *ns) unshare(op ops.Op) error {
 	if err != nil {
 		return fmt.Errorf("task t%d: %w", t, err)
 	}
-	n.spaces.made = append(slices.DeleteFunc(n.spaces.made, func(i uint64) bool { return i == ino }), ino)
+	n.spaces.made = append(n.spaces.made, ino)
 	return nil
 }
 
@@ -78,8 +80,47 @@ func (n *ns) setns(op ops.Op) error {
 // nsGroup is a namespace other than the worker's with the tasks in it.
 type nsGroup struct {
 	ino   uint64
+	seq   int    // the unshare that made it: the seq-th of the script
 	tasks uint16 // bit N for tN
 	pid   int    // a task process in it
+}
+
+// seqOf is the Seq of the namespace of inode ino: that of the last
+// unshare that made a namespace with that inode.
+func (n *ns) seqOf(ino uint64) (int, bool) {
+	for k := len(n.spaces.made) - 1; k >= 0; k-- {
+		if n.spaces.made[k] == ino {
+			return k + 1, true
+		}
+	}
+	return 0, false
+}
+
+// taskSeq is the Seq of the namespace task t is in: 0 for the script's.
+func (n *ns) taskSeq(t int) (int, error) {
+	if !n.spaces.used || t == 0 {
+		return 0, nil
+	}
+	p := n.tasks.pool.Current(t)
+	if p == nil || p.OwesJoin() {
+		return 0, nil
+	}
+	self, err := nsInode("/proc/thread-self/ns/ipc")
+	if err != nil {
+		return 0, err
+	}
+	ino, err := nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc")
+	if err != nil {
+		return 0, fmt.Errorf("task t%d: %w", t, err)
+	}
+	if ino == self {
+		return 0, nil
+	}
+	seq, ok := n.seqOf(ino)
+	if !ok {
+		return 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
+	}
+	return seq, nil
 }
 
 // taskNamespaces groups the tasks that are not in the worker's namespace
@@ -109,12 +150,13 @@ func (n *ns) taskNamespaces() ([]nsGroup, uint16, error) {
 			mine |= 1 << t
 			continue
 		}
-		at := slices.Index(n.spaces.made, ino)
-		if at < 0 {
+		seq, ok := n.seqOf(ino)
+		if !ok {
 			return nil, 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
 		}
-		groups[at].ino, groups[at].pid = ino, p.Pid()
-		groups[at].tasks |= 1 << t
+		g := &groups[seq-1]
+		g.ino, g.seq, g.pid = ino, seq, p.Pid()
+		g.tasks |= 1 << t
 	}
 	return slices.DeleteFunc(groups, func(g nsGroup) bool { return g.tasks == 0 }), mine, nil
 }
@@ -153,7 +195,7 @@ func (n *ns) readNamespace(g nsGroup) (ops.NamespaceState, error) {
 // readIn enters namespace g from the calling thread, which must be locked
 // and thrown away afterwards, and reads it.
 func (n *ns) readIn(g nsGroup) (ops.NamespaceState, error) {
-	st := ops.NamespaceState{Tasks: g.tasks}
+	st := ops.NamespaceState{Seq: g.seq, Tasks: g.tasks}
 	path := "/proc/" + strconv.Itoa(g.pid) + "/ns/ipc"
 	if err := enter(path, g.ino); err != nil {
 		return st, err
@@ -203,4 +245,42 @@ func nsInode(path string) (uint64, error) {
 		return 0, fmt.Errorf("stat %s: %w", path, err)
 	}
 	return st.Ino, nil
+}
+
+// peek runs a syscall that only reads (nr, args; buf as argument bufArg)
+// in the namespace of task t, with the issuer's own credentials: on the
+// worker while no task has left its namespace, else by task t itself.
+func (n *ns) peek(t uint8, nr uintptr, args [6]uintptr, buf []byte, bufArg int) (uintptr, unix.Errno, error) {
+	if !n.spaces.used {
+		t = 0
+	}
+	return n.tasks.sys(caller{task: t}, nr, args, buf, bufArg)
+}
+
+// shmSize is the size of segment id as task t sees it (IPC_STAT), or
+// false if it cannot be read.
+func (n *ns) shmSize(t uint8, id int64) (int64, bool, error) {
+	var buf statBuf
+	_, e, err := n.peek(t, unix.SYS_SHMCTL, [6]uintptr{uintptr(id), unix.IPC_STAT}, buf.bytes(), 2)
+	if err != nil || e != 0 {
+		return 0, false, err
+	}
+	return int64((*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds)).Segsz), true, nil
+}
+
+// recordWinNS records that the pages a shmat by op's task mapped at window
+// page page hold a segment of namespace seq.
+func (n *ns) recordWinNS(op ops.Op, page int64, seq int) error {
+	size, ok, err := n.shmSize(op.Task, op.Obj.ID)
+	if err != nil || !ok {
+		return err
+	}
+	t := op.Task
+	if n.shm.winNS[t] == nil {
+		n.shm.winNS[t] = map[int64]int{}
+	}
+	for p := page; p < page+ops.Pages(size) && p < ops.ShmWindowPages; p++ {
+		n.shm.winNS[t][p] = seq
+	}
+	return nil
 }

@@ -168,9 +168,13 @@ h2 = get shm key=0x0 mode=0600 size=8192 task=t1 -> id=0
 a3 = shmat shm h2 task=t1 -> ok
 `)
 	s := snapshot(t, m)
-	require.Len(t, s.Shm.Attachments, 2)
+	require.Equal(t, []ops.Attachment{
+		{Att: 3, Task: ops.TaskPID(1, 0), ID: 0, NS: 1},
+		{Att: 2, Task: ops.TaskPID(2, 0), ID: 0},
+	}, s.Shm.Attachments, "each attachment names its segment's namespace")
 	require.Len(t, s.Namespaces, 1)
 	other := s.Namespaces[0]
+	require.Equal(t, 1, other.Seq)
 	require.Equal(t, int64(2), other.ShmTot)
 	require.Len(t, other.Rows[ops.Shm], 1)
 	require.Equal(t, int64(1), other.Rows[ops.Shm][0].Nattch)
@@ -238,7 +242,8 @@ h4 = get msg key=0x1 mode=0600 task=t5 -> id=0
 	require.Equal(t, uint16(1<<1), s.Namespaces[1].Tasks)
 	r := apply(t, m, ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: 1, Mode: 0o600, Task: 3})
 	require.Equal(t, ops.OK, r.Err, "t3's next incarnation is in the script's namespace")
-	require.True(t, strings.HasPrefix(namespacesText(s), "namespaces=2\nns1 tasks=t2,t4,t6\n"), namespacesText(s))
+	require.Equal(t, []int{2, 3}, []int{s.Namespaces[0].Seq, s.Namespaces[1].Seq}, "by the unshare that made each")
+	require.True(t, strings.HasPrefix(namespacesText(s), "namespaces=2\nns2 tasks=t2,t4,t6\n"), namespacesText(s))
 }
 
 // The Go task refuses unshare and setns: its threads share one undo list,

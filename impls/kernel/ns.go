@@ -47,6 +47,11 @@ type shmState struct {
 	// winPage is the window page of each handle bound by a shmat at a
 	// window address: the handle names it even once detached.
 	winPage map[int]int64
+	// winNS is, per task, the namespace (Seq) of the segment mapped at
+	// each page of its window, for the pages a shmat mapped while a task
+	// had left the script's namespace (every other page: 0): what a piece
+	// no kattach starts is of.
+	winNS [ops.NumTasks]map[int64]int
 }
 
 // kattach is one attachment the adapter made: which task holds it, at
@@ -58,6 +63,7 @@ type kattach struct {
 	addr uintptr
 	id   int64
 	win  bool // at a window address
+	ns   int  // the namespace of the segment (Seq: 0 for the script's)
 	// origin is the shmat the mapping comes from: itself, or for a fork's
 	// copy (the same address in the child) the parent's origin.
 	origin *kattach
@@ -67,4 +73,5 @@ type kattach struct {
 func (s *shmState) begin() {
 	s.attached, s.atts, s.winPage = nil, map[int]*kattach{}, map[int]int64{}
 	s.attachedBy, s.forcedWritten = [ops.NumTasks]bool{}, false
+	s.winNS = [ops.NumTasks]map[int64]int{}
 }

@@ -124,13 +124,13 @@ func (n *ns) semop(op ops.Op) (ops.Result, unix.Errno, error) {
 
 // semNsems returns the number of semaphores of array id, or 0 if id names
 // none. SEM_STAT_ANY reads it with no permission check, whoever the caller.
-func semNsems(id int64) int {
+func (n *ns) semNsems(t uint8, id int64) (int, error) {
 	var buf statBuf
-	r, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(ops.IDIdx(id)), 0, semStatAny, uintptr(unsafe.Pointer(&buf)), 0, 0)
-	if e != 0 || int64(int32(r)) != int64(int32(id)) {
-		return 0
+	r, e, err := n.peek(t, unix.SYS_SEMCTL, [6]uintptr{uintptr(ops.IDIdx(id)), 0, semStatAny}, buf.bytes(), 3)
+	if err != nil || e != 0 || int64(int32(r)) != int64(int32(id)) {
+		return 0, err
 	}
-	return int((*semid64DS)(unsafe.Pointer(&buf.ds)).nsems)
+	return int((*semid64DS)(unsafe.Pointer(&buf.ds)).nsems), nil
 }
 
 // semctl runs one semctl command as op's task and caller.
@@ -183,7 +183,10 @@ func (n *ns) semctl(op ops.Op) (ops.Result, unix.Errno, error) {
 // semAll is GETALL or SETALL: the payload is one unsigned short per
 // semaphore of the array (SETALL: the script's values, then zeros).
 func (n *ns) semAll(op ops.Op, args [6]uintptr) (ops.Result, unix.Errno, error) {
-	nsems := semNsems(op.Obj.ID)
+	nsems, err := n.semNsems(op.Task, op.Obj.ID)
+	if err != nil {
+		return ops.Result{}, 0, err
+	}
 	buf := make([]byte, 2*max(nsems, 1))
 	if op.Sem.Cmd == ops.SemSetAll {
 		for i, v := range op.Sem.ValList() {

@@ -103,7 +103,7 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	if err != nil {
 		return ops.Result{}, 0, err
 	}
-	if err := remapFits(op); err != nil {
+	if err := n.remapFits(op); err != nil {
 		return ops.Result{}, 0, err
 	}
 	r, e, err := n.tasks.sys(callerOf(op), unix.SYS_SHMAT, [6]uintptr{uintptr(op.Obj.ID), addr, flags}, nil, 0)
@@ -112,13 +112,24 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 	}
 	page, win := inWindow(r, base)
 	if win && op.Flags&ops.ShmatRemap != 0 {
-		var buf statBuf
-		if ipcCtl(ops.Shm, op.Obj.ID, unix.IPC_STAT, &buf) == 0 {
-			size := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds)).Segsz
-			n.forgetAt(int(op.Task), r, r+uintptr(ops.Pages(int64(size)))*ops.PageSize)
+		size, ok, err := n.shmSize(op.Task, op.Obj.ID)
+		if err != nil {
+			return ops.Result{}, 0, err
+		}
+		if ok {
+			n.forgetAt(int(op.Task), r, r+uintptr(ops.Pages(size))*ops.PageSize)
 		}
 	}
-	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID)), win: win}
+	seq, err := n.taskSeq(int(op.Task))
+	if err != nil {
+		return ops.Result{}, 0, err
+	}
+	if win && n.spaces.used {
+		if err := n.recordWinNS(op, page, seq); err != nil {
+			return ops.Result{}, 0, err
+		}
+	}
+	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID)), win: win, ns: seq}
 	a.origin = a
 	n.shm.attached = append(n.shm.attached, a)
 	n.shm.attachedBy[op.Task] = true
@@ -165,6 +176,7 @@ func (n *ns) forget(a *kattach) {
 
 // forgetTask drops the attachments of task t, whose process exited.
 func (n *ns) forgetTask(t int) {
+	n.shm.winNS[t] = nil
 	for _, a := range slices.Clone(n.shm.attached) {
 		if a.task == t {
 			n.forget(a)
@@ -272,10 +284,12 @@ func (n *ns) appendMapped(out []ops.Attachment, t int, maps []byte) ([]ops.Attac
 		mine := t > 0 || win // a task's maps are its own, and so is a window
 		if win {
 			a.At, a.Pages = page+1, int64(to-addr)/ops.PageSize
+			a.NS = n.shm.winNS[t][page]
 		}
 		for _, k := range n.shm.attached {
 			if k.task == t && k.addr == uintptr(addr) {
 				mine = true
+				a.NS = k.ns
 				if n.shm.atts[k.att] == k.origin {
 					a.Att = k.att
 				}

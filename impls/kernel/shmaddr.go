@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -150,17 +149,16 @@ func (n *ns) shmatAt(op ops.Op) (addr, base uintptr, err error) {
 // reach past the window: MAP_FIXED there would replace what is not the
 // script's. It reads the segment's size (IPC_STAT as root, which changes
 // nothing); a segment it cannot stat fails the shmat before any mapping.
-func remapFits(op ops.Op) error {
+func (n *ns) remapFits(op ops.Op) error {
 	if op.Flags&ops.ShmatRemap == 0 || !op.Addr.Win {
 		return nil
 	}
-	var buf statBuf
-	if ipcCtl(ops.Shm, op.Obj.ID, unix.IPC_STAT, &buf) != 0 {
-		return nil
+	size, ok, err := n.shmSize(op.Task, op.Obj.ID)
+	if err != nil || !ok {
+		return err
 	}
-	ds := (*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds))
-	if op.Addr.Page+ops.Pages(int64(ds.Segsz)) > ops.ShmWindowPages {
-		return fmt.Errorf("shmat at w:%d with remap: the segment's %d bytes would reach past the window of %d pages, which the kernel side does not map over", op.Addr.Page, ds.Segsz, ops.ShmWindowPages)
+	if op.Addr.Page+ops.Pages(size) > ops.ShmWindowPages {
+		return fmt.Errorf("shmat at w:%d with remap: the segment's %d bytes would reach past the window of %d pages, which the kernel side does not map over", op.Addr.Page, size, ops.ShmWindowPages)
 	}
 	return nil
 }
