@@ -47,8 +47,12 @@ func (p *Pool) Unshare(n int) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.Errno != 0 {
-		return nil, fmt.Errorf("task t%d (pid %d): unshare(CLONE_NEWIPC): %w", n, t.pid, unix.Errno(resp.Errno))
+	switch e := unix.Errno(resp.Errno); e {
+	case 0:
+	case unix.ENOSPC:
+		return nil, fmt.Errorf("task t%d (pid %d): unshare(CLONE_NEWIPC): %w (/proc/sys/user/max_ipc_namespaces is reached: a namespace lives while a task is in it or an attachment maps one of its segments)", n, t.pid, e)
+	default:
+		return nil, fmt.Errorf("task t%d (pid %d): unshare(CLONE_NEWIPC): %w", n, t.pid, e)
 	}
 	return t, nil
 }
