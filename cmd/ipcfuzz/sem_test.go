@@ -11,11 +11,12 @@ import (
 
 // Each deliberate semaphore bug is found against the optimized model and
 // shrunk to a few operations (forkundo, a forked child that inherits its
-// parent's undo list, too); so is the counting rule of Linux 3.10-3.15
+// parent's undo list, and nsundo, a namespace switch that keeps it, too);
+// so is the counting rule of Linux 3.10-3.15
 // (naive:ncnt=legacy).
 func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
 	t.Parallel()
-	for _, m := range []string{"zerolast", "noclamp", "forkundo", "ncnt=legacy"} {
+	for _, m := range []string{"zerolast", "noclamp", "forkundo", "nsundo", "ncnt=legacy"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()

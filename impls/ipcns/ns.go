@@ -53,8 +53,9 @@ type Namespace struct {
 	// used: the task ran an operation since the start or its last exit
 	// (fork.go).
 	used [ops.NumTasks]bool
-	// undoOnFork is a mutant's deliberate bug (SetUndoOnFork).
-	undoOnFork bool
+	// undoOnFork and keepUndoOnSwitch are a mutant's deliberate bugs
+	// (SetUndoOnFork, SetKeepUndoOnSwitch).
+	undoOnFork, keepUndoOnSwitch bool
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
@@ -603,7 +604,10 @@ func (ns *Namespace) typeStates(otherRows *[len(ops.IPCTypes)][]ops.Row, otherQu
 // commit_nsset) does not run exit_shm: the segments the task created stay
 // in its list, for its exit.
 func (ns *Namespace) switchSpace(op ops.Op) ops.Result {
-	done := ns.semExit(op.Task)
+	var done []ops.Completion
+	if !ns.keepUndoOnSwitch {
+		done = ns.semExit(op.Task)
+	}
 	if op.Kind == ops.KindUnshare {
 		ns.exitShm(ns.taskPID(op.Task))
 		ns.in[op.Task] = ns.newSpace()
