@@ -74,3 +74,9 @@ func (ns *Namespace) SetUndoOnFork(on bool) { ns.undoOnFork = on }
 // undo lists instead of running exit_sem (as no kernel does): the
 // deliberate bug of a test mutant.
 func (ns *Namespace) SetKeepUndoOnSwitch(on bool) { ns.keepUndoOnSwitch = on }
+
+// SetExitShmOnSetns makes setns run exit_shm as unshare does (the
+// segments the task created are orphaned when it joins another namespace),
+// which kernel/nsproxy.c commit_nsset does not: the deliberate bug of a
+// test mutant.
+func (ns *Namespace) SetExitShmOnSetns(on bool) { ns.exitShmOnSetns = on }

@@ -53,9 +53,10 @@ type Namespace struct {
 	// used: the task ran an operation since the start or its last exit
 	// (fork.go).
 	used [ops.NumTasks]bool
-	// undoOnFork and keepUndoOnSwitch are a mutant's deliberate bugs
-	// (SetUndoOnFork, SetKeepUndoOnSwitch).
-	undoOnFork, keepUndoOnSwitch bool
+	// undoOnFork, keepUndoOnSwitch and exitShmOnSetns are a mutant's
+	// deliberate bugs (SetUndoOnFork, SetKeepUndoOnSwitch,
+	// SetExitShmOnSetns).
+	undoOnFork, keepUndoOnSwitch, exitShmOnSetns bool
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
@@ -608,8 +609,10 @@ func (ns *Namespace) switchSpace(op ops.Op) ops.Result {
 	if !ns.keepUndoOnSwitch {
 		done = ns.semExit(op.Task)
 	}
-	if op.Kind == ops.KindUnshare {
+	if op.Kind == ops.KindUnshare || ns.exitShmOnSetns {
 		ns.exitShm(ns.taskPID(op.Task))
+	}
+	if op.Kind == ops.KindUnshare {
 		ns.in[op.Task] = ns.newSpace()
 	} else {
 		ns.in[op.Task] = ns.spaceOf(op.NamespaceOf())
