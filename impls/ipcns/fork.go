@@ -69,3 +69,14 @@ func (ns *Namespace) markUsed(op ops.Op) {
 // lists, as if fork passed CLONE_SYSVSEM (and as no kernel does): the
 // deliberate bug of a test mutant.
 func (ns *Namespace) SetUndoOnFork(on bool) { ns.undoOnFork = on }
+
+// SetKeepUndoOnSwitch makes unshare and setns keep the task's semaphore
+// undo lists instead of running exit_sem (as no kernel does): the
+// deliberate bug of a test mutant.
+func (ns *Namespace) SetKeepUndoOnSwitch(on bool) { ns.keepUndoOnSwitch = on }
+
+// SetExitShmOnSetns makes setns run exit_shm as unshare does (the
+// segments the task created are orphaned when it joins another namespace),
+// which kernel/nsproxy.c commit_nsset does not: the deliberate bug of a
+// test mutant.
+func (ns *Namespace) SetExitShmOnSetns(on bool) { ns.exitShmOnSetns = on }

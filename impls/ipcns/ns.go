@@ -53,8 +53,10 @@ type Namespace struct {
 	// used: the task ran an operation since the start or its last exit
 	// (fork.go).
 	used [ops.NumTasks]bool
-	// undoOnFork is a mutant's deliberate bug (SetUndoOnFork).
-	undoOnFork bool
+	// undoOnFork, keepUndoOnSwitch and exitShmOnSetns are a mutant's
+	// deliberate bugs (SetUndoOnFork, SetKeepUndoOnSwitch,
+	// SetExitShmOnSetns).
+	undoOnFork, keepUndoOnSwitch, exitShmOnSetns bool
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
@@ -603,9 +605,14 @@ func (ns *Namespace) typeStates(otherRows *[len(ops.IPCTypes)][]ops.Row, otherQu
 // commit_nsset) does not run exit_shm: the segments the task created stay
 // in its list, for its exit.
 func (ns *Namespace) switchSpace(op ops.Op) ops.Result {
-	done := ns.semExit(op.Task)
-	if op.Kind == ops.KindUnshare {
+	var done []ops.Completion
+	if !ns.keepUndoOnSwitch {
+		done = ns.semExit(op.Task)
+	}
+	if op.Kind == ops.KindUnshare || ns.exitShmOnSetns {
 		ns.exitShm(ns.taskPID(op.Task))
+	}
+	if op.Kind == ops.KindUnshare {
 		ns.in[op.Task] = ns.newSpace()
 	} else {
 		ns.in[op.Task] = ns.spaceOf(op.NamespaceOf())
