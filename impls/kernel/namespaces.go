@@ -161,11 +161,12 @@ func (n *ns) taskNamespaces() ([]nsGroup, uint16, error) {
 	return slices.DeleteFunc(groups, func(g nsGroup) bool { return g.tasks == 0 }), mine, nil
 }
 
-// readNamespaces reads each namespace of groups.
-func (n *ns) readNamespaces(groups []nsGroup) ([]ops.NamespaceState, error) {
+// readNamespaces reads each namespace of groups, its sysctls from their
+// files if files is set.
+func (n *ns) readNamespaces(groups []nsGroup, files bool) ([]ops.NamespaceState, error) {
 	var out []ops.NamespaceState
 	for i, g := range groups {
-		st, err := n.readNamespace(g)
+		st, err := n.readNamespace(g, files)
 		if err != nil {
 			return nil, fmt.Errorf("namespace %d (of task process %d): %w", i+1, g.pid, err)
 		}
@@ -174,10 +175,14 @@ func (n *ns) readNamespaces(groups []nsGroup) ([]ops.NamespaceState, error) {
 	return out, nil
 }
 
-// readNamespace reads namespace g as the worker's is read, but every
-// sysctl from its file (nothing the adapter remembers is about it), on a
-// new locked thread that enters it and is then thrown away.
-func (n *ns) readNamespace(g nsGroup) (ops.NamespaceState, error) {
+// readNamespace reads namespace g as the worker's is read, on a new locked
+// thread that enters it and is then thrown away. Its <type>_next_id and
+// shm_rmid_forced are read from their files only if files is set: only t0
+// may write a sysctl (ops.Spec: no task= for next_id, limit, rmid_forced,
+// sem_limits), and t0 is always in the script's namespace, so another
+// namespace keeps a new one's -1 and 0 (the first open of a sysctl file in
+// a namespace costs about 100 µs; the tests read the files and compare).
+func (n *ns) readNamespace(g nsGroup, files bool) (ops.NamespaceState, error) {
 	type answer struct {
 		st  ops.NamespaceState
 		err error
@@ -185,7 +190,7 @@ func (n *ns) readNamespace(g nsGroup) (ops.NamespaceState, error) {
 	done := make(chan answer, 1)
 	worker.GoLocked(func() {
 		// Returning while locked ends the thread, namespace and all.
-		st, err := n.readIn(g)
+		st, err := n.readIn(g, files)
 		done <- answer{st, err}
 	})
 	a := <-done
@@ -194,20 +199,23 @@ func (n *ns) readNamespace(g nsGroup) (ops.NamespaceState, error) {
 
 // readIn enters namespace g from the calling thread, which must be locked
 // and thrown away afterwards, and reads it.
-func (n *ns) readIn(g nsGroup) (ops.NamespaceState, error) {
+func (n *ns) readIn(g nsGroup, files bool) (ops.NamespaceState, error) {
 	st := ops.NamespaceState{Seq: g.seq, Tasks: g.tasks}
 	path := "/proc/" + strconv.Itoa(g.pid) + "/ns/ipc"
 	if err := enter(path, g.ino); err != nil {
 		return st, err
 	}
 	r := reader{proc: &procfs{}, tasks: n.tasks, in: g.tasks}
-	s, err := r.ipcState([len(ops.IPCTypes)]bool{true, true, true})
+	s, err := r.ipcState([len(ops.IPCTypes)]bool{files, files, files})
 	if err != nil {
 		return st, err
 	}
 	st.IDs, st.Rows, st.Queues, st.Sems, st.SemLimits = s.IDs, s.Rows, s.Queues, s.Sems, s.SemLimits
 	if st.ShmTot, err = shmTot(); err != nil {
 		return st, err
+	}
+	if !files {
+		return st, nil
 	}
 	// Read last, as in the worker's snapshot: a 1 read destroys the
 	// orphaned segments nothing attaches.

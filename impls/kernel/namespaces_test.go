@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -256,4 +257,37 @@ func TestGoTaskRefusesNamespaces(t *testing.T) {
 	require.ErrorIs(t, err, task.ErrGoTaskNamespaces)
 	_, err = m.Apply(ops.Op{Kind: ops.KindSetns, Task: 1})
 	require.ErrorIs(t, err, task.ErrGoTaskNamespaces)
+}
+
+// BenchmarkSnapshotNamespaces is the snapshot of a script whose tasks
+// stayed in the script's namespace (but for a setns into it: every task's
+// namespace is looked up), and of one with one and two other namespaces:
+// each is read on a thread of its own, its sysctls from their files.
+func BenchmarkSnapshotNamespaces(b *testing.B) {
+	for _, others := range []int{0, 1, 2} {
+		b.Run(strconv.Itoa(others)+"-other", func(b *testing.B) {
+			b.Setenv(EnvTasks, "")
+			if _, err := task.Server(); err != nil {
+				b.Skipf("unshare and setns need the C task server, not built here: %v", err)
+			}
+			m := newModel(b)
+			require.NoError(b, m.Reset(ops.Config{}))
+			apply(b, m, ops.Op{Kind: ops.KindSetns, Task: 1})
+			for i := range others {
+				apply(b, m, ops.Op{Kind: ops.KindUnshare, Task: uint8(2 + i)})
+				for _, typ := range ops.IPCTypes {
+					apply(b, m, ops.Op{Kind: ops.KindGet, Type: typ, Key: ops.IPCPrivate, Mode: 0o600, Size: 1, Task: uint8(2 + i)})
+				}
+			}
+			for b.Loop() {
+				s, err := m.Snapshot()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(s.Namespaces) != others {
+					b.Fatalf("%d namespaces", len(s.Namespaces))
+				}
+			}
+		})
+	}
 }

@@ -9,13 +9,14 @@ import (
 )
 
 func (n *ns) snapshot() (ops.Snapshot, error) {
-	return n.snapshotReading(n.nextIDWritten)
+	return n.snapshotReading(n.nextIDWritten, false)
 }
 
 // snapshotReading takes a snapshot, reading <type>_next_id where read[type]
 // is set and taking the -1 of a new namespace elsewhere. The namespaces
-// the script's tasks went to (namespaces.go) are read after the worker's.
-func (n *ns) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, error) {
+// the script's tasks went to (namespaces.go) are read after the worker's,
+// their sysctls from the files if files is set.
+func (n *ns) snapshotReading(read [len(ops.IPCTypes)]bool, files bool) (ops.Snapshot, error) {
 	var s ops.Snapshot
 	groups, mine, err := n.taskNamespaces()
 	if err != nil {
@@ -29,7 +30,7 @@ func (n *ns) snapshotReading(read [len(ops.IPCTypes)]bool) (ops.Snapshot, error)
 	if s.Shm, err = n.shmSnapshot(); err != nil {
 		return s, fmt.Errorf("kernel: snapshot: %w", err)
 	}
-	if s.Namespaces, err = n.readNamespaces(groups); err != nil {
+	if s.Namespaces, err = n.readNamespaces(groups, files); err != nil {
 		return s, fmt.Errorf("kernel: snapshot: %w", err)
 	}
 	return s, nil
