@@ -52,6 +52,14 @@
 // new namespace, which drops its undo list; a test proves that nothing
 // carries over.
 //
+// A task may leave the script's namespace (namespaces.go): unshare has its
+// process call unshare(CLONE_NEWIPC), setns has it join another task's
+// /proc/PID/ns/ipc (or the worker's). Which namespace each task is in is
+// observed at the snapshot (the inode of its /proc/PID/ns/ipc), and each
+// other namespace is read on a thread of its own that enters it and is
+// thrown away, never on the worker (setns runs exit_sem). The Go task
+// refuses both: its threads share one undo list.
+//
 // Model.Run runs a whole script in one hand-over to the worker thread.
 //
 // Getting a private IPC namespace needs CAP_SYS_ADMIN; without it New and
