@@ -53,8 +53,9 @@ func TestWorstFindsTheQuadraticListing(t *testing.T) {
 	require.True(t, s.Found, r.stderr)
 	naive := fitOf(t, s.Report, "naive")
 	require.GreaterOrEqual(t, naive.Exponent, 1.8, "%s\n%s", s.Pattern, r.stdout)
-	// The walk is /proc/sysvipc/shm's, which exit_shm runs too in the models.
-	require.Regexp(t, `list shm|exit task=`, s.Pattern)
+	// The walk is /proc/sysvipc/shm's, which exit_shm runs too in the models
+	// (at exit, and at unshare).
+	require.Regexp(t, `list shm|exit task=|unshare task=`, s.Pattern)
 	text, err := os.ReadFile(s.File)
 	require.NoError(t, err)
 	require.Contains(t, string(text), "found by: ipcfuzz worst naive --subsystem shm --metric probes --seed 1")
@@ -84,8 +85,9 @@ func TestWorstCatchesTheLostBailout(t *testing.T) {
 	require.True(t, s.Found, r.stderr)
 	require.NotNil(t, s.Ratio, r.stdout)
 	require.GreaterOrEqual(t, s.Ratio.CI[0], 0.8, "%s\n%s", s.Pattern, r.stdout)
-	// The walk is /proc/sysvipc/shm's, which exit_shm runs too in the models.
-	require.Regexp(t, `list shm|exit task=`, s.Pattern)
+	// The walk is /proc/sysvipc/shm's, which exit_shm runs too in the models
+	// (at exit, and at unshare).
+	require.Regexp(t, `list shm|exit task=|unshare task=`, s.Pattern)
 	require.LessOrEqual(t, strings.Count(s.Pattern, "\n"), 8, "not minimal:\n%s", s.Pattern)
 }
 
