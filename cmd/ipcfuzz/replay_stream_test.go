@@ -52,3 +52,30 @@ func TestLongScriptsStream(t *testing.T) {
 	require.Contains(t, r.stdout, "(steps 1-5995 not shown)")
 	require.Contains(t, r.stdout, "(steps 6007-12000 not shown)")
 }
+
+// state keeps a script's comments and blank lines where they were: a
+// corpus script keeps its explanation when its results are stated again.
+func TestStateKeepsComments(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "commented.ops")
+	require.NoError(t, os.WriteFile(script, []byte(`# what this shows
+# in two lines
+subsystem ids
+
+# Case: the first get
+h1 = get msg key=0x0 mode=0600 -> EEXIST
+rmid msg h1
+# trailing
+`), 0o644))
+	r := ipcfuzz(t, "state", script, "--impl", "naive")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, `# what this shows
+# in two lines
+subsystem ids
+
+# Case: the first get
+h1 = get msg key=0x0 mode=0600 -> id=0
+rmid msg h1 -> ok
+# trailing
+`, r.stdout)
+}

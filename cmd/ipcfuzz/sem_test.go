@@ -11,11 +11,17 @@ import (
 
 // Each deliberate semaphore bug is found against the optimized model and
 // shrunk to a few operations (forkundo, a forked child that inherits its
-// parent's undo list, too); so is the counting rule of Linux 3.10-3.15
+// parent's undo list, nsundo, a namespace switch that keeps it, and nsshm,
+// a setns that orphans the segments its task created, too);
+// so is the counting rule of Linux 3.10-3.15
 // (naive:ncnt=legacy).
 func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
 	t.Parallel()
-	for _, m := range []string{"zerolast", "noclamp", "forkundo", "ncnt=legacy"} {
+	for _, m := range []string{"zerolast", "noclamp", "forkundo", "nsundo", "nsshm", "ncnt=legacy"} {
+		sub := "sem"
+		if m == "nsshm" {
+			sub = "shm" // a shm bug of the namespace switch
+		}
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -23,7 +29,7 @@ func TestSemMutantsAreFoundAndShrunk(t *testing.T) {
 			if m != "ncnt=legacy" {
 				impl, env = testProgram(t, "./testdata/semmutant"), []string{"IPCFUZZ_MUTATION=" + m}
 			}
-			r := ipcfuzzEnv(t, env, "compare", impl, "optimized", "--subsystem", "sem", "--checks", "10000", "--seed", "1", "--json", "--corpus", dir)
+			r := ipcfuzzEnv(t, env, "compare", impl, "optimized", "--subsystem", sub, "--checks", "10000", "--seed", "1", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.EqualValues(t, 1, s["divergences"])

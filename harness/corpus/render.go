@@ -18,31 +18,7 @@ func Render(f *Finding) string {
 	var b strings.Builder
 	h := f.Header
 	a, bn := firstOf(h.A, f.A.Name), firstOf(h.B, f.B.Name)
-	fmt.Fprintf(&b, "# ipcfuzz %s\n", h.Kind)
-	fmt.Fprintf(&b, "# format: %d\n", FormatVersion)
-	line := func(key, value string) {
-		if value != "" { // one line each, whatever the value holds
-			fmt.Fprintf(&b, "# %s: %s\n", key, strings.ReplaceAll(strings.TrimSpace(value), "\n", "; "))
-		}
-	}
-	line("version", h.Version)
-	line("revision", h.Revision)
-	line("date", h.Date)
-	line("command", h.Command)
-	if h.HasSeed {
-		line("seed", fmt.Sprint(h.Seed))
-		line("script", fmt.Sprintf("%d (script seed %d)", h.Index, h.ScriptSeed))
-	}
-	line("engine", h.Engine)
-	line("relation", h.Relation)
-	line("side A", sideText(a, firstOf(h.AInfo, f.A.Info)))
-	line("side B", sideText(bn, firstOf(h.BInfo, f.B.Info)))
-	line("kernel", h.Kernel)
-	line("facts", h.Facts)
-	line("signature", h.Signature)
-	if h.Hits > 0 {
-		line("hits", fmt.Sprint(h.Hits))
-	}
+	line := WriteHeader(&b, h, h.Kind, a, firstOf(h.AInfo, f.A.Info), bn, firstOf(h.BInfo, f.B.Info))
 	stated := f.side(h.Stated)
 	if stated != nil {
 		line("stated", h.Stated)
@@ -72,6 +48,40 @@ func Render(f *Finding) string {
 	}
 	b.WriteString(ops.Format(script))
 	return b.String()
+}
+
+// WriteHeader writes the lines every finding file begins with, the kind
+// and format, then how, where and when it was found, its sides (a and b,
+// each with its plugin's description), kernel, facts, signature and hits,
+// each line only when it has a value; it returns the writer of one more
+// "# key: value" line (one line, whatever the value holds).
+func WriteHeader(b *strings.Builder, h Header, kind, a, aInfo, bName, bInfo string) func(key, value string) {
+	fmt.Fprintf(b, "# ipcfuzz %s\n", kind)
+	fmt.Fprintf(b, "# format: %d\n", FormatVersion)
+	line := func(key, value string) {
+		if value != "" {
+			fmt.Fprintf(b, "# %s: %s\n", key, strings.ReplaceAll(strings.TrimSpace(value), "\n", "; "))
+		}
+	}
+	line("version", h.Version)
+	line("revision", h.Revision)
+	line("date", h.Date)
+	line("command", h.Command)
+	if h.HasSeed {
+		line("seed", fmt.Sprint(h.Seed))
+		line("script", fmt.Sprintf("%d (script seed %d)", h.Index, h.ScriptSeed))
+	}
+	line("engine", h.Engine)
+	line("relation", h.Relation)
+	line("side A", sideText(a, aInfo))
+	line("side B", sideText(bName, bInfo))
+	line("kernel", h.Kernel)
+	line("facts", h.Facts)
+	line("signature", h.Signature)
+	if h.Hits > 0 {
+		line("hits", fmt.Sprint(h.Hits))
+	}
+	return line
 }
 
 func firstOf(a, b string) string {

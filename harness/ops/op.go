@@ -130,8 +130,8 @@ type Snapshot struct {
 	// VMA is the address space of the vma subsystem.
 	VMA VMAState
 	// Namespaces are the IPC namespaces other than the script's that a
-	// task is in (unshare, setns), in the order they were created; the
-	// fields above are the script's namespace.
+	// task is in (unshare, setns), in the order they were made (by Seq);
+	// the fields above are the script's namespace.
 	Namespaces []NamespaceState
 }
 
@@ -139,6 +139,8 @@ type Snapshot struct {
 // snapshot shows it: the tasks in it, and its IPC state as in a Snapshot
 // (attachments and the address space are the tasks', shown once there).
 type NamespaceState struct {
+	// Seq is k for the namespace the script's k-th unshare made.
+	Seq int
 	// Tasks has bit N set for each task tN in the namespace.
 	Tasks      uint16
 	IDs        [len(IPCTypes)]TypeState

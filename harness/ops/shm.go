@@ -181,6 +181,9 @@ type Attachment struct {
 	ID    int64
 	At    int64
 	Pages int64
+	// NS is the IPC namespace of the segment: 0 for the script's, k for
+	// the one the script's k-th unshare made (NamespaceState.Seq).
+	NS int
 }
 
 // ShmState is the namespace-wide shm state of a snapshot.
@@ -306,8 +309,10 @@ func SortAttachments(as []Attachment) {
 			return cmpInt64(x.ID, y.ID)
 		case x.At != y.At:
 			return cmpInt64(x.At, y.At)
+		case x.Pages != y.Pages:
+			return cmpInt64(x.Pages, y.Pages)
 		}
-		return cmpInt64(x.Pages, y.Pages)
+		return x.NS - y.NS
 	})
 }
 

@@ -85,6 +85,9 @@ func init() {
 			if a.Pages != 0 {
 				fmt.Fprintf(b, " pages=%d", a.Pages)
 			}
+			if a.NS != 0 {
+				fmt.Fprintf(b, " ns=%d", a.NS)
+			}
 			b.WriteString("\n")
 		}
 	}})
@@ -125,14 +128,14 @@ func SubsystemsOf(script []Op) map[string]bool {
 // its tasks, then its IPC groups as the script's own are written.
 func formatNamespaces(s *Snapshot, b *strings.Builder) {
 	fmt.Fprintf(b, "namespaces=%d\n", len(s.Namespaces))
-	for i, n := range s.Namespaces {
+	for _, n := range s.Namespaces {
 		var tasks []string
 		for t := range NumTasks {
 			if n.Tasks&(1<<t) != 0 {
 				tasks = append(tasks, "t"+strconv.Itoa(t))
 			}
 		}
-		fmt.Fprintf(b, "ns%d tasks=%s\n", i+1, strings.Join(tasks, ","))
+		fmt.Fprintf(b, "ns%d tasks=%s\n", n.Seq, strings.Join(tasks, ","))
 		inner := Snapshot{IDs: n.IDs, Rows: n.Rows, Shm: ShmState{RmidForced: n.RmidForced, Tot: n.ShmTot}, Queues: n.Queues, Sems: n.Sems, SemLimits: n.SemLimits}
 		for _, p := range snapshotParts {
 			if p.subsystem == "vma" || p.subsystem == "tasks" {

@@ -41,29 +41,8 @@ type Finding struct {
 func Render(f *Finding) string {
 	var b strings.Builder
 	h := f.Header
-	fmt.Fprintf(&b, "# ipcfuzz %s\n# format: %d\n", Kind, corpus.FormatVersion)
-	line := func(key, value string) {
-		if value != "" {
-			fmt.Fprintf(&b, "# %s: %s\n", key, strings.ReplaceAll(strings.TrimSpace(value), "\n", "; "))
-		}
-	}
-	line("version", h.Version)
-	line("revision", h.Revision)
-	line("date", h.Date)
-	line("command", h.Command)
-	if h.HasSeed {
-		line("seed", fmt.Sprint(h.Seed))
-		line("script", fmt.Sprintf("%d (script seed %d)", h.Index, h.ScriptSeed))
-	}
-	line("engine", h.Engine)
-	line("side A", side(h.A, h.AInfo))
-	line("side B", side(h.B, h.BInfo))
-	line("kernel", h.Kernel)
-	line("facts", h.Facts)
-	line("signature", h.Signature)
-	if h.Hits > 0 {
-		line("hits", fmt.Sprint(h.Hits))
-	}
+	h.Relation = "" // a pattern is judged by its costs, not compared
+	line := corpus.WriteHeader(&b, h, Kind, h.A, h.AInfo, h.B, h.BInfo)
 	line("stated", "none")
 	v := f.Verdict
 	line("note", fmt.Sprintf("%s: B %s grows %s, A %s grows %s: faster by at least n^%.2f (the lower end of B's interval less the upper end of A's), above the threshold n^%.2f",
@@ -80,13 +59,6 @@ func Render(f *Finding) string {
 	}
 	b.WriteString(ops.FormatPattern(v.Pattern))
 	return b.String()
-}
-
-func side(spec, info string) string {
-	if info == "" || spec == "" {
-		return spec
-	}
-	return spec + " (" + info + ")"
 }
 
 // BaseName is the name, without the extension, a performance finding is

@@ -174,9 +174,10 @@ func boundBeforeUse(s []ops.Op) bool {
 
 // simplifications lists the script with one operation made plainer: an
 // argument lowered toward its plainest value, the caller made root, or a
-// handle binding nothing uses dropped.
+// handle binding nothing uses dropped; or with an object handle bound by
+// an earlier operation instead (which may leave the later one removable).
 func simplifications(s []ops.Op) [][]ops.Op {
-	var out [][]ops.Op
+	out := earlierBindings(s)
 	used := usedObjects(s)
 	for i, op := range s {
 		var cands []ops.Op
@@ -197,6 +198,32 @@ func simplifications(s []ops.Op) [][]ops.Op {
 			}
 			c := append([]ops.Op(nil), s...)
 			c[i] = o
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// earlierBindings lists the script with the binding of an object handle
+// moved to an earlier operation of the same type that binds nothing: a
+// later get whose object only stands for an id the earlier one already
+// gave can then go.
+func earlierBindings(s []ops.Op) [][]ops.Op {
+	var out [][]ops.Op
+	bindsObject := func(op ops.Op) bool {
+		spec := ops.Spec(op.Kind)
+		return spec != nil && spec.Binds == ops.ClassObject
+	}
+	for j, later := range s {
+		if later.Bind == 0 || !bindsObject(later) {
+			continue
+		}
+		for i, earlier := range s[:j] {
+			if earlier.Bind != 0 || !bindsObject(earlier) || earlier.Type != later.Type {
+				continue
+			}
+			c := append([]ops.Op(nil), s...)
+			c[i].Bind, c[j].Bind = later.Bind, 0
 			out = append(out, c)
 		}
 	}

@@ -107,3 +107,40 @@ list sem
 	require.NoError(t, err)
 	require.Equal(t, min, again, "the same failure shrinks to the same script")
 }
+
+// A later get whose handle only stands for an id an earlier get also gives
+// goes, once the earlier get binds the handle instead (the oracle here: the
+// stat's handle is bound by the get with key 0x1, or by the one with key
+// 0x2 while that with key 0x1 runs too).
+func TestBindingMovesToAnEarlierGet(t *testing.T) {
+	s := parse(t, `subsystem ids
+get msg key=0x1 mode=0600
+list msg
+h1 = get msg key=0x2 mode=0600
+stat msg h1
+`)
+	oracle := func(_ context.Context, cands [][]ops.Op) ([]bool, error) {
+		out := make([]bool, len(cands))
+		for i, c := range cands {
+			keys := map[int]int32{}
+			first := false
+			for _, op := range c {
+				if op.Kind == ops.KindGet {
+					first = first || op.Key == 1
+					if op.Bind > 0 {
+						keys[op.Bind] = op.Key
+					}
+				}
+				if op.Kind == ops.KindStat && (keys[op.Obj.Handle] == 1 || keys[op.Obj.Handle] == 2 && first) {
+					out[i] = true
+				}
+			}
+		}
+		return out, nil
+	}
+	got, err := Minimize(context.Background(), s, oracle)
+	require.NoError(t, err)
+	require.Len(t, got, 2, ops.Format(ops.NewScript("ids", got)))
+	require.Equal(t, int32(1), got[0].Key, "the earlier get binds the handle")
+	require.Equal(t, ops.KindStat, got[1].Kind)
+}

@@ -23,6 +23,7 @@ func (ns *Namespace) forkTask(op ops.Op) ops.Errno {
 		return ops.EBUSY
 	}
 	ns.used[child] = true
+	ns.in[child] = ns.in[op.Task] // copy_namespaces: the parent's IPC namespace
 	parent, pid := ns.taskPID(op.Task), ns.taskPID(child)
 	for _, a := range slices.Clone(ns.shm.attached) {
 		if a.task != parent {
@@ -49,7 +50,7 @@ func (ns *Namespace) forkTask(op ops.Op) ops.Errno {
 	}
 	ns.shm.win[child] = win
 	if ns.undoOnFork {
-		for _, o := range ns.types[ops.Sem].table.Listing() {
+		for _, o := range ns.cur.types[ops.Sem].table.Listing() {
 			o.Sem.CopyUndo(parent, pid)
 		}
 	}
@@ -68,3 +69,14 @@ func (ns *Namespace) markUsed(op ops.Op) {
 // lists, as if fork passed CLONE_SYSVSEM (and as no kernel does): the
 // deliberate bug of a test mutant.
 func (ns *Namespace) SetUndoOnFork(on bool) { ns.undoOnFork = on }
+
+// SetKeepUndoOnSwitch makes unshare and setns keep the task's semaphore
+// undo lists instead of running exit_sem (as no kernel does): the
+// deliberate bug of a test mutant.
+func (ns *Namespace) SetKeepUndoOnSwitch(on bool) { ns.keepUndoOnSwitch = on }
+
+// SetExitShmOnSetns makes setns run exit_shm as unshare does (the
+// segments the task created are orphaned when it joins another namespace),
+// which kernel/nsproxy.c commit_nsset does not: the deliberate bug of a
+// test mutant.
+func (ns *Namespace) SetExitShmOnSetns(on bool) { ns.exitShmOnSetns = on }

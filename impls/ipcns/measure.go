@@ -38,16 +38,18 @@ func (ns *Namespace) Counters() map[string]int64 {
 		"msgsnd": ns.msgWork.sends, "msgrcv": ns.msgWork.receives,
 		"wakeups": ns.msgWork.wakeups, "spurious": ns.msgWork.spurious, "requeues": ns.msgWork.requeues,
 	}
-	for _, s := range ns.types {
-		for k, v := range s.table.Counters() {
-			sum[k] += v
+	for _, sp := range ns.spaces {
+		for _, s := range sp.types {
+			for k, v := range s.table.Counters() {
+				sum[k] += v
+			}
 		}
 	}
 	return sum
 }
 
 // PrimaryCounter implements ops.Counting.
-func (ns *Namespace) PrimaryCounter() string { return ns.types[ops.Msg].table.CostCounter() }
+func (ns *Namespace) PrimaryCounter() string { return ns.spaces[0].types[ops.Msg].table.CostCounter() }
 
 // measureSemSleepers is sem-sleepers on one array of the model's
 // structure: n tasks asleep each on its own semaphore, then rounds of a +1

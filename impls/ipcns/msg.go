@@ -67,7 +67,7 @@ func (ns *Namespace) applyMsg(op ops.Op, other *ops.Result) ops.Result {
 	return ns.msgctl(op, other)
 }
 
-func (ns *Namespace) lookupMsg(id int64) *Obj { return ns.types[ops.Msg].lookup(id) }
+func (ns *Namespace) lookupMsg(id int64) *Obj { return ns.cur.types[ops.Msg].lookup(id) }
 
 // msgsnd checks in the order of ipc-spec.md 2.3, then sends.
 func (ns *Namespace) msgsnd(op ops.Op, other *ops.Result) ops.Result {
@@ -214,7 +214,7 @@ func (ns *Namespace) msgctl(op ops.Op, other *ops.Result) ops.Result {
 	if int32(op.Obj.ID) < 0 || op.MCmd == ops.MsgInvalid {
 		return ops.Result{Err: ops.EINVAL} // a negative id or command, before anything is looked up
 	}
-	s := ns.types[ops.Msg]
+	s := ns.cur.types[ops.Msg]
 	switch op.MCmd {
 	case ops.MsgIPCInfo, ops.MsgInfoCmd:
 		if op.BadBuf {

@@ -17,27 +17,46 @@ type ids struct {
 	limit  int64
 }
 
-// Namespace is one IPC namespace: three id spaces and their sysctls. It
+// space is one IPC namespace: three id spaces, their sysctls and what the
+// kernel counts per namespace.
+type space struct {
+	types      [len(ops.IPCTypes)]*ids
+	usedSems   int64
+	semLimits  semLimits
+	rmidForced int64 // kernel.shm_rmid_forced
+	shmTot     int64 // shm_tot: pages of the live segments
+	// seq is its place in Namespace.spaces: 0 for the script's, k for the
+	// one the k-th unshare made.
+	seq int
+}
+
+// Namespace is the IPC model of a script: the script's IPC namespace, the
+// namespaces its tasks enter (unshare, setns), and the tasks. It
 // implements ops.Model given a table constructor.
 type Namespace struct {
 	newTable func() Table
 	alloc    Allocator
+	// spaces are the IPC namespaces in the order they were made: the
+	// script's first. in is the namespace each task is in (nil: the
+	// script's), cur the namespace of the operation being applied.
+	spaces []*space
+	in     [ops.NumTasks]*space
+	cur    *space
 	// msgPolicy is how a receive wakes sleeping senders; msgQuirks are the
 	// deliberate bugs of a mutant (none in the built-in models).
 	msgPolicy msgq.Policy
 	msgQuirks msgq.Quirk
-	types     [len(ops.IPCTypes)]*ids
-	usedSems  int64
 	semOpts   semq.Options
-	semLimits semLimits
 	shm       shmState
 	// asleep is the queue each task sleeps on in a msgsnd or msgrcv, or nil.
 	asleep [ops.NumTasks]*Obj
 	// used: the task ran an operation since the start or its last exit
 	// (fork.go).
 	used [ops.NumTasks]bool
-	// undoOnFork is a mutant's deliberate bug (SetUndoOnFork).
-	undoOnFork bool
+	// undoOnFork, keepUndoOnSwitch and exitShmOnSetns are a mutant's
+	// deliberate bugs (SetUndoOnFork, SetKeepUndoOnSwitch,
+	// SetExitShmOnSetns).
+	undoOnFork, keepUndoOnSwitch, exitShmOnSetns bool
 	// capSysResource: root callers have CAP_SYS_RESOURCE (option
 	// caps=sys_resource); the root of the machine this was written on has not.
 	capSysResource bool
@@ -62,14 +81,29 @@ func New(newTable func() Table, alloc Allocator) *Namespace {
 }
 
 func (ns *Namespace) clear() {
-	for _, t := range ops.IPCTypes {
-		ns.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
-	}
-	ns.usedSems = 0
-	ns.semLimits = defaultSemLimits()
+	ns.spaces, ns.in = nil, [ops.NumTasks]*space{}
+	ns.cur = ns.newSpace()
 	ns.asleep = [ops.NumTasks]*Obj{}
 	ns.used = [ops.NumTasks]bool{}
 	ns.shm = shmState{atts: map[int]*attachment{}, winPage: map[int]int64{}, hugeFree: ns.hugeFacts[0], hugePages: ns.hugeFacts[1]}
+}
+
+// newSpace makes a fresh IPC namespace, the last of ns.spaces.
+func (ns *Namespace) newSpace() *space {
+	sp := &space{semLimits: defaultSemLimits(), seq: len(ns.spaces)}
+	for _, t := range ops.IPCTypes {
+		sp.types[t] = &ids{table: ns.newTable(), state: AllocState{LastIdx: -1}, nextID: -1, limit: ops.DefaultLimit(t)}
+	}
+	ns.spaces = append(ns.spaces, sp)
+	return sp
+}
+
+// spaceOf is the namespace task t is in.
+func (ns *Namespace) spaceOf(t uint8) *space {
+	if int(t) < len(ns.in) && ns.in[t] != nil {
+		return ns.in[t]
+	}
+	return ns.spaces[0]
 }
 
 // SetAllocator changes the allocation policy; it takes effect from the next Reset.
@@ -106,7 +140,7 @@ func (ns *Namespace) Reset(cfg ops.Config) error {
 func (ns *Namespace) Close() error { return nil }
 
 // Table returns the table of one type (for cost counters and tests).
-func (ns *Namespace) Table(t ops.IPCType) Table { return ns.types[t].table }
+func (ns *Namespace) Table(t ops.IPCType) Table { return ns.spaces[0].types[t].table }
 
 // Apply implements ops.Model.
 func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
@@ -116,12 +150,13 @@ func (ns *Namespace) Apply(op ops.Op) (ops.Result, error) {
 // ApplyFollowing implements ops.Follower: where woken tasks race, the
 // result other shows is taken if it is allowed.
 func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, error) {
-	if int(op.Type) >= len(ns.types) {
+	if int(op.Type) >= len(ops.IPCTypes) {
 		return ops.Result{}, fmt.Errorf("unknown IPC type %d", op.Type)
 	}
 	if err := ops.Validate(op); err != nil {
 		return ops.Result{}, err
 	}
+	ns.cur = ns.spaceOf(op.Task)
 	if op.Kind == ops.KindInterrupt {
 		return ns.interrupt(op.Task), nil // sent to the task, not issued by it
 	}
@@ -138,11 +173,14 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ops.Result{Err: ns.setSemLimits(op)}, nil
 	case ops.KindForkTask:
 		return ops.Result{Err: ns.forkTask(op)}, nil
+	case ops.KindUnshare, ops.KindSetns:
+		return ns.switchSpace(op), nil
 	case ops.KindExit:
 		ns.exit(op.Task)
 		done := ns.semExit(op.Task)
 		ns.shm.gen[op.Task]++
 		ns.used[op.Task] = false
+		ns.in[op.Task] = nil
 		return ops.Result{Done: done}, nil
 	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
 		return ns.applyMsg(op, other), nil
@@ -161,7 +199,7 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 	case ops.KindNextID:
 		return ops.Result{Err: ns.setNextID(op)}, nil
 	case ops.KindReadNextID:
-		return ops.Result{ID: ns.types[op.Type].nextID}, nil
+		return ops.Result{ID: ns.cur.types[op.Type].nextID}, nil
 	case ops.KindLimit:
 		return ops.Result{Err: ns.setLimit(op)}, nil
 	case ops.KindList:
@@ -177,13 +215,13 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 
 // get is ipcget(): ipcget_public for a key, ipcget_new for IPC_PRIVATE.
 func (ns *Namespace) get(op ops.Op) ops.Result {
-	if op.Type == ops.Sem && (op.Size < 0 || op.Size > ns.semLimits.msl) {
+	if op.Type == ops.Sem && (op.Size < 0 || op.Size > ns.cur.semLimits.msl) {
 		return ops.Result{Err: ops.EINVAL}
 	}
 	if op.Key == ops.IPCPrivate {
 		return ns.create(op)
 	}
-	s := ns.types[op.Type]
+	s := ns.cur.types[op.Type]
 	o := s.table.FindKey(op.Key)
 	if o == nil {
 		if !op.Creat {
@@ -229,7 +267,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 		if op.Size == 0 {
 			return ops.Result{Err: ops.EINVAL}
 		}
-		if ns.usedSems+op.Size > ns.semLimits.mns {
+		if ns.cur.usedSems+op.Size > ns.cur.semLimits.mns {
 			return ops.Result{Err: ops.ENOSPC}
 		}
 	case ops.Shm:
@@ -253,7 +291,7 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 			return ops.Result{Err: ops.ENOMEM}
 		}
 	}
-	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true}
+	o := &Obj{Key: op.Key, Mode: op.Mode & 0777, Owner: op.As, UID: op.As, GID: op.As, Size: op.Size, Ctime: true, space: ns.cur}
 	if op.Type == ops.Msg {
 		o.Size = 0
 		ns.newQueue(o)
@@ -268,15 +306,15 @@ func (ns *Namespace) create(op ops.Op) ops.Result {
 	if op.Type == ops.Sem {
 		ns.newArray(o)
 	}
-	if e := ns.types[op.Type].addid(o, ns.alloc); e != ops.OK {
+	if e := ns.cur.types[op.Type].addid(o, ns.alloc); e != ops.OK {
 		return ops.Result{Err: e} // a hugetlb reservation goes with the file
 	}
 	ns.shm.hugeFree -= o.Huge
 	switch op.Type {
 	case ops.Sem:
-		ns.usedSems += op.Size
+		ns.cur.usedSems += op.Size
 	case ops.Shm:
-		ns.shm.tot += ops.Pages(op.Size)
+		ns.cur.shmTot += ops.Pages(op.Size)
 	}
 	return ops.Result{ID: o.ID()}
 }
@@ -332,7 +370,7 @@ func (s *ids) lookup(id64 int64) *Obj {
 }
 
 func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
-	s := ns.types[op.Type]
+	s := ns.cur.types[op.Type]
 	o := s.lookup(op.Obj.ID)
 	if o == nil {
 		return ops.EINVAL, nil
@@ -363,14 +401,14 @@ func (ns *Namespace) rmid(op ops.Op) (ops.Errno, []ops.Completion) {
 // makes four million objects). An object it cannot create ends the loop
 // with that error.
 func (ns *Namespace) churn(op ops.Op) ops.Result {
-	if op.Type == ops.Sem && ns.usedSems+1 > ns.semLimits.mns {
+	if op.Type == ops.Sem && ns.cur.usedSems+1 > ns.cur.semLimits.mns {
 		return ops.Result{Err: ops.ENOSPC}
 	}
-	s := ns.types[op.Type]
+	s := ns.cur.types[op.Type]
 	o := &Obj{}
 	var id int64
 	for range op.Value {
-		*o = Obj{Mode: 0o600, Owner: op.As, UID: op.As, GID: op.As, Size: 1, Ctime: true}
+		*o = Obj{Mode: 0o600, Owner: op.As, UID: op.As, GID: op.As, Size: 1, Ctime: true, space: ns.cur}
 		if e := s.addid(o, ns.alloc); e != ops.OK {
 			return ops.Result{Err: e}
 		}
@@ -401,7 +439,7 @@ func ownerOrCreator(o *Obj, as uint32) bool {
 }
 
 func (ns *Namespace) stat(op ops.Op) ops.Result {
-	o := ns.types[op.Type].lookup(op.Obj.ID)
+	o := ns.cur.types[op.Type].lookup(op.Obj.ID)
 	if o == nil {
 		return ops.Result{Err: ops.EINVAL}
 	}
@@ -435,7 +473,7 @@ func (ns *Namespace) setNextID(op ops.Op) ops.Errno {
 	if op.Value < 0 || op.Value > math.MaxInt32 {
 		return ops.EINVAL
 	}
-	ns.types[op.Type].nextID = op.Value
+	ns.cur.types[op.Type].nextID = op.Value
 	return ops.OK
 }
 
@@ -455,12 +493,12 @@ func (ns *Namespace) setLimit(op ops.Op) ops.Errno {
 	} else if op.Value < 0 || op.Value > ops.IPCMNI {
 		return ops.EINVAL
 	}
-	ns.types[op.Type].limit = op.Value
+	ns.cur.types[op.Type].limit = op.Value
 	return ops.OK
 }
 
 func (ns *Namespace) list(t ops.IPCType) ops.Result {
-	objs := ns.types[t].table.Listing()
+	objs := ns.cur.types[t].table.Listing()
 	var r ops.Result
 	for _, o := range objs {
 		r.List = append(r.List, ops.Entry{ID: o.ID(), Key: o.Key})
@@ -470,7 +508,7 @@ func (ns *Namespace) list(t ops.IPCType) ops.Result {
 
 // listRows reads /proc/sysvipc/<t> with every column.
 func (ns *Namespace) listRows(t ops.IPCType, other *ops.Result) ops.Result {
-	objs := ns.types[t].table.Listing()
+	objs := ns.cur.types[t].table.Listing()
 	r := ops.Result{Rows: make([]ops.Row, 0, len(objs))}
 	for i, o := range objs {
 		if t != ops.Msg {
@@ -494,28 +532,90 @@ func (ns *Namespace) Snapshot() (ops.Snapshot, error) {
 // SnapshotFollowing implements ops.Follower: of the states a message queue
 // may be in, the one other shows is taken if there is one.
 func (ns *Namespace) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error) {
+	defer func() { ns.cur = ns.spaces[0] }()
 	var snap ops.Snapshot
+	ns.cur = ns.spaces[0]
+	var otherRows *[len(ops.IPCTypes)][]ops.Row
+	var otherQueues []ops.QueueState
+	if other != nil {
+		otherRows, otherQueues = &other.Rows, other.Queues
+	}
+	snap.IDs, snap.Rows, snap.Queues = ns.typeStates(otherRows, otherQueues)
+	snap.Shm = ns.shmSnapshot()
+	snap.Sems, snap.SemLimits = ns.semStates(), ns.semLimitsState()
+	for _, sp := range ns.spaces[1:] {
+		tasks := ns.tasksIn(sp)
+		if tasks == 0 {
+			continue // nothing can reach it any more
+		}
+		ns.cur = sp
+		otherRows, otherQueues = nil, nil
+		if k := len(snap.Namespaces); other != nil && k < len(other.Namespaces) {
+			otherRows, otherQueues = &other.Namespaces[k].Rows, other.Namespaces[k].Queues
+		}
+		n := ops.NamespaceState{Seq: sp.seq, Tasks: tasks, RmidForced: sp.rmidForced, ShmTot: sp.shmTot}
+		n.IDs, n.Rows, n.Queues = ns.typeStates(otherRows, otherQueues)
+		n.Sems, n.SemLimits = ns.semStates(), ns.semLimitsState()
+		snap.Namespaces = append(snap.Namespaces, n)
+	}
+	return snap, nil
+}
+
+// tasksIn returns the tasks in namespace sp, bit N for task tN.
+func (ns *Namespace) tasksIn(sp *space) uint16 {
+	var tasks uint16
+	for t, in := range ns.in {
+		if in == sp {
+			tasks |= 1 << t
+		}
+	}
+	return tasks
+}
+
+// typeStates reads the ids, rows and message queues of the current
+// namespace, following other's rows and queues where message queues may
+// be in several states.
+func (ns *Namespace) typeStates(otherRows *[len(ops.IPCTypes)][]ops.Row, otherQueues []ops.QueueState) (ids [len(ops.IPCTypes)]ops.TypeState, rows [len(ops.IPCTypes)][]ops.Row, queues []ops.QueueState) {
 	for _, t := range ops.IPCTypes {
-		s := ns.types[t]
+		s := ns.cur.types[t]
 		ts := ops.TypeState{NextID: s.nextID, Limit: s.limit, MaxIdx: s.maxIdx()}
 		for i, o := range s.table.Listing() {
 			ts.Objects = append(ts.Objects, ops.Object{ID: o.ID(), Key: o.Key, Mode: o.Mode, Owner: o.UID, Size: o.Size})
 			if t != ops.Msg {
-				snap.Rows[t] = append(snap.Rows[t], rowOf(t, o))
+				rows[t] = append(rows[t], rowOf(t, o))
 				continue
 			}
 			var otherRow *ops.Row
 			var otherQ *ops.QueueState
-			if other != nil && i < len(other.Rows[t]) && i < len(other.Queues) {
-				otherRow, otherQ = &other.Rows[t][i], &other.Queues[i]
+			if otherRows != nil && i < len(otherRows[t]) && i < len(otherQueues) {
+				otherRow, otherQ = &otherRows[t][i], &otherQueues[i]
 			}
 			q := chooseQueueState(o, otherRow, otherQ)
-			snap.Rows[t] = append(snap.Rows[t], msgRow(o, q))
-			snap.Queues = append(snap.Queues, queueState(o, q))
+			rows[t] = append(rows[t], msgRow(o, q))
+			queues = append(queues, queueState(o, q))
 		}
-		snap.IDs[t] = ts
+		ids[t] = ts
 	}
-	snap.Shm = ns.shmSnapshot()
-	snap.Sems, snap.SemLimits = ns.semStates(), ns.semLimitsState()
-	return snap, nil
+	return ids, rows, queues
+}
+
+// switchSpace moves task op.Task into another IPC namespace: exit_sem in
+// the one it leaves; an unshare (kernel/fork.c ksys_unshare) then runs
+// exit_shm and makes a fresh namespace, a setns (kernel/nsproxy.c
+// commit_nsset) does not run exit_shm: the segments the task created stay
+// in its list, for its exit.
+func (ns *Namespace) switchSpace(op ops.Op) ops.Result {
+	var done []ops.Completion
+	if !ns.keepUndoOnSwitch {
+		done = ns.semExit(op.Task)
+	}
+	if op.Kind == ops.KindUnshare || ns.exitShmOnSetns {
+		ns.exitShm(ns.taskPID(op.Task))
+	}
+	if op.Kind == ops.KindUnshare {
+		ns.in[op.Task] = ns.newSpace()
+	} else {
+		ns.in[op.Task] = ns.spaceOf(op.NamespaceOf())
+	}
+	return ops.Result{Done: done}
 }

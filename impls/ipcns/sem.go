@@ -33,7 +33,7 @@ func (ns *Namespace) newArray(o *Obj) {
 	o.Sem.SetCtime()
 }
 
-func (ns *Namespace) lookupSem(id int64) *Obj { return ns.types[ops.Sem].lookup(id) }
+func (ns *Namespace) lookupSem(id int64) *Obj { return ns.cur.types[ops.Sem].lookup(id) }
 
 // semop is do_semtimedop with the checks in the order of ipc-spec §3.3.
 func (ns *Namespace) semop(op ops.Op) ops.Result {
@@ -41,7 +41,7 @@ func (ns *Namespace) semop(op ops.Op) ops.Result {
 	switch {
 	case op.Sem.Timeout == ops.SemBadPtr:
 		return ops.Result{Err: ops.EFAULT} // the timeout is read first, even with nsops 0
-	case int64(len(sops)) > ns.semLimits.opm:
+	case int64(len(sops)) > ns.cur.semLimits.opm:
 		return ops.Result{Err: ops.E2BIG}
 	case len(sops) < 1:
 		return ops.Result{Err: ops.EINVAL}
@@ -135,7 +135,7 @@ func (ns *Namespace) semctl(op ops.Op) ops.Result {
 // semctlCall is semctl after the id check; a bad buffer only matters to
 // SETALL here.
 func (ns *Namespace) semctlCall(op ops.Op) ops.Result {
-	s := ns.types[ops.Sem]
+	s := ns.cur.types[ops.Sem]
 	id := int64(int32(op.Obj.ID))
 	switch op.Sem.Cmd {
 	case ops.SemInvalid:
@@ -245,13 +245,13 @@ func (ns *Namespace) semSet(op ops.Op, o *Obj) ops.Result {
 
 // semInfo is IPC_INFO and SEM_INFO: struct seminfo and the highest idx.
 func (ns *Namespace) semInfo(cmd ops.SemCmd) ops.Result {
-	s := ns.types[ops.Sem]
-	l := ns.semLimits
+	s := ns.cur.types[ops.Sem]
+	l := ns.cur.semLimits
 	in := ops.SemInfo{Semmni: s.limit, Semmns: l.mns, Semmsl: l.msl, Semopm: l.opm,
 		Semvmx: ops.SemVMX, Semmnu: ops.DefaultSemmns, Semmap: ops.DefaultSemmns, Semume: ops.DefaultSemopm,
 		Semusz: 20, Semaem: 32767}
 	if cmd == ops.SemInfoCmd {
-		in.Semusz, in.Semaem = int64(s.table.Len()), ns.usedSems
+		in.Semusz, in.Semaem = int64(s.table.Len()), ns.cur.usedSems
 	}
 	return ops.Result{ID: s.maxIdx(), Sem: ops.SemResult{Info: in}}
 }
@@ -265,17 +265,17 @@ func (ns *Namespace) setSemLimits(op ops.Op) ops.Errno {
 	// proc_ipc_sem_dointvec stores all four values, then puts only semmni
 	// back when it is out of range: semmsl, semmns and semopm stay written.
 	l := op.Sem.Limits
-	ns.semLimits = semLimits{msl: l[0], mns: l[1], opm: l[2]}
+	ns.cur.semLimits = semLimits{msl: l[0], mns: l[1], opm: l[2]}
 	if l[3] < 0 || l[3] > ops.IPCMNI {
 		return ops.ERANGE
 	}
-	ns.types[ops.Sem].limit = l[3]
+	ns.cur.types[ops.Sem].limit = l[3]
 	return ops.OK
 }
 
 // semRmid is IPC_RMID of an array: every sleeper returns EIDRM.
 func (ns *Namespace) semRmid(o *Obj) []ops.Completion {
-	ns.usedSems -= o.Size
+	ns.cur.usedSems -= o.Size
 	return ns.semDone(o.Sem.Rmid())
 }
 
@@ -284,7 +284,7 @@ func (ns *Namespace) semRmid(o *Obj) []ops.Completion {
 func (ns *Namespace) semExit(task uint8) []ops.Completion {
 	pid := ns.taskPID(task)
 	var done []ops.Completion
-	for _, o := range ns.types[ops.Sem].table.Listing() {
+	for _, o := range ns.cur.types[ops.Sem].table.Listing() {
 		if o.Sem.HasUndo(pid) {
 			done = append(done, ns.semDone(o.Sem.Exit(pid))...)
 		}
@@ -312,7 +312,7 @@ func (ns *Namespace) interrupt(task uint8) ops.Result {
 // semStates lists every array as the snapshot shows it.
 func (ns *Namespace) semStates() []ops.SemState {
 	var out []ops.SemState
-	for _, o := range ns.types[ops.Sem].table.Listing() {
+	for _, o := range ns.cur.types[ops.Sem].table.Listing() {
 		a := o.Sem
 		st := ops.SemState{ID: o.ID()}
 		for n := range a.Nsems() {
@@ -331,8 +331,8 @@ func (ns *Namespace) semStates() []ops.SemState {
 }
 
 func (ns *Namespace) semLimitsState() ops.SemLimits {
-	l := ns.semLimits
-	return ops.SemLimits{Semmsl: l.msl, Semmns: l.mns, Semopm: l.opm, Semmni: ns.types[ops.Sem].limit, UsedSems: ns.usedSems}
+	l := ns.cur.semLimits
+	return ops.SemLimits{Semmsl: l.msl, Semmns: l.mns, Semopm: l.opm, Semmni: ns.cur.types[ops.Sem].limit, UsedSems: ns.cur.usedSems}
 }
 
 func int64s(v []int) []int64 {

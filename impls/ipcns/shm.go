@@ -34,13 +34,13 @@ type attachment struct {
 	origin *attachment
 }
 
-// shmState is the namespace's shm state beyond the table.
+// shmState is the shm state beyond the tables. It is the tasks' (their
+// address spaces and identities) and the machine's (huge pages); what is a
+// namespace's is in space.
 type shmState struct {
-	rmidForced int64
-	tot        int64 // shm_tot: pages of the live segments
-	gen        [ops.NumTasks]int
-	attached   []*attachment       // live attachments where the kernel chose, in attach order
-	atts       map[int]*attachment // by handle: the last shmat that bound it (an origin)
+	gen      [ops.NumTasks]int
+	attached []*attachment       // live attachments where the kernel chose, in attach order
+	atts     map[int]*attachment // by handle: the last shmat that bound it (an origin)
 	// win holds each task's VMAs in its window, by start page.
 	win [ops.NumTasks][]*shmVMA
 	// winPage is the window page of each handle whose attachment was at a
@@ -83,7 +83,7 @@ func (ns *Namespace) shmat(op ops.Op) ops.Result {
 	if e != ops.OK {
 		return ops.Result{Err: e}
 	}
-	o := ns.types[ops.Shm].lookup(op.Obj.ID)
+	o := ns.cur.types[ops.Shm].lookup(op.Obj.ID)
 	if o == nil {
 		return ops.Result{Err: ops.EINVAL}
 	}
@@ -213,15 +213,17 @@ func (ns *Namespace) shmClose(o *Obj, task ops.PID) {
 	}
 }
 
-// shmMayDestroy is shm_may_destroy.
+// shmMayDestroy is shm_may_destroy: shm_rmid_forced of the segment's
+// namespace, which may not be the caller's.
 func (ns *Namespace) shmMayDestroy(o *Obj) bool {
-	return o.Nattch == 0 && (ns.shm.rmidForced != 0 || o.Dest)
+	return o.Nattch == 0 && (o.space.rmidForced != 0 || o.Dest)
 }
 
-// shmDestroy is shm_destroy: the id and the pages go.
+// shmDestroy is shm_destroy: the id and the pages go, in the segment's
+// namespace.
 func (ns *Namespace) shmDestroy(o *Obj) {
-	ns.types[ops.Shm].table.Remove(o.Idx)
-	ns.shm.tot -= ops.Pages(o.Size)
+	o.space.types[ops.Shm].table.Remove(o.Idx)
+	o.space.shmTot -= ops.Pages(o.Size)
 	if o.Huge > 0 {
 		ns.shm.hugeFree += o.Huge
 	}
@@ -236,7 +238,7 @@ func (ns *Namespace) shmRmid(o *Obj) {
 	}
 	o.Dest = true
 	if o.Key != ops.IPCPrivate {
-		t := ns.types[ops.Shm].table
+		t := o.space.types[ops.Shm].table
 		t.Remove(o.Idx)
 		o.Key = ops.IPCPrivate
 		t.Insert(o)
@@ -244,8 +246,7 @@ func (ns *Namespace) shmRmid(o *Obj) {
 }
 
 // exit is the shm part of a task's exit: exit_mm detaches every attachment
-// it holds, then exit_shm orphans the segments it created, destroying those
-// that may go when shm_rmid_forced is set.
+// it holds, then exit_shm.
 func (ns *Namespace) exit(task uint8) {
 	pid := ns.taskPID(task)
 	for _, a := range slices.Clone(ns.shm.attached) {
@@ -254,13 +255,22 @@ func (ns *Namespace) exit(task uint8) {
 		}
 	}
 	ns.unmapWindow(task, 0, math.MaxInt64)
-	for _, o := range ns.types[ops.Shm].table.Listing() {
-		if o.Creator != pid || o.Orphan {
-			continue
-		}
-		o.Orphan = true
-		if ns.shm.rmidForced != 0 && ns.shmMayDestroy(o) {
-			ns.shmDestroy(o)
+	ns.exitShm(pid)
+}
+
+// exitShm is exit_shm: the segments the task created (in any namespace: a
+// setns keeps them in its list) are orphaned, and destroyed where their
+// namespace has shm_rmid_forced and nothing attaches them.
+func (ns *Namespace) exitShm(pid ops.PID) {
+	for _, sp := range ns.spaces {
+		for _, o := range sp.types[ops.Shm].table.Listing() {
+			if o.Creator != pid || o.Orphan {
+				continue
+			}
+			o.Orphan = true
+			if sp.rmidForced != 0 && ns.shmMayDestroy(o) {
+				ns.shmDestroy(o)
+			}
 		}
 	}
 }
@@ -271,9 +281,9 @@ func (ns *Namespace) setRmidForced(v int64) ops.Errno {
 	if v < 0 || v > 1 {
 		return ops.EINVAL
 	}
-	ns.shm.rmidForced = v
+	ns.cur.rmidForced = v
 	if v == 1 {
-		for _, o := range ns.types[ops.Shm].table.Listing() {
+		for _, o := range ns.cur.types[ops.Shm].table.Listing() {
 			if o.Orphan && ns.shmMayDestroy(o) {
 				ns.shmDestroy(o)
 			}
@@ -305,7 +315,7 @@ func (ns *Namespace) shmctl(op ops.Op) ops.Result {
 
 // shmctlCall is shmctl with a good buffer, after the argument checks.
 func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
-	s := ns.types[ops.Shm]
+	s := ns.cur.types[ops.Shm]
 	id := int64(int32(op.Obj.ID))
 	switch op.Cmd {
 	case ops.ShmIPCInfo:
@@ -318,7 +328,7 @@ func (ns *Namespace) shmctlCall(op ops.Op) ops.Result {
 		for _, o := range s.table.Listing() {
 			rss += int64(len(o.Touched))
 		}
-		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{UsedIDs: int64(s.table.Len()), ShmTot: ns.shm.tot, ShmRss: rss}}
+		return ops.Result{ID: s.maxIdx(), Info: ops.ShmInfo{UsedIDs: int64(s.table.Len()), ShmTot: ns.cur.shmTot, ShmRss: rss}}
 	case ops.ShmStat, ops.ShmStatAny:
 		o := s.table.Get(ops.IDIdx(id))
 		if o == nil {
@@ -395,13 +405,13 @@ func rowOf(t ops.IPCType, o *Obj) ops.Row {
 // shmSnapshot is the namespace-wide shm state: the sysctl, shm_tot and the
 // live attachments in canonical order.
 func (ns *Namespace) shmSnapshot() ops.ShmState {
-	st := ops.ShmState{RmidForced: ns.shm.rmidForced, Tot: ns.shm.tot}
+	st := ops.ShmState{RmidForced: ns.cur.rmidForced, Tot: ns.cur.shmTot}
 	for _, a := range ns.shm.attached {
 		h := a.att
 		if !ns.named(a) {
 			h = 0 // its handle was bound again by a later shmat
 		}
-		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID()})
+		st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: a.task, ID: a.obj.ID(), NS: a.obj.space.seq})
 	}
 	for _, vs := range ns.shm.win {
 		for _, v := range vs {
@@ -409,7 +419,7 @@ func (ns *Namespace) shmSnapshot() ops.ShmState {
 			if !ns.named(v.a) || v.start != v.a.page {
 				h = 0 // another shmat's handle now, or a piece that does not start where it was attached
 			}
-			st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: v.a.task, ID: v.a.obj.ID(), At: v.start + 1, Pages: v.end - v.start})
+			st.Attachments = append(st.Attachments, ops.Attachment{Att: h, Task: v.a.task, ID: v.a.obj.ID(), At: v.start + 1, Pages: v.end - v.start, NS: v.a.obj.space.seq})
 		}
 	}
 	ops.SortAttachments(st.Attachments)

@@ -44,6 +44,9 @@ type Obj struct {
 
 	// Semaphore arrays only.
 	Sem *semq.Array
+
+	// space is the namespace the object lives in.
+	space *space
 }
 
 // ID returns the user-visible id.

@@ -28,10 +28,11 @@ var actions = engine.Actions[*Shadow]{
 	}},
 	{Name: "bad", Weight: 1, Draw: (*Shadow).bad},
 	{Name: "queue at msgmnb", Weight: 1, Draw: (*Shadow).atMsgmnb},
+	{Name: "visit a namespace", Weight: 1, When: hasFree, Draw: (*Shadow).visit},
 }
 
 func hasFree(s *Shadow) bool     { return len(s.freeTasks()) > 0 }
-func hasSleepers(s *Shadow) bool { return len(s.freeTasks()) < s.span }
+func hasSleepers(s *Shadow) bool { return len(engine.FreeTasks(&s.asleep, s.span)) < s.span }
 
 // shrink lowers a queue's qbytes (as root), which lets sleeping senders in
 // if their message fits.

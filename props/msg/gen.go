@@ -101,6 +101,8 @@ type Shadow struct {
 	plan engine.Plan
 	// slots are the task slots used, for a fork's child.
 	slots engine.Slots
+	// away are the tasks in another IPC namespace (ns.go).
+	away engine.Away
 	// mayRmid: this step may remove a queue (one step in twelve).
 	mayRmid bool
 }
@@ -150,8 +152,6 @@ func (s *Shadow) live() []*queue {
 	return out
 }
 
-func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep, s.span) }
-
 // queue draws one of the live queues.
 func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") }
 
@@ -161,6 +161,7 @@ func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") 
 func (s *Shadow) Step(src Source) ops.Op {
 	op := s.step(src)
 	s.slots.Note(op)
+	s.away.Note(op)
 	return op
 }
 
@@ -250,7 +251,7 @@ const MaxLen = 60
 func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 
 func (s *Shadow) clone() *Shadow {
-	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy(), slots: s.slots}
+	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy(), slots: s.slots, away: s.away}
 	for _, q := range s.queues {
 		n := *q
 		n.msgs = append([]int64(nil), q.msgs...)

@@ -34,6 +34,7 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "fork", Weight: 1, When: hasFree, Draw: (*Shadow).forkTask},
 	{Name: "fork undo", Weight: 1, When: func(s *Shadow) bool { return len(s.freeTasks()) >= 2 }, Draw: (*Shadow).forkUndo},
 	{Name: "global queue", Weight: 1, When: func(s *Shadow) bool { return len(s.freeTasks()) >= 2 }, Draw: (*Shadow).globalQueue},
+	{Name: "visit a namespace", Weight: 1, When: hasFree, Draw: (*Shadow).visit},
 }
 
 func hasFree(s *Shadow) bool     { return len(s.freeTasks()) > 0 }

@@ -47,6 +47,8 @@ type Shadow struct {
 	plan engine.Plan
 	// slots are the task slots used, for a fork's child.
 	slots engine.Slots
+	// away are the tasks in another IPC namespace (ns.go).
+	away engine.Away
 	// mayRmid: this step may remove an array (one step in ten).
 	mayRmid bool
 }
@@ -70,6 +72,7 @@ var (
 func (s *Shadow) Step(src Source) ops.Op {
 	op := s.step(src)
 	s.slots.Note(op)
+	s.away.Note(op)
 	return op
 }
 
@@ -103,8 +106,6 @@ func (s *Shadow) live() []*array {
 
 // array draws one of the live arrays.
 func (s *Shadow) array(src Source) *array { return engine.Pick(src, s.live(), "array") }
-
-func (s *Shadow) freeTasks() []uint8 { return engine.FreeTasks(&s.asleep, s.span) }
 
 func (s *Shadow) sleepers() int {
 	n := 0

@@ -50,6 +50,7 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "hugetlb", Weight: 1, Draw: (*Shadow).hugetlb},
 	{Name: "fork", Weight: 1, Draw: (*Shadow).forkTask},
 	{Name: "fork attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).forkTask},
+	{Name: "visit a namespace", Weight: 1, When: func(s *Shadow) bool { return len(s.homeTasks()) > 0 }, Draw: (*Shadow).visit},
 	{Name: "detach stale", Weight: 1, When: func(s *Shadow) bool { return len(s.attHandles(false)) > 0 }, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(false), "attachment")
 		return s.detach(a, s.atts[a].task)

@@ -61,6 +61,10 @@ type Shadow struct {
 	slots engine.Slots
 	// copies are the forks' copies of attachments (fork.go).
 	copies []*attachment
+	// plan holds the rest of a visit to another namespace (ns.go); away
+	// are the tasks there.
+	plan engine.Plan
+	away engine.Away
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
@@ -84,8 +88,14 @@ var (
 // Step draws one operation and advances the shadow by its expected effect:
 // one of the actions (actions.go) that make sense now.
 func (s *Shadow) Step(src engine.Source) ops.Op {
-	op, _ := actions.Step(src, s.swarm, s) // a create always makes sense
+	op, planned := s.plan.Next()
+	if !planned {
+		op, _ = actions.Step(src, s.swarm, s) // a create always makes sense
+	} else if op.Kind == ops.KindExit {
+		s.exit(int(op.Task))
+	}
 	s.slots.Note(op)
+	s.away.Note(op)
 	return op
 }
 
@@ -94,7 +104,10 @@ func (s *Shadow) task(src engine.Source) uint8 {
 	if src.Intn(3, "other task") == 0 {
 		return 0
 	}
-	return uint8(1 + src.Intn(s.span, "task"))
+	if t := uint8(1 + src.Intn(s.span, "task")); !s.away.Has(t) {
+		return t
+	}
+	return 0 // a task away draws nothing of the script's namespace
 }
 
 // caller is usually root, sometimes an unprivileged user.
@@ -301,6 +314,13 @@ func (s *Shadow) exit(n int) {
 			s.close(at)
 		}
 	}
+	s.orphan(n)
+	s.gen[n]++
+}
+
+// orphan is exit_shm for task n: the segments it created are orphaned (at
+// its exit or when it leaves for another IPC namespace).
+func (s *Shadow) orphan(n int) {
 	for _, h := range s.segOrder {
 		g := s.segs[h]
 		if g.live && !g.orphan && g.task == n && g.gen == s.gen[n] {
@@ -310,7 +330,6 @@ func (s *Shadow) exit(n int) {
 			}
 		}
 	}
-	s.gen[n]++
 }
 
 func (s *Shadow) setForced(v int64) {

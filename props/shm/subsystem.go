@@ -26,6 +26,7 @@ func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 // clone copies the shadow so that gopter's states are never shared.
 func (s *Shadow) clone() *Shadow {
 	c := *s
+	c.plan = s.plan.Copy()
 	segs := map[*segment]*segment{}
 	cp := func(g *segment) *segment {
 		if g == nil {
@@ -62,7 +63,9 @@ func (s *Shadow) clone() *Shadow {
 func CheckInvariants(s ops.Snapshot) error {
 	attached := map[int64]int64{}
 	for _, a := range s.Shm.Attachments {
-		attached[a.ID]++
+		if a.NS == 0 { // a segment of another namespace is listed there
+			attached[a.ID]++
+		}
 	}
 	var pages int64
 	live := map[int64]bool{}

@@ -8,7 +8,11 @@
 // that wait for zero; noclamp: semadj applied at exit without clamping the
 // value to 0..SEMVMX; forkundo: a forked child inherits its parent's undo
 // lists (as if fork passed CLONE_SYSVSEM), so its exit undoes the parent's
-// adjustments.
+// adjustments; nsundo: unshare and setns keep the task's undo lists
+// instead of applying them (exit_sem), so they are applied at its exit, in
+// whatever namespace it is in then; nsshm: setns runs exit_shm as unshare
+// does (the segments the task created are orphaned when it joins another
+// namespace: found by the shm generator).
 package main
 
 import (
@@ -32,7 +36,7 @@ func main() {
 	if mutation == "" {
 		mutation = os.Getenv("IPCFUZZ_MUTATION")
 	}
-	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped, "forkundo": 0}
+	quirks := map[string]semq.Quirk{"zerolast": semq.QuirkAlterBeforeZero, "noclamp": semq.QuirkUndoUnclamped, "forkundo": 0, "nsundo": 0, "nsshm": 0}
 	q, ok := quirks[mutation]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "semmutant: built without a known mutation (%q)\n", mutation)
@@ -41,6 +45,8 @@ func main() {
 	ns := ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, ipcns.Cyclic)
 	ns.SetSemOptions(semq.Options{Structure: semq.PerSemaphore, Quirk: q})
 	ns.SetUndoOnFork(mutation == "forkundo")
+	ns.SetKeepUndoOnSwitch(mutation == "nsundo")
+	ns.SetExitShmOnSetns(mutation == "nsshm")
 	info := impls.Compose(impls.IPCPart(ns, ipcns.Options)).Describe(ops.Info{Name: "semmutant-" + mutation, Version: "test", ExactIDs: true})
 	plugins.Serve(ops.NewLocal(info, ns))
 }
