@@ -1110,10 +1110,11 @@ RT void enter_ns(char *out)
 	put(out, "ok");
 }
 
-/* setns_task runs a setns step of task t into task m's IPC namespace: m's
- * process's, or for t0 and a task that has not run since its start or its
- * last exit (not started for this) the program's, this process's, which
- * never leaves it (a setns here would run exit_sem on t0's undo list). */
+/* setns_task runs task t's setns into task m's IPC namespace, the one m's
+ * process is in. t0's namespace, and that of a task not running since its
+ * start or its last exit (it is not started for this), is the program's:
+ * this process's, which never leaves it (a setns here would run exit_sem on
+ * t0's undo list). */
 RT void setns_task(int t, int m, int step, char *out)
 {
 	sh->ns_pid = m > 0 && tpid[m] ? tpid[m] : getpid();
