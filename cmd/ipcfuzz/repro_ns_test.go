@@ -42,3 +42,33 @@ func TestReproOfANamespaceFinding(t *testing.T) {
 	code, out = reproRun(t, cc, path, "b")
 	require.Equal(t, 0, code, out)
 }
+
+// A finding whose sides agree at every step and differ in the final state
+// only (testdata/nsundo-final-only.ops: semmutant nsundo, a namespace
+// switch that keeps the undo list, found against optimized at seed 1):
+// repro says, on stderr and in the program's header, that its reproducer
+// cannot tell the sides apart, and the program indeed exits 0 expecting
+// either side.
+func TestReproOfAFinalStateFinding(t *testing.T) {
+	t.Parallel()
+	const path = "testdata/nsundo-final-only.ops"
+	const warning = "sides A and B give the same result at every step (they differ in the final state, which the reproducer does not check)"
+	r := ipcfuzz(t, "repro", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "ipcfuzz: repro: "+path+": "+warning+": it exits 0 whichever side the kernel follows\n", r.stderr)
+	require.Contains(t, r.stdout, " * "+warning)
+	require.Contains(t, r.stdout, "setns ns=t0 task=t1")
+
+	// A finding whose results differ at a step gets no such line.
+	r = ipcfuzz(t, "repro", "../../docs/msg-race.ops")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	require.NotContains(t, r.stdout, warning)
+
+	needKernel(t)
+	cc := cCompiler(t)
+	for _, side := range []string{"a", "b"} {
+		code, out := reproRun(t, cc, path, side)
+		require.Equal(t, 0, code, "expecting side %s:\n%s", side, out)
+	}
+}
