@@ -17,7 +17,7 @@ import (
 // reproCmd writes the C reproducer of a script: libc only, it runs the
 // script's syscalls on the kernel it runs on, in a private IPC namespace,
 // and checks every result against the expected one.
-func reproCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+func reproCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	out := fs.String("o", "", "write the C file here (default: stdout)")
 	expect := fs.String("expect", "a", "whose results the program expects of the kernel: a or b, the sides of a finding's table (a script without one: its stated results)")
@@ -31,9 +31,12 @@ func reproCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if *expect != "a" && *expect != "b" {
 		return usageError{fmt.Sprintf("--expect %q: want a or b", *expect)}
 	}
-	src, err := reproSource(files[0], *expect)
+	src, finalOnly, err := reproSource(files[0], *expect)
 	if err != nil {
 		return inputError{err}
+	}
+	if finalOnly != "" {
+		fmt.Fprintf(stderr, "ipcfuzz: repro: %s: %s\n", files[0], finalOnly)
 	}
 	if *out == "" {
 		_, err := stdout.Write(src)
@@ -47,28 +50,62 @@ func reproCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 
 // reproSource is the C reproducer of the script in path, expecting the
 // results of side (a or b) of the finding, or a script's stated results.
-func reproSource(path, side string) ([]byte, error) {
+// finalOnly says, for a finding whose sides give the same result at every
+// step (they differ in the final state, which the program does not check),
+// that its reproducer cannot tell them apart; it is "" otherwise.
+func reproSource(path, side string) (src []byte, finalOnly string, err error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	f, err := corpus.ParseFinding(path, string(text))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := f.FillFromTable(string(text)); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	opt, err := reproExpectations(path, f, side)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	src, err := repro.Write(f.Script, opt)
+	if f.IsFinding() {
+		if finalOnly, err = sameAtEveryStep(f); err != nil {
+			return nil, "", err
+		}
+		if finalOnly != "" {
+			opt.Notes = append(opt.Notes, finalOnly)
+		}
+	}
+	src, err = repro.Write(f.Script, opt)
 	var un *repro.Unsupported
 	if errors.As(err, &un) {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	return src, err
+	return src, finalOnly, err
+}
+
+// sameAtEveryStep is the warning for a finding whose sides give the same
+// result at every step, "" for one whose results differ somewhere.
+func sameAtEveryStep(f *corpus.Finding) (string, error) {
+	a, err := f.Expected("A")
+	if err != nil {
+		return "", err
+	}
+	b, err := f.Expected("B")
+	if err != nil {
+		return "", err
+	}
+	steps := f.Script.Ops()
+	if len(a) != len(b) {
+		return "", nil
+	}
+	for i := range a {
+		if i < len(steps) && ops.FormatResult(steps[i], a[i]) != ops.FormatResult(steps[i], b[i]) {
+			return "", nil
+		}
+	}
+	return "sides A and B give the same result at every step (they differ in the final state, which the reproducer does not check): it exits 0 whichever side the kernel follows", nil
 }
 
 // reproExpectations takes the expected results from side a or b of a

@@ -13,7 +13,9 @@
 //     processes t1..t15 forked at their first step, "blocked" decided from
 //     evidence (state S and /proc/PID/syscall inside the call, as the
 //     kernel side of ipcfuzz does), credentials switched for as=, and the canonical text
-//     of every result.
+//     of every result; unshare and setns in the task process (setns into
+//     /proc/PID/ns/ipc of the task named, or of the main process for the
+//     program's namespace, which the main process never leaves).
 //  3. One C function per step that issues its syscall and writes its
 //     result, a dispatch over them, and main: each step on its task, the
 //     sleeping tasks settled after it, its text compared with the expected
@@ -102,6 +104,11 @@ func header(b *strings.Builder, sc *ops.Script, opt Options) {
 		b.WriteString(" * It runs in a private IPC namespace of its own, with that namespace's\n")
 		b.WriteString(" * default limits (the script's own writes to them excepted), as root, each\n")
 		b.WriteString(" * task t1..t15 a forked process.")
+		if movesNamespace(sc.Ops()) {
+			b.WriteString(" unshare and setns move tasks t1..t15\n")
+			b.WriteString(" * between IPC namespaces, each in its own process; the main process (t0)\n")
+			b.WriteString(" * stays in the program's namespace.")
+		}
 	}
 	b.WriteString(" Exit status: 0 every checked result is the\n")
 	b.WriteString(" * expected one, 1 a result differs (\"step N: <op>: kernel -> X, expected Y\"),\n")
@@ -130,6 +137,17 @@ func header(b *strings.Builder, sc *ops.Script, opt Options) {
 		fmt.Fprintf(b, " *   %s\n", cComment(line))
 	}
 	b.WriteString(" */\n")
+}
+
+// movesNamespace reports whether a step moves a task to another IPC
+// namespace (unshare, setns).
+func movesNamespace(steps []ops.Op) bool {
+	for _, op := range steps {
+		if op.Kind == ops.KindUnshare || op.Kind == ops.KindSetns {
+			return true
+		}
+	}
+	return false
 }
 
 // cComment keeps text from closing a C comment.
@@ -229,6 +247,8 @@ func (g *gen) dispatch(b *strings.Builder, steps []ops.Op) {
 			fmt.Fprintf(b, "\texit_task(%d, got);\n", op.Task)
 		case ops.KindInterrupt:
 			fmt.Fprintf(b, "\tinterrupt_task(%d, got);\n", op.Task)
+		case ops.KindSetns:
+			fmt.Fprintf(b, "\tsetns_task(%d, %d, %d, got);\n", op.Task, op.NamespaceOf(), i+1)
 		default:
 			fmt.Fprintf(b, "\tissue(%d, %d, %d, got);\n", op.Task, i+1, b2i(mayBlock(op)))
 		}
@@ -374,6 +394,10 @@ func (g *gen) step(op ops.Op) (string, error) {
 		return fmt.Sprintf("\tshm_touch(out, %s, %d, %d);\n", shmAddr(op), b2i(op.Kind == ops.KindShmWrite), op.Value), nil
 	case ops.KindForkTask:
 		return "\tfork_child_step(out);\n", nil
+	case ops.KindUnshare:
+		return "\tunshare_ns(out);\n", nil
+	case ops.KindSetns:
+		return "\tenter_ns(out);\n", nil
 	case ops.KindShmctl:
 		return g.shmctl(op)
 	case ops.KindRmidForced:

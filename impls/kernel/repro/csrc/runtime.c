@@ -44,6 +44,7 @@ struct shared {
 	unsigned att_tasks[NATTS + 1]; /* the tasks mapping it: the shmat's, its forks' */
 	long att_win[NATTS + 1]; /* 1 + the window page of an attachment at a window address */
 	int fork_fd[2], fork_main, fork_child, fork_pid; /* a fork_task under way */
+	int ns_pid; /* a setns under way: the process whose IPC namespace it enters */
 	int npids;
 	int pid[MAXPIDS], pid_task[MAXPIDS], pid_gen[MAXPIDS];
 	char out[NTASK][OUT];
@@ -1076,4 +1077,46 @@ RT void fork_task(int t, int c, int step, int used, char *out)
 	for (int i = 1; i <= NATTS; i++)
 		if (sh->att_tasks[i] >> t & 1)
 			sh->att_tasks[i] |= 1u << c;
+}
+
+/* unshare_ns is an unshare step, in its task: unshare(CLONE_NEWIPC), which
+ * applies the task's semaphore adjustments and orphans the segments it
+ * created in the namespace it leaves (kernel/fork.c ksys_unshare). */
+RT void unshare_ns(char *out)
+{
+	if (unshare(CLONE_NEWIPC) < 0) {
+		put_err(out, errno);
+		return;
+	}
+	put(out, "ok");
+}
+
+/* enter_ns is a setns step, in its task: setns into the IPC namespace of
+ * process sh->ns_pid (exit_sem runs in kernel/nsproxy.c commit_nsset). */
+RT void enter_ns(char *out)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/ipc", sh->ns_pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		setup_failed("opening the IPC namespace a setns enters");
+	int r = setns(fd, CLONE_NEWIPC);
+	int e = errno;
+	close(fd);
+	if (r < 0) {
+		put_err(out, e);
+		return;
+	}
+	put(out, "ok");
+}
+
+/* setns_task runs task t's setns into task m's IPC namespace, the one m's
+ * process is in. t0's namespace, and that of a task not running since its
+ * start or its last exit (it is not started for this), is the program's:
+ * this process's, which never leaves it (a setns here would run exit_sem on
+ * t0's undo list). */
+RT void setns_task(int t, int m, int step, char *out)
+{
+	sh->ns_pid = m > 0 && tpid[m] ? tpid[m] : getpid();
+	issue(t, step, 0, out);
 }
