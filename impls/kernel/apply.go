@@ -115,6 +115,8 @@ func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
 		e, err = n.proc.setLimit(op.Type, op.Value)
 	case ops.KindList:
 		r, e, err = n.list(op)
+	default:
+		err = fmt.Errorf("no IPC operation of kind %d", op.Kind)
 	}
 	return r, e, err
 }
