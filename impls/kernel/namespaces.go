@@ -101,26 +101,34 @@ func (n *ns) taskSeq(t int) (int, error) {
 	if !n.spaces.used || t == 0 {
 		return 0, nil
 	}
-	p := n.tasks.pool.Current(t)
-	if p == nil || p.OwesJoin() {
-		return 0, nil
-	}
 	self, err := nsInode("/proc/thread-self/ns/ipc")
 	if err != nil {
 		return 0, err
 	}
-	ino, err := nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc")
-	if err != nil {
-		return 0, fmt.Errorf("task t%d: %w", t, err)
+	_, seq, err := n.whereIs(t, self)
+	return seq, err
+}
+
+// whereIs is the namespace task t (t1..t15) is in: the inode of its
+// process's and its Seq, or seq 0 where it is in the worker's (of inode
+// self), as a task counts that has not run since the script's start or its
+// last exit.
+func (n *ns) whereIs(t int, self uint64) (ino uint64, seq int, err error) {
+	p := n.tasks.pool.Current(t)
+	if p == nil || p.OwesJoin() {
+		return self, 0, nil
+	}
+	if ino, err = nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc"); err != nil {
+		return 0, 0, fmt.Errorf("task t%d: %w", t, err)
 	}
 	if ino == self {
-		return 0, nil
+		return ino, 0, nil
 	}
 	seq, ok := n.seqOf(ino)
 	if !ok {
-		return 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
+		return 0, 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
 	}
-	return seq, nil
+	return ino, seq, nil
 }
 
 // taskNamespaces groups the tasks that are not in the worker's namespace
@@ -137,25 +145,16 @@ func (n *ns) taskNamespaces() ([]nsGroup, uint16, error) {
 	}
 	groups := make([]nsGroup, len(n.spaces.made))
 	for t := 1; t < ops.NumTasks; t++ {
-		p := n.tasks.pool.Current(t)
-		if p == nil || p.OwesJoin() {
-			mine |= 1 << t
-			continue
-		}
-		ino, err := nsInode("/proc/" + strconv.Itoa(p.Pid()) + "/ns/ipc")
+		ino, seq, err := n.whereIs(t, self)
 		if err != nil {
-			return nil, 0, fmt.Errorf("task t%d: %w", t, err)
+			return nil, 0, err
 		}
-		if ino == self {
+		if seq == 0 {
 			mine |= 1 << t
 			continue
-		}
-		seq, ok := n.seqOf(ino)
-		if !ok {
-			return nil, 0, fmt.Errorf("task t%d (pid %d) is in IPC namespace %d, which no unshare of this script made", t, p.Pid(), ino)
 		}
 		g := &groups[seq-1]
-		g.ino, g.seq, g.pid = ino, seq, p.Pid()
+		g.ino, g.seq, g.pid = ino, seq, n.tasks.pool.Current(t).Pid()
 		g.tasks |= 1 << t
 	}
 	return slices.DeleteFunc(groups, func(g nsGroup) bool { return g.tasks == 0 }), mine, nil
@@ -276,19 +275,13 @@ func (n *ns) shmSize(t uint8, id int64) (int64, bool, error) {
 	return int64((*unix.SysvShmDesc)(unsafe.Pointer(&buf.ds)).Segsz), true, nil
 }
 
-// recordWinNS records that the pages a shmat by op's task mapped at window
-// page page hold a segment of namespace seq.
-func (n *ns) recordWinNS(op ops.Op, page int64, seq int) error {
-	size, ok, err := n.shmSize(op.Task, op.Obj.ID)
-	if err != nil || !ok {
-		return err
-	}
-	t := op.Task
+// recordWinNS records that the pages a shmat by task t mapped at window
+// page page, of a segment of size bytes, hold a segment of namespace seq.
+func (n *ns) recordWinNS(t uint8, page, size int64, seq int) {
 	if n.shm.winNS[t] == nil {
 		n.shm.winNS[t] = map[int64]int{}
 	}
 	for p := page; p < page+ops.Pages(size) && p < ops.ShmWindowPages; p++ {
 		n.shm.winNS[t][p] = seq
 	}
-	return nil
 }

@@ -111,22 +111,20 @@ func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {
 		return ops.Result{}, e, err
 	}
 	page, win := inWindow(r, base)
-	if win && op.Flags&ops.ShmatRemap != 0 {
-		size, ok, err := n.shmSize(op.Task, op.Obj.ID)
-		if err != nil {
-			return ops.Result{}, 0, err
-		}
-		if ok {
-			n.forgetAt(int(op.Task), r, r+uintptr(ops.Pages(size))*ops.PageSize)
-		}
-	}
 	seq, err := n.taskSeq(int(op.Task))
 	if err != nil {
 		return ops.Result{}, 0, err
 	}
-	if win && n.spaces.used {
-		if err := n.recordWinNS(op, page, seq); err != nil {
+	if remap := op.Flags&ops.ShmatRemap != 0; win && (remap || n.spaces.used) {
+		size, ok, err := n.shmSize(op.Task, op.Obj.ID)
+		if err != nil {
 			return ops.Result{}, 0, err
+		}
+		if ok && remap {
+			n.forgetAt(int(op.Task), r, r+uintptr(ops.Pages(size))*ops.PageSize)
+		}
+		if ok && n.spaces.used {
+			n.recordWinNS(op.Task, page, size, seq)
 		}
 	}
 	a := &kattach{att: op.Bind, task: int(op.Task), pid: ops.TaskPID(int(op.Task), n.tasks.gen[op.Task]), addr: r, id: int64(int32(op.Obj.ID)), win: win, ns: seq}
