@@ -51,7 +51,10 @@ var rooms = map[string][]string{
 	"props/":       {"harness/ops", "harness/equiv", "props/engine"},
 	"props":        {"props/"},
 	// Opening sides assembles implementations, the wire and the runner.
-	"sides":           {"harness/", "impls", "plugins/host"},
+	"sides":           {"ci", "harness/", "impls", "plugins/host"},
+	// The kernel build the binary shares with ci/kernel.sh imports nothing
+	// of ours.
+	"ci": nil,
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,

@@ -10,6 +10,13 @@ import (
 // kernel image (kernel:image=PATH): package kernel's VM.
 const OptionImage = kernel.OptionImage
 
+// The kernel's options that build the kernel a QEMU guest boots.
+const (
+	OptionSource  = kernel.OptionSource
+	OptionBase    = kernel.OptionBase
+	OptionPatches = kernel.OptionPatches
+)
+
 // VMOptions say what BootVM boots (kernel.VMOptions).
 type VMOptions = kernel.VMOptions
 
@@ -26,3 +33,9 @@ func GuestInit() { kernel.GuestInit() }
 // VMAccel is how this machine runs a guest for kernel:image=: "kvm" or
 // "tcg".
 func VMAccel() string { return kernel.VMAccel() }
+
+// RunVM boots a kernel image with a static program as the guest's only
+// work and returns how the program exited there (kernel.RunVM).
+func RunVM(ctx context.Context, o VMOptions, prog string) (int, error) {
+	return kernel.RunVM(ctx, o, prog)
+}

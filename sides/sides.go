@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/ci"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
@@ -36,6 +37,9 @@ type Options struct {
 	// Self is the ipcfuzz executable that serves built-ins as plugins
 	// ("ipcfuzz plugin serve NAME"); empty: this executable.
 	Self string
+	// BuildLog receives the messages of a kernel build that a side's
+	// source= or base= starts (nil: discarded).
+	BuildLog io.Writer
 }
 
 // SpecError is a spec that names nothing openable: a malformed name or
@@ -55,7 +59,7 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
-	case name == "kernel" && cfg.Options[impls.OptionImage] != "":
+	case name == "kernel" && bootsVM(cfg):
 		side.Impl, err = openVM(ctx, spec, cfg, o)
 	case asPlugin:
 		side.Impl, err = openServed(ctx, spec, name, o)
@@ -166,16 +170,63 @@ func openServed(ctx context.Context, spec, name string, o Options) (ops.Impl, er
 	return host.Open(ctx, host.Launch{Name: spec, Path: self, Args: []string{"plugin", "serve", name}, CallTimeout: o.CallTimeout})
 }
 
+// bootsVM says whether a kernel side's options name a kernel to boot in a
+// guest: an image, or a tree or base to build.
+func bootsVM(cfg ops.Config) bool {
+	for _, k := range []string{impls.OptionImage, impls.OptionSource, impls.OptionBase, impls.OptionPatches} {
+		if cfg.Options[k] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// VMImage is the kernel a kernel side's options name to boot: image=PATH
+// as given, or source=DIR / base=V with patches=DIR built first
+// (ci.BuildKernel: cached, its messages to log). An image that cannot be
+// read, a source that is no kernel tree, or both an image and a source, is
+// a SpecError.
+func VMImage(ctx context.Context, spec string, cfg ops.Config, log io.Writer) (string, error) {
+	image, source, base, patches := cfg.Options[impls.OptionImage], cfg.Options[impls.OptionSource], cfg.Options[impls.OptionBase], cfg.Options[impls.OptionPatches]
+	if image != "" && (source != "" || base != "" || patches != "") {
+		return "", &SpecError{fmt.Errorf("%s: image= boots a kernel as it is: source=, base= and patches= build one; give one or the other", spec)}
+	}
+	if source != "" && base != "" {
+		return "", &SpecError{fmt.Errorf("%s: source= is a tree of its own: base= names Debian's source instead", spec)}
+	}
+	if image == "" {
+		vmlinux, err := ci.BuildKernel(ctx, ci.Build{Source: source, Base: base, Patches: patches, Log: log})
+		if err != nil {
+			return "", &SpecError{fmt.Errorf("%s: %w", spec, err)}
+		}
+		return vmlinux, nil
+	}
+	abs, err := filepath.Abs(image)
+	if err != nil {
+		return "", &SpecError{fmt.Errorf("%s: %w", spec, err)}
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", &SpecError{fmt.Errorf("%s: kernel image: %w", spec, err)}
+	}
+	if st.IsDir() || st.Size() == 0 {
+		return "", &SpecError{fmt.Errorf("%s: kernel image %s: not a kernel (a directory or an empty file)", spec, image)}
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", &SpecError{fmt.Errorf("%s: kernel image: %w", spec, err)}
+	}
+	f.Close()
+	return abs, nil
+}
+
 // openVM starts the kernel side in a QEMU guest booted from the image its
-// options name (impls.BootVM), reached by the plugin host without a relay.
+// options name (VMImage), reached by the plugin host without a relay.
 // The guest's /init is the ipcfuzz executable (Options.Self or this one).
 func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Impl, error) {
-	image, err := filepath.Abs(cfg.Options[impls.OptionImage])
+	image, err := VMImage(ctx, spec, cfg, o.BuildLog)
 	if err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
-	}
-	if _, err := os.Stat(image); err != nil {
-		return nil, &SpecError{fmt.Errorf("%s: kernel image: %w", spec, err)}
+		return nil, err
 	}
 	self := o.Self
 	if self == "" {

@@ -17,10 +17,11 @@ import (
 // reproCmd writes the C reproducer of a script: libc only, it runs the
 // script's syscalls on the kernel it runs on, in a private IPC namespace,
 // and checks every result against the expected one.
-func reproCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func reproCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	out := fs.String("o", "", "write the C file here (default: stdout)")
 	expect := fs.String("expect", "a", "whose results the program expects of the kernel: a or b, the sides of a finding's table (a script without one: its stated results)")
+	runOn := fs.String("run", "", "build the program and run it in a guest of this kernel side (kernel:image=PATH, kernel:source=DIR[,patches=DIR], kernel:base=V[,patches=DIR]); exit as it did")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -37,6 +38,9 @@ func reproCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if finalOnly != "" {
 		fmt.Fprintf(stderr, "ipcfuzz: repro: %s: %s\n", files[0], finalOnly)
+	}
+	if *runOn != "" {
+		return runReproInGuest(ctx, *runOn, src, *out, stdout, stderr)
 	}
 	if *out == "" {
 		_, err := stdout.Write(src)

@@ -32,7 +32,7 @@ func (f *sideFlags) register(fs *flag.FlagSet, timeout time.Duration) {
 }
 
 func (f *sideFlags) options() sides.Options {
-	return sides.Options{CallTimeout: f.callTimeout, InProcess: f.inProcess}
+	return sides.Options{CallTimeout: f.callTimeout, InProcess: f.inProcess, BuildLog: f.notes}
 }
 
 // open starts the implementation spec names (sides.Open): a built-in

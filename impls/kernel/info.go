@@ -8,6 +8,17 @@ import (
 // (vm.go); the adapter in the guest takes it and ignores it.
 const OptionImage = "image"
 
+// OptionSource, OptionBase and OptionPatches build the kernel the VM boots
+// (kernel:source=DIR[,patches=DIR], kernel:base=6.12[,patches=DIR]): a
+// source tree or Debian's linux-source of a base, with a series of
+// patches, built by ci/kernel.sh's recipe and cached; the guest's adapter
+// ignores them, as it does the image.
+const (
+	OptionSource  = "source"
+	OptionBase    = "base"
+	OptionPatches = "patches"
+)
+
 // Options are the options the kernel's Reset takes: caps, and only the
 // value this process really has (the kernel cannot pretend); image, the
 // kernel to boot in a VM instead of this machine's.
@@ -15,6 +26,10 @@ var Options = ops.OptionSpecs{
 	withNote(ops.CapsOption, "only what the process has"),
 	{Name: OptionImage, Values: []string{""}, Free: "PATH", Doc: "a kernel to run in a QEMU guest instead of this machine's",
 		Note: "a vmlinux, bzImage or Debian .deb booted in QEMU, KVM where the CPU has it, else TCG"},
+	{Name: OptionSource, Values: []string{""}, Free: "DIR", Doc: "a kernel source tree, built with ci/kernel.sh's guest config (cached) and booted as image= is",
+		Note: "a kernel tree built for the guest and booted"},
+	{Name: OptionBase, Values: []string{"", "6.1", "6.12"}, Doc: "Debian's linux-source of this version, built and booted as source= is"},
+	{Name: OptionPatches, Values: []string{""}, Free: "DIR", Doc: "a series of *.patch files applied to source= or base= before the build"},
 }
 
 func withNote(o ops.OptionSpec, note string) ops.OptionSpec {

@@ -60,3 +60,8 @@ func GuestNote() string { return "" }
 
 // VMAccel is "tcg" here (no guest boots).
 func VMAccel() string { return "tcg" }
+
+// RunVM fails: booting a kernel image needs linux/amd64.
+func RunVM(context.Context, VMOptions, string) (int, error) {
+	return 0, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
+}

@@ -134,3 +134,20 @@ func GuestNote() string {
 
 // VMAccel is how this machine would run a guest: "kvm" or "tcg".
 func VMAccel() string { return vm.ChooseAccel().Name }
+
+// RunVM boots o.Image with prog, a static program, run as the guest's only
+// work, and returns how prog exited there (its status, or 128 plus a
+// signal). o.Init is the guest's /init as for BootVM; o.Console receives
+// the console, prog's output among it. An error is the guest's, never
+// prog's.
+func RunVM(ctx context.Context, o VMOptions, prog string) (int, error) {
+	img, err := vm.Resolve(ctx, o.Image, "")
+	if err != nil {
+		return 0, err
+	}
+	code, err := vm.Run(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, o.Init, ""), Env: o.Env, Console: o.Console}, prog)
+	if err != nil {
+		return 0, fmt.Errorf("kernel image %s: %w", o.Image, err)
+	}
+	return code, nil
+}

@@ -51,6 +51,8 @@ type Config struct {
 const (
 	readyPrefix  = "IPCFUZZ-VM-READY "
 	failedPrefix = "IPCFUZZ-VM-FAILED "
+	// exitPrefix is Run's line: how the program exited.
+	exitPrefix = "IPCFUZZ-VM-EXIT "
 )
 
 // The environment of /init that the host sets: that it is ipcfuzz's guest
@@ -58,6 +60,9 @@ const (
 const (
 	envInit      = "IPCFUZZ_VM_INIT"
 	envHostCalib = "IPCFUZZ_VM_HOST_NS"
+	// envRun, in Run's guests, is the program /init runs instead of the
+	// plugin.
+	envRun = "IPCFUZZ_VM_RUN"
 )
 
 // EnvGuestAccel names the variable that tells the guest's processes how
@@ -82,9 +87,10 @@ type Guest struct {
 	// BootTime is the time from QEMU's start to the ready line.
 	BootTime time.Duration
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	cmd   *exec.Cmd
+	done  chan struct{}
+	err   error
+	begin time.Time
 }
 
 // Pid is QEMU's pid.
@@ -121,22 +127,96 @@ func (g *Guest) Kill() error {
 // Boot starts QEMU on the image and waits until the guest's plugin
 // serves, ctx's deadline at most. On an error nothing is left running.
 func Boot(ctx context.Context, c Config) (*Guest, error) {
+	g, ready, tail, err := start(c)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case line, ok := <-ready:
+		if !ok { // the console ended: QEMU is exiting
+			<-g.done
+			return nil, fmt.Errorf("QEMU exited before the guest was ready (%v)%s", g.err, tail.quote())
+		}
+		if msg, ok := strings.CutPrefix(line, failedPrefix); ok {
+			_ = g.Kill()
+			return nil, fmt.Errorf("the guest failed: %s", msg)
+		}
+		if err := g.parseReady(strings.TrimPrefix(line, readyPrefix)); err != nil {
+			_ = g.Kill()
+			return nil, err
+		}
+		g.BootTime = time.Since(g.begin)
+		return g, nil
+	case <-g.done:
+		<-ready // the console is read to its end
+		return nil, fmt.Errorf("QEMU exited before the guest was ready (%v)%s", g.err, tail.quote())
+	case <-ctx.Done():
+		_ = g.Kill()
+		return nil, fmt.Errorf("the guest was not ready after %v (%w)%s", time.Since(g.begin).Round(time.Millisecond), ctx.Err(), tail.quote())
+	}
+}
+
+// Run boots the image with prog (a static program) in place of the
+// plugin, and returns how prog exited in the guest: its status, or 128
+// plus the signal that killed it. The console (prog's output among it)
+// goes to c.Console. An error is the guest's or QEMU's, never prog's: the
+// guest failed, QEMU exited without an exit line, or ctx ended first. On
+// return nothing is left running.
+func Run(ctx context.Context, c Config, prog string) (int, error) {
+	files := map[string]string{"/bin/ipcfuzz-run": prog}
+	for g, h := range c.Files {
+		files[g] = h
+	}
+	c.Files = files
+	c.Env = append(append([]string{}, c.Env...), envRun+"=/bin/ipcfuzz-run")
+	g, ready, tail, err := start(c)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = g.Kill() }()
+	select {
+	case line, ok := <-ready:
+		if !ok {
+			<-g.done
+			return 0, fmt.Errorf("QEMU exited before the program said how it ended (%v)%s", g.err, tail.quote())
+		}
+		if msg, ok := strings.CutPrefix(line, failedPrefix); ok {
+			return 0, fmt.Errorf("the guest failed: %s", msg)
+		}
+		code, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, exitPrefix)))
+		if err != nil || !strings.HasPrefix(line, exitPrefix) {
+			return 0, fmt.Errorf("the guest said %q where the program's exit line was due", line)
+		}
+		select { // the guest powers off: its last console lines come first
+		case <-g.done:
+		case <-time.After(10 * time.Second):
+		}
+		return code, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("the program had not ended in the guest after %v (%w)%s", time.Since(g.begin).Round(time.Millisecond), ctx.Err(), tail.quote())
+	}
+}
+
+// start starts QEMU on the image with the initramfs of c: ready receives
+// the guest's first line for the host (ready, failed or exited), and is
+// closed if the console ends first.
+func start(c Config) (*Guest, <-chan string, *lastLines, error) {
 	qemu := c.QEMU
 	if qemu == "" {
 		qemu = "qemu-system-x86_64"
 	}
 	qemuPath, err := exec.LookPath(qemu)
 	if err != nil {
-		return nil, fmt.Errorf("booting a kernel image needs QEMU (Debian: apt-get install qemu-system-x86): %w", err)
+		return nil, nil, nil, fmt.Errorf("booting a kernel image needs QEMU (Debian: apt-get install qemu-system-x86): %w", err)
 	}
 	initrd, err := initramfs(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer initrd.Close() // QEMU has read it once it runs the guest
 	sock, err := socketName()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	accel := ChooseAccel()
 	hostNS := calibrate()
@@ -150,7 +230,7 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 	// its end while the last lines (why QEMU exited) are still being read.
 	stdout, pw, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	cmd.Stdout = pw
 	console := c.Console
@@ -161,7 +241,7 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 	cmd.Stderr = &lineWriter{w: console, tail: tail}
 	g := &Guest{Accel: accel.Name, Addr: &net.UnixAddr{Name: "@" + sock, Net: "unix"}, cmd: cmd, done: make(chan struct{})}
 	started := make(chan error, 1)
-	begin := time.Now()
+	g.begin = time.Now()
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with QEMU
 		err := cmd.Start()
@@ -177,33 +257,11 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 	}()
 	if err := <-started; err != nil {
 		stdout.Close()
-		return nil, fmt.Errorf("starting QEMU: %w", err)
+		return nil, nil, nil, fmt.Errorf("starting QEMU: %w", err)
 	}
 	ready := make(chan string, 1)
 	go scanConsole(stdout, console, tail, ready)
-	select {
-	case line, ok := <-ready:
-		if !ok { // the console ended: QEMU is exiting
-			<-g.done
-			return nil, fmt.Errorf("QEMU exited before the guest was ready (%v)%s", g.err, tail.quote())
-		}
-		if msg, ok := strings.CutPrefix(line, failedPrefix); ok {
-			_ = g.Kill()
-			return nil, fmt.Errorf("the guest failed: %s", msg)
-		}
-		if err := g.parseReady(strings.TrimPrefix(line, readyPrefix)); err != nil {
-			_ = g.Kill()
-			return nil, err
-		}
-		g.BootTime = time.Since(begin)
-		return g, nil
-	case <-g.done:
-		<-ready // the console is read to its end
-		return nil, fmt.Errorf("QEMU exited before the guest was ready (%v)%s", g.err, tail.quote())
-	case <-ctx.Done():
-		_ = g.Kill()
-		return nil, fmt.Errorf("the guest was not ready after %v (%w)%s", time.Since(begin).Round(time.Millisecond), ctx.Err(), tail.quote())
-	}
+	return g, ready, tail, nil
 }
 
 // parseReady reads "slowdown=F handshake=LINE".
@@ -355,7 +413,7 @@ func scanConsole(r io.ReadCloser, console io.Writer, tail *lastLines, ready chan
 	defer r.Close()
 	for s.Scan() {
 		line := strings.TrimRight(s.Text(), "\r")
-		if !sent && (strings.HasPrefix(line, readyPrefix) || strings.HasPrefix(line, failedPrefix)) {
+		if !sent && (strings.HasPrefix(line, readyPrefix) || strings.HasPrefix(line, failedPrefix) || strings.HasPrefix(line, exitPrefix)) {
 			ready <- line
 			sent = true
 			continue

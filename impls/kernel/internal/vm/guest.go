@@ -50,7 +50,12 @@ func GuestInit(c GuestConfig) {
 	// Capabilities are a thread's: the bounding set is dropped on this
 	// thread, which also starts the plugin.
 	runtime.LockOSThread()
-	err := serveGuest(c)
+	var err error
+	if prog := os.Getenv(envRun); prog != "" {
+		err = runInGuest(prog)
+	} else {
+		err = serveGuest(c)
+	}
 	if err != nil {
 		fmt.Printf("%s%v\n", failedPrefix, err)
 	}
@@ -129,6 +134,36 @@ func serveGuest(c GuestConfig) error {
 	if err := <-exited; err != nil {
 		fmt.Printf("the plugin exited: %v\n", err)
 	}
+	return nil
+}
+
+// runInGuest runs the program prog (a static binary of the initramfs, Run's
+// mode) with the console as its output, and says on the console how it
+// exited: the exit line, its status or 128+signal.
+func runInGuest(prog string) error {
+	if err := mountAll(); err != nil {
+		return err
+	}
+	if err := loadModules(); err != nil {
+		return err
+	}
+	cmd := exec.Command(prog)
+	cmd.Dir = "/tmp"
+	cmd.Env = []string{"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp"}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(unix.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	case err != nil:
+		return fmt.Errorf("running %s: %w", prog, err)
+	}
+	fmt.Printf("%s%d\n", exitPrefix, code)
 	return nil
 }
 

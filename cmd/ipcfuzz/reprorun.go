@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/sides"
+)
+
+// reproRunTimeout bounds one guest's boot and run of a reproducer: a
+// reproducer's script is small, but a guest under TCG boots in seconds
+// and runs ten times slower than the host.
+const reproRunTimeout = 10 * time.Minute
+
+// runReproInGuest builds the reproducer src (statically, with the C compiler of
+// this machine), boots the kernel side spec names with it as the guest's
+// only work, and ends as the program did in the guest: nil for 0, exit 1
+// for 1 (a result differs), exit 2 for 2 (it could not set up); a guest
+// that did not run it to its end, or a program killed by a signal, is
+// exit 3, so that `git bisect run` can tell a failed boot from a verdict.
+// keep, when not "", keeps the C source there.
+func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, stdout, stderr io.Writer) error {
+	name, cfg, err := ops.ParseImplName(spec)
+	if err != nil {
+		return usageError{fmt.Sprintf("--run %s: %v", spec, err)}
+	}
+	if name != "kernel" {
+		return usageError{fmt.Sprintf("--run %s: a reproducer runs on a kernel side: kernel:image=PATH, kernel:source=DIR or kernel:base=V", spec)}
+	}
+	if cfg.Options[impls.OptionImage] == "" && cfg.Options[impls.OptionSource] == "" && cfg.Options[impls.OptionBase] == "" && cfg.Options[impls.OptionPatches] == "" {
+		return usageError{fmt.Sprintf("--run %s: name the kernel to boot (image=, source= or base=): the reproducer runs on this machine's kernel without --run", spec)}
+	}
+	image, err := sides.VMImage(ctx, spec, cfg, stderr)
+	if err != nil {
+		return cliError(err)
+	}
+	dir, err := os.MkdirTemp("", "ipcfuzz-repro-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfile, prog := filepath.Join(dir, "repro.c"), filepath.Join(dir, "repro")
+	if keep != "" {
+		if err := corpus.WriteFileAtomic(keep, src, 0o644); err != nil {
+			return fmt.Errorf("repro: %w", err)
+		}
+	}
+	if err := os.WriteFile(cfile, src, 0o644); err != nil {
+		return err
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if out, err := exec.CommandContext(ctx, cc, "-O2", "-static", "-o", prog, cfile).CombinedOutput(); err != nil {
+		return fmt.Errorf("repro --run: %s -static: %v: %s (Debian: apt-get install gcc libc6-dev)", cc, err, firstLine(string(out)))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("repro --run: finding this executable for the guest's /init: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, reproRunTimeout)
+	defer cancel()
+	code, err := impls.RunVM(rctx, impls.VMOptions{Image: image, Init: self, Console: stdout}, prog)
+	if err != nil {
+		return infrastructureError{fmt.Sprintf("repro --run %s: %v", spec, err)}
+	}
+	switch code {
+	case 0:
+		fmt.Fprintf(stderr, "ipcfuzz: repro --run %s: every checked result as expected (exit 0)\n", spec)
+		return nil
+	case 1:
+		return foundError{fmt.Sprintf("repro --run %s: a result differs from the expected one (the program exited 1)", spec)}
+	case 2:
+		return fmt.Errorf("repro --run %s: the program could not set up in the guest (exit 2)", spec)
+	default:
+		return infrastructureError{fmt.Sprintf("repro --run %s: the program ended with status %d in the guest (a signal: 128+N)", spec, code)}
+	}
+}
