@@ -1,0 +1,51 @@
+package vmimage_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// repro --run builds a script's reproducer, boots the image with it as the
+// guest's only work and exits as the program did: 0 where every stated
+// result is the guest kernel's, 1 where one differs (its line printed), so
+// that `git bisect run` can use it.
+func TestReproRunInGuest(t *testing.T) {
+	img := testImage(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, result string
+		code         int
+	}{
+		{"agrees", "ok", 0},
+		{"differs", "EAGAIN", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			script := filepath.Join(dir, c.name+".ops")
+			text := "subsystem msg\nh1 = get msg key=0x0 mode=0600 -> id=0\nmsgsnd msg h1 type=1 size=16 fill=0 nowait -> " + c.result + "\n"
+			require.NoError(t, os.WriteFile(script, []byte(text), 0o644))
+			r := ipcfuzz(t, "repro", script, "--run", "kernel:image="+img)
+			require.Equal(t, c.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			if c.code == 1 {
+				require.Contains(t, r.stdout, "step 2: msgsnd msg h1 type=1 size=16 fill=0 nowait: kernel -> ok, expected EAGAIN")
+			}
+		})
+	}
+}
+
+// A kernel to build that is no kernel, or an image that is empty, is
+// refused in one line, exit 2, before anything boots or builds.
+func TestKernelSourceAndImageRefused(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	for _, side := range []string{"kernel:source=" + t.TempDir(), "kernel:source=/nonexistent/linux", "kernel:image=" + empty, "kernel:image=/nonexistent/vmlinux", "kernel:image=" + empty + ",patches=" + t.TempDir()} {
+		r := ipcfuzz(t, "compare", "optimized", side, "--checks", "1", "--corpus", t.TempDir())
+		require.Equal(t, 2, r.code, "%s: %s", side, r.stderr)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		require.Len(t, lines, 1, "%s: %s", side, r.stderr)
+		require.Contains(t, lines[0], "kernel:", side)
+	}
+}
