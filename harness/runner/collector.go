@@ -132,6 +132,7 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		c.res.Findings[k].Hits++
 		return nil
 	}
+	seen := time.Since(c.start).Seconds()
 	// The shrinker keeps only scripts that show this divergence: the same
 	// signature, not another bug the script also reaches.
 	sh, err := p.Shrink(ctx, script, first, p.SameSignature(sig))
@@ -167,7 +168,7 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	if d.Step < 0 {
 		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
-	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Ops: len(sh.Script), Hits: 1})
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(sh.Script), Hits: 1})
 	return nil
 }
 

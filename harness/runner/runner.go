@@ -94,8 +94,11 @@ type Finding struct {
 	Kind      string `json:"kind"`
 	Script    string `json:"script,omitempty"` // the corpus file, when one was written
 	Index     int    `json:"index"`            // the first script (0-based) that showed it
-	Ops       int    `json:"ops"`              // the length of its (shrunk) script
-	Hits      int    `json:"hits"`
+	// Seconds is when the run first saw it, from its start (before its
+	// shrink): a budget's time to the finding.
+	Seconds float64 `json:"seconds"`
+	Ops     int     `json:"ops"` // the length of its (shrunk) script
+	Hits    int     `json:"hits"`
 	// Text is the finding file's text when it could not be written
 	// (StoreError says why); "" when it was.
 	Text       string `json:"text,omitempty"`
