@@ -55,6 +55,8 @@ var rooms = map[string][]string{
 	// The kernel build the binary shares with ci/kernel.sh imports nothing
 	// of ours.
 	"ci": nil,
+	// The zoo's bench builds kernels and runs the ipcfuzz binary.
+	"ci/": {"ci"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
