@@ -255,8 +255,11 @@ func call[Resp any](ctx context.Context, p *Plugin, method string, rpc func(cont
 	if err != nil {
 		return zero, err
 	}
-	callCtx, cancel := p.callContext(ctx)
+	timed, cancel := p.callContext(ctx)
 	defer cancel()
+	callCtx, stopWatch := context.WithCancelCause(timed)
+	defer stopWatch(nil)
+	go watchStopped(callCtx, pr.pid, stopWatch)
 	start := time.Now()
 	resp, err := rpc(callCtx, pr.rpc)
 	if err != nil {
@@ -288,6 +291,10 @@ func (p *Plugin) classify(ctx, callCtx context.Context, pr *proc, method string,
 		// the plugin is not to blame and stays up. Only the host's
 		// per-call deadline makes a plugin hung.
 		return fmt.Errorf("plugin %q: %s: %w", p.name, method, ctx.Err())
+
+	case errors.Is(context.Cause(callCtx), errStopped):
+		return p.bury(pr, &PluginError{Plugin: p.name, Kind: Hung, Stderr: pr.stderr.text(),
+			Err: fmt.Errorf("%s: no answer within %v: %w; process killed", method, took.Round(time.Millisecond), errStopped)})
 
 	case timedOut && callerDeadlineBinds(ctx, callCtx):
 		// gRPC's own timer (or the server's, from the grpc-timeout header)
