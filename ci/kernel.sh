@@ -11,7 +11,8 @@
 # default); a file ci/kernels/NAME/base names the series' base (6.1 or 6.12)
 # when --base is not given. Builds are cached by source version, config
 # fragment, patches and the build recipe: a second run prints the cached
-# path at once. The unpatched tree of each base is built once and kept; a
+# path at once. A tree given with --source is built out of tree (make O=,
+# incremental; never taken from the cache, since the tree may have changed). The unpatched tree of each base is built once and kept; a
 # series is applied to it, rebuilt (only what it touches) and left applied
 # until the next series needs the tree, which first takes it out again.
 # With ccache installed, objects are cached too ($cache/ccache).
@@ -22,9 +23,10 @@
 #   ci/kernel.sh --source ~/linux --patches my-series
 #   go run ./cmd/ipcfuzz compare optimized kernel:image="$(ci/kernel.sh)" --subsystem ids
 #
-# Needs: gcc make flex bison bc libelf-dev libssl-dev (and apt-get/dpkg-deb
-# for Debian's source). The first build of a base: 5-10 minutes with make -j2
-# on 2 idle cores; a series of one file: about a minute.
+# Needs: gcc make flex bison bc libelf-dev libssl-dev (apt-get and dpkg-deb
+# for Debian's source, rsync for a tree with patches). The first build of a
+# base: 5-10 minutes with make -j2 on 2 idle cores; a series of one file:
+# about a minute.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # recipe is the version of how a tree is configured and built: bump it when
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
     --patches) patches=${2:-}; shift 2 ;;
     --cache) cache=${2:-}; shift 2 ;;
     --jobs) jobs=${2:-}; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/kernel.sh: unknown option $1" >&2; exit 2 ;;
     *) name=$1; shift ;;
   esac
@@ -69,10 +71,10 @@ log() { echo "ci/kernel.sh: $*" >&2; }
 
 # The source: a tree, or Debian's linux-source .deb (its tarball unpacked
 # once per version into the cache).
+srctree=""
 if [ -n "$source" ] && [ -d "$source" ]; then
-  tree=$(cd "$source" && pwd)
-  [ -f "$tree/Makefile" ] && [ -d "$tree/ipc" ] || { echo "ci/kernel.sh: --source $source: not a kernel source tree (no Makefile or ipc/)" >&2; exit 2; }
-  version="tree:$tree:$(cd "$tree" && (git rev-parse HEAD 2>/dev/null || make -s kernelversion))"
+  srctree=$(cd "$source" && pwd)
+  [ -f "$srctree/Makefile" ] && [ -d "$srctree/ipc" ] || { echo "ci/kernel.sh: --source $source: not a kernel source tree (no Makefile or ipc/)" >&2; exit 2; }
 elif [ -n "$source" ] && [ ! -f "$source" ]; then
   echo "ci/kernel.sh: --source $source: no such tree or package" >&2; exit 2
 else
@@ -98,25 +100,76 @@ else
   fi
 fi
 
-# The keys: of the base build (source version, fragment, recipe) and of
-# this one (the base's and the patches).
 series=()
 if [ -n "$patches" ]; then
   while IFS= read -r p; do series+=("$p"); done < <(ls "$patches"/*.patch 2>/dev/null | sort)
   [ ${#series[@]} -gt 0 ] || { echo "ci/kernel.sh: $patches holds no *.patch" >&2; exit 2; }
-fi
-basekey=$( { echo "$version"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
-key=$( { echo "$basekey"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
-out=$cache/$name-$key
-if [ -f "$out/vmlinux" ]; then
-  echo "$out/vmlinux"
-  exit 0
 fi
 
 mk=(make -s -j"$jobs" ARCH=x86_64)
 if command -v ccache >/dev/null 2>&1; then
   export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache} CCACHE_BASEDIR=$cache CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
   mk+=(CC="ccache gcc")
+fi
+
+# A developer's tree changes under us (a checkout, an edit not committed),
+# so its builds are never taken from a cache by key: it is built out of
+# tree (make O=), in one object directory per tree and config that is
+# kept, and make rebuilds what changed since the last build. The tree must
+# be clean of an in-tree build (make mrproper). With patches, a copy of
+# the tree is brought to the tree's state (rsync; what it changes is
+# touched, so that make sees it newer than its objects), patched, and
+# built in an object directory of its own.
+if [ -n "$srctree" ]; then
+  treekey=$( { echo "$srctree"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
+  work=$cache/tree-$treekey
+  mkdir -p "$work"
+  exec 9>"$work.lock"
+  flock 9
+  src=$srctree obj=$work/obj
+  if [ ${#series[@]} -gt 0 ]; then
+    command -v rsync >/dev/null || { echo "ci/kernel.sh: --patches on a tree needs rsync (apt-get install rsync)" >&2; exit 2; }
+    src=$work/src obj=$work/obj-patched
+    mkdir -p "$src"
+    log "bringing the copy of $srctree to its state"
+    rsync -a --delete --exclude=/.git --out-format='%n' "$srctree/" "$src/" > "$work/changed"
+    (cd "$src" && grep -v '/$' "$work/changed" | xargs -r -d '\n' touch -c --)
+    for p in "${series[@]}"; do
+      log "applying $(basename "$p")"
+      patch -d "$src" -p1 --quiet --no-backup-if-mismatch --dry-run < "$p" >/dev/null ||
+        { echo "ci/kernel.sh: $p does not apply to $srctree" >&2; exit 1; }
+      patch -d "$src" -p1 --quiet --no-backup-if-mismatch < "$p"
+    done
+  fi
+  mkdir -p "$obj"
+  if [ ! -f "$obj/.configured" ]; then
+    log "configuring $obj"
+    "${mk[@]}" -C "$src" O="$obj" tinyconfig >/dev/null
+    (cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config "$fragment" >/dev/null)
+    "${mk[@]}" -C "$src" O="$obj" olddefconfig >/dev/null
+    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" "$obj/.config" || echo "$l"; done)
+    if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
+    touch "$obj/.configured"
+  fi
+  log "building $srctree${series:+ with $name} in $obj"
+  "${mk[@]}" -C "$src" O="$obj" bzImage >&2
+  out=$work/out-$name
+  mkdir -p "$out.tmp"
+  cp "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/.config" "$out.tmp/"
+  { echo "name $name"; echo "source $srctree $(cd "$srctree" && git rev-parse HEAD 2>/dev/null || true)"; for p in "${series[@]}"; do echo "patch $(basename "$p")"; done; } > "$out.tmp/BUILD"
+  rm -rf "$out" && mv "$out.tmp" "$out"
+  echo "$out/vmlinux"
+  exit 0
+fi
+
+# The keys: of the base build (source version, fragment, recipe) and of
+# this one (the base's and the patches).
+basekey=$( { echo "$version"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
+key=$( { echo "$basekey"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
+out=$cache/$name-$key
+if [ -f "$out/vmlinux" ]; then
+  echo "$out/vmlinux"
+  exit 0
 fi
 
 # The base tree: the unpacked source configured and built once, kept in the
