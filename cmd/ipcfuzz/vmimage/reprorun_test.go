@@ -49,3 +49,31 @@ func TestKernelSourceAndImageRefused(t *testing.T) {
 		require.Contains(t, lines[0], "kernel:", side)
 	}
 }
+
+// envTestSource names a kernel source tree (clean of an in-tree build)
+// and envTestSourcePatches a series for it that plants a bug (a directory
+// of ci/kernels/), for TestCompareSourceAgainstPatchedSource.
+const (
+	envTestSource        = "IPCFUZZ_TEST_SOURCE"
+	envTestSourcePatches = "IPCFUZZ_TEST_SOURCE_PATCHES"
+)
+
+// A developer's tree against the same tree with a series: kernel:source=
+// builds both (out of tree, the series in a copy) and boots them, and the
+// bug the series plants is found.
+func TestCompareSourceAgainstPatchedSource(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/qemu-system-x86_64"); err != nil {
+		t.Skip("kernel:source= boots what it builds: it needs QEMU (apt-get install qemu-system-x86)")
+	}
+	tree, series := os.Getenv(envTestSource), os.Getenv(envTestSourcePatches)
+	if tree == "" || series == "" {
+		t.Skipf("no kernel tree to build: %s names one (e.g. Debian's linux-source-6.12 unpacked) and %s a series of ci/kernels/ for it (minutes of build: not in .ci/run)", envTestSource, envTestSourcePatches)
+	}
+	sub, err := os.ReadFile(filepath.Join(series, "subsystem"))
+	require.NoError(t, err, "the series names its subsystem")
+	r := ipcfuzz(t, "compare", "kernel:source="+tree, "kernel:source="+tree+",patches="+series, "--subsystem", strings.TrimSpace(string(sub)),
+		"--time", "8m", "--seed", "1", "--json", "--corpus", t.TempDir())
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	require.NotEmpty(t, s["findings"])
+}
