@@ -83,7 +83,7 @@ func readLTP(t ltpT, path string) ltpFile {
 	return out
 }
 
-// ltpSection renders the README's tables from the scripts: per LTP test,
+// ltpSection renders docs/ltp.md's tables from the scripts: per LTP test,
 // the lines ported and the lines in all; then the lines not ported, by
 // reason.
 func ltpSection(files []ltpFile) string {
@@ -126,11 +126,14 @@ func ltpSection(files []ltpFile) string {
 	return b.String()
 }
 
-// The README's LTP table is what the scripts of corpus/ltp say: the test
-// counts the "# Case:" and "# Not ported:" lines of every script and
-// renders the tables, which the README must hold as they are (between its
-// two ltp-table markers), so that the README cannot drift.
-var ltpUpdate = flag.Bool("ltp.update", false, "rewrite README.md's LTP table from corpus/ltp (TestLTPCorpusTable)")
+// ltpDoc is the document that holds the LTP table, from this package.
+var ltpDoc = filepath.Join("..", "docs", "ltp.md")
+
+// The LTP table of docs/ltp.md is what the scripts of corpus/ltp say: the
+// test counts the "# Case:" and "# Not ported:" lines of every script and
+// renders the tables, which the document must hold as they are (between
+// its two ltp-table markers), so that it cannot drift.
+var ltpUpdate = flag.Bool("ltp.update", false, "rewrite docs/ltp.md's LTP table from corpus/ltp (TestLTPCorpusTable)")
 
 func TestLTPCorpusTable(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(ltpDir, "*.ops"))
@@ -146,18 +149,18 @@ func TestLTPCorpusTable(t *testing.T) {
 	}
 	require.Len(t, commits, 1, "every script of corpus/ltp is read at one LTP commit")
 
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	doc, err := os.ReadFile(ltpDoc)
 	require.NoError(t, err)
 	const begin, end = "<!-- ltp-table: begin (props/ltp_test.go checks it) -->\n", "<!-- ltp-table: end -->"
-	text := string(readme)
+	text := string(doc)
 	i, j := strings.Index(text, begin), strings.Index(text, end)
-	require.True(t, i >= 0 && j > i, "README.md has no %q ... %q section", strings.TrimSpace(begin), end)
+	require.True(t, i >= 0 && j > i, "docs/ltp.md has no %q ... %q section", strings.TrimSpace(begin), end)
 	got, want := text[i+len(begin):j], ltpSection(files)
 	if *ltpUpdate && got != want {
-		require.NoError(t, os.WriteFile(filepath.Join("..", "README.md"), []byte(text[:i+len(begin)]+want+text[j:]), 0o644))
+		require.NoError(t, os.WriteFile(ltpDoc, []byte(text[:i+len(begin)]+want+text[j:]), 0o644))
 		got = want
 	}
-	require.Equal(t, want, got, "README.md's LTP table differs from corpus/ltp (go test ./props -run TestLTPCorpusTable -ltp.update rewrites it); it should read:\n%s", want)
+	require.Equal(t, want, got, "docs/ltp.md's LTP table differs from corpus/ltp (go test ./props -run TestLTPCorpusTable -ltp.update rewrites it); it should read:\n%s", want)
 }
 
 // The table catches a change: a case moved from ported to not ported, a

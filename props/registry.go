@@ -1,6 +1,6 @@
 // Package props is the registry of subsystems: every subsystem the drivers
 // can generate scripts for, compare and fuzz. compare, replay, list, help,
-// the README's tables and the nightly shards read it; adding a subsystem is
+// the help's tables and the nightly shards read it; adding a subsystem is
 // adding its value here.
 package props
 

@@ -63,7 +63,7 @@ func TestComplexityCountersAndHostUntouched(t *testing.T) {
 
 func TestComplexityTableAndBenchstat(t *testing.T) {
 	t.Parallel()
-	r := ipcfuzz(t, "complexity", "naive", "optimized", "--workload", "lookup-depth", "--sizes", "64,4096,32768", "--reps", "3")
+	r := ipcfuzz(t, "complexity", "naive", "optimized", "--workload", "lookup-depth", "--sizes", "64,1024,8192", "--reps", "3")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "naive ms")
 	require.Contains(t, r.stdout, "optimized nodes")

@@ -177,6 +177,7 @@ func TestCorpusMinimize(t *testing.T) {
 
 // Built with -cover, minimize counts the models' coverage units too.
 func TestCorpusMinimizeCoverage(t *testing.T) {
+	long(t)
 	t.Parallel()
 	cover := filepath.Join(t.TempDir(), "ipcfuzz-cover")
 	out, err := exec.Command("go", "build", "-cover", "-covermode=atomic", "-coverpkg=../../impls/...,.", "-o", cover, ".").CombinedOutput()
@@ -193,6 +194,7 @@ func TestCorpusMinimizeCoverage(t *testing.T) {
 // script also reached while it was shrunk (seeds 2 and 3 used to file a
 // get signature under a one-op rmid script).
 func TestShrunkScriptKeepsItsSignature(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, seed := range []string{"2", "3"} {
 		dir := t.TempDir()

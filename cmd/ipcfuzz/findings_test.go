@@ -218,7 +218,9 @@ func TestKernelFindingNamesItsRelease(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()
-	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
+	// A few scripts: the legacy allocator differs at its second get, and a
+	// batch of 300 would run its seq wraps on the kernel before stopping.
+	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "5", "--seed", "1", "--json", "--corpus", dir)
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
 	release := strings.TrimPrefix(kernel.Release(), "Linux ")

@@ -25,6 +25,14 @@ var bin string
 
 func TestMain(m *testing.M) { testkit.Main(m, ".", func(b string) { bin = b }) }
 
+// long skips a test unless the long tests run (IPCFUZZ_LONG=1, as .ci/run
+// sets): an end-to-end run of tens of seconds, a budgeted search or shard,
+// a shrink against the kernel.
+func long(t *testing.T) {
+	t.Helper()
+	testkit.Long(t)
+}
+
 // testBuilds are the programs the tests build (plugins, mutants), once per
 // test process, beside bin.
 var testBuilds sync.Map // package path -> *testBuild
@@ -109,6 +117,7 @@ func TestCompareNaiveOptimizedIsDeterministic(t *testing.T) {
 }
 
 func TestCompareLegacyAgainstKernel(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()

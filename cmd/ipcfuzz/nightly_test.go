@@ -154,6 +154,7 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 // fuzzer fails, and the replay of that input on a fresh plugin agrees. The
 // shard is clean, says why, and keeps the input.
 func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needNightlyTools(t)
 	fuzzShards.Lock()

@@ -114,6 +114,7 @@ func TestComparePerfBadInput(t *testing.T) {
 // path of ci/nightly.sh: clean on the models, a finding (exit 1, the file
 // kept, junit failed) against the mutant.
 func TestNightlyPerfCompareShard(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()

@@ -71,7 +71,7 @@ func listCmd(args []string, stdout io.Writer) error {
 		b, _ := impls.Lookup(n)
 		fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%s\n", n, strings.Join(b.Subsystems(), ","), b.ExactIDs, b.Counters, b.Options())
 	}
-	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see README)\t\t\t")
+	fmt.Fprintln(w, "./PATH\tany executable that speaks the ipcfuzz plugin handshake (see docs/plugins.md)\t\t\t")
 	if err := w.Flush(); err != nil {
 		return err
 	}

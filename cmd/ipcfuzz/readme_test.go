@@ -18,10 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
-// The README is executable: every block of it is run here, by its fence,
-// the blocks in parallel.
+// The README and the documents of docs/ are executable: every block of
+// them is run here, by its fence, the blocks in parallel.
 //
 //   - sh: each line is a command, run as from the repository's root; a
 //     trailing "# exit N" is its expected exit status (default 0). "go run
@@ -29,16 +30,22 @@ import (
 //     test" run as written, except "go test ./...", which is this suite.
 //     What the commands write (findings/, out.svg, bin/) goes to a scratch
 //     root of the block's own (see runReadme), not into the checkout.
-//   - console: "$ COMMAND" then the output it prints. Each line of the
-//     output shown must appear in the real one, in order, with decimal
-//     numbers (timings, fitted exponents) free to differ and integers (sizes,
-//     counts) exact; lines may be left out ("..." says so).
+//   - console: "$ COMMAND" (with "# exit N" as in sh) then the output it
+//     prints. Each line of the output shown must appear in the real one,
+//     in order, with decimal numbers (timings, fitted exponents) free to
+//     differ and integers (sizes, counts) exact; lines may be left out
+//     ("..." says so), and "..." inside a line stands for any text (what a
+//     generator change may alter: a pattern's operations, a count of
+//     scripts).
 //   - ops: a script; it is replayed on naive and optimized and, where the
 //     kernel can run, optimized and kernel, and every result it states must
 //     be what each gives.
 //   - go, text: shown, not run (a plugin's source is built by an sh block;
 //     text holds synopses).
 //
+// A fence's language may be followed by "long" (```sh long): a block that
+// takes tens of seconds (a QEMU boot, a search with a budget, a shrink
+// against the kernel), run only with IPCFUZZ_LONG=1, as .ci/run does.
 // Commands that need the kernel side skip, saying so, where it cannot run.
 // After every block has run, git status, ignored files included, is what
 // it was.
@@ -55,7 +62,10 @@ func TestReadme(t *testing.T) {
 	// would read and git status see).
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
+	var blocks []readmeBlock
+	for _, doc := range docFiles(t, root) {
+		blocks = append(blocks, readmeBlocks(t, root, doc)...)
+	}
 	before := gitStatus(t, root)
 	t.Cleanup(func() { // after the blocks, which run in parallel
 		if after := gitStatus(t, root); after != before {
@@ -65,8 +75,11 @@ func TestReadme(t *testing.T) {
 	tracked := trackedTopLevel(t, root)
 	kernelOK := kernelAvailable()
 	for _, b := range blocks {
-		name := fmt.Sprintf("line%d_%s", b.line, b.lang)
+		name := fmt.Sprintf("%s:%d_%s", strings.ReplaceAll(b.file, "/", "_"), b.line, b.lang)
 		t.Run(name, func(t *testing.T) {
+			if b.long {
+				testkit.Long(t)
+			}
 			t.Parallel()
 			switch b.lang {
 			case "sh":
@@ -76,7 +89,7 @@ func TestReadme(t *testing.T) {
 					if cmd == "" {
 						continue
 					}
-					where := fmt.Sprintf("README.md:%d: %s", b.line+1+i, cmd)
+					where := fmt.Sprintf("%s:%d: %s", b.file, b.line+1+i, cmd)
 					if strings.Contains(cmd, "$"+envTestImage) {
 						img, why := readmeImage()
 						if why != "" {
@@ -93,14 +106,14 @@ func TestReadme(t *testing.T) {
 					require.Equal(t, want, code, "%s\n%s", where, clipOutput(out))
 				}
 			case "console":
-				require.True(t, strings.HasPrefix(b.lines[0], "$ "), "README.md:%d: a console block starts with $ COMMAND", b.line+1)
-				cmd := strings.TrimPrefix(b.lines[0], "$ ")
+				require.True(t, len(b.lines) > 0 && strings.HasPrefix(b.lines[0], "$ "), "%s:%d: a console block starts with $ COMMAND", b.file, b.line+1)
+				cmd, want := readmeCommand(strings.TrimPrefix(b.lines[0], "$ "))
 				if needsKernel(cmd) && !kernelOK {
-					t.Skipf("README.md:%d: the kernel side needs a private IPC namespace (root)", b.line+1)
+					t.Skipf("%s:%d: the kernel side needs a private IPC namespace (root)", b.file, b.line+1)
 				}
 				code, out := runReadme(t, root, scratchRoot(t, root, tracked), cmd)
-				require.Equal(t, 0, code, "README.md:%d: %s\n%s", b.line+1, cmd, clipOutput(out))
-				matchShown(t, b.line+2, b.lines[1:], out)
+				require.Equal(t, want, code, "%s:%d: %s\n%s", b.file, b.line+1, cmd, clipOutput(out))
+				matchShown(t, b.file, b.line+2, b.lines[1:], out)
 			case "ops":
 				file := filepath.Join(t.TempDir(), fmt.Sprintf("readme-%d.ops", b.line))
 				require.NoError(t, os.WriteFile(file, []byte(strings.Join(b.lines, "\n")+"\n"), 0o644))
@@ -108,15 +121,15 @@ func TestReadme(t *testing.T) {
 				if kernelOK {
 					pairs = append(pairs, "optimized,kernel")
 				} else {
-					t.Logf("README.md:%d: optimized,kernel skipped: the kernel side needs a private IPC namespace (root)", b.line)
+					t.Logf("%s:%d: optimized,kernel skipped: the kernel side needs a private IPC namespace (root)", b.file, b.line)
 				}
 				for _, p := range pairs {
 					r := ipcfuzz(t, "replay", file, "--impls", p)
-					require.Equal(t, 0, r.code, "README.md:%d: the script does not hold on %s:\n%s%s", b.line, p, r.stdout, r.stderr)
+					require.Equal(t, 0, r.code, "%s:%d: the script does not hold on %s:\n%s%s", b.file, b.line, p, r.stdout, r.stderr)
 				}
 			case "go", "text":
 			default:
-				t.Fatalf("README.md:%d: a block of %q is neither run nor declared shown", b.line, b.lang)
+				t.Fatalf("%s:%d: a block of %q is neither run nor declared shown", b.file, b.line, b.lang)
 			}
 		})
 	}
@@ -153,14 +166,28 @@ func scratchRoot(t *testing.T, root string, tracked []string) string {
 }
 
 type readmeBlock struct {
-	line  int // the line of the opening fence
+	file  string // the document, relative to the repository's root
+	line  int    // the line of the opening fence
 	lang  string
+	long  bool // the fence says "long": run with IPCFUZZ_LONG=1 only
 	lines []string
 }
 
-// readmeBlocks reads the fenced blocks of a markdown file.
-func readmeBlocks(t *testing.T, path string) []readmeBlock {
-	f, err := os.Open(path)
+// docFiles lists the executable documents, relative to root: README.md,
+// then docs/*.md.
+func docFiles(t *testing.T, root string) []string {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	files := []string{"README.md"}
+	for _, d := range docs {
+		files = append(files, filepath.Join("docs", filepath.Base(d)))
+	}
+	return files
+}
+
+// readmeBlocks reads the fenced blocks of the markdown file root/file.
+func readmeBlocks(t *testing.T, root, file string) []readmeBlock {
+	f, err := os.Open(filepath.Join(root, file))
 	require.NoError(t, err)
 	defer f.Close()
 	var blocks []readmeBlock
@@ -170,8 +197,13 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 		line := sc.Text()
 		switch {
 		case cur == nil && strings.HasPrefix(line, "```"):
-			cur = &readmeBlock{line: n, lang: strings.TrimPrefix(line, "```")}
-			require.NotEmpty(t, cur.lang, "README.md:%d: a fence without a language", n)
+			info := strings.Fields(strings.TrimPrefix(line, "```"))
+			require.NotEmpty(t, info, "%s:%d: a fence without a language", file, n)
+			cur = &readmeBlock{file: file, line: n, lang: info[0]}
+			for _, w := range info[1:] {
+				require.Equal(t, "long", w, "%s:%d: a fence says %q: only \"long\" may follow its language", file, n, w)
+				cur.long = true
+			}
 		case cur != nil && line == "```":
 			blocks = append(blocks, *cur)
 			cur = nil
@@ -180,7 +212,7 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Nil(t, cur, "README.md: a fence is never closed")
+	require.Nil(t, cur, "%s: a fence is never closed", file)
 	return blocks
 }
 
@@ -313,8 +345,9 @@ func shellWords(t *testing.T, s string) []string {
 var number = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?`)
 
 // matchShown checks that every line shown appears in out, in order, with
-// decimal numbers free to differ and blanks collapsed.
-func matchShown(t *testing.T, line int, shown []string, out string) {
+// decimal numbers free to differ, blanks collapsed and "..." in a line
+// standing for any text.
+func matchShown(t *testing.T, file string, line int, shown []string, out string) {
 	got := strings.Split(out, "\n")
 	j := 0
 	for i, s := range shown {
@@ -325,15 +358,23 @@ func matchShown(t *testing.T, line int, shown []string, out string) {
 		for j < len(got) && !re.MatchString(strings.Join(strings.Fields(got[j]), " ")) {
 			j++
 		}
-		require.Less(t, j, len(got), "README.md:%d: %q is not in the output (in order):\n%s", line+i, s, clipOutput(out))
+		require.Less(t, j, len(got), "%s:%d: %q is not in the output (in order):\n%s", file, line+i, s, clipOutput(out))
 		j++
 	}
 }
 
 // shownPattern turns a shown line into a pattern: decimal numbers match any
-// number, runs of blanks one blank.
+// number, runs of blanks one blank, "..." any text.
 func shownPattern(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	var parts []string
+	for _, part := range strings.Split(strings.Join(strings.Fields(s), " "), "...") {
+		parts = append(parts, numberPattern(part))
+	}
+	return strings.Join(parts, ".*")
+}
+
+// numberPattern quotes s, its decimal numbers matching any number.
+func numberPattern(s string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range number.FindAllStringIndex(s, -1) {
@@ -374,4 +415,64 @@ func clipOutput(s string) string {
 		return s[:2000] + "\n...\n" + s[len(s)-2000:]
 	}
 	return s
+}
+
+// readmeMaxLines is as long as the README may grow: what a newcomer reads
+// before the first command. The reference goes in docs/.
+const readmeMaxLines = 300
+
+// The README stays short.
+func TestReadmeIsShort(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	n := strings.Count(string(data), "\n")
+	require.LessOrEqual(t, n, readmeMaxLines, "README.md has %d lines, at most %d: move the reference to docs/", n, readmeMaxLines)
+}
+
+// mdLink is a markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// Every relative link of the README and of docs/*.md names a file or
+// directory that exists: a link to a document another branch adds comes
+// with that document.
+func TestDocsLinksExist(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	links := 0
+	for _, doc := range docFiles(t, root) {
+		data, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target, _, _ := strings.Cut(m[1], "#")
+				if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				_, err := os.Stat(filepath.Join(root, filepath.Dir(doc), target))
+				require.NoError(t, err, "%s:%d: the link %s names nothing", doc, i+1, m[1])
+			}
+		}
+	}
+	require.Greater(t, links, 10, "the README's links to docs/ were not seen")
+}
+
+// A shown line matches the real one with other decimal numbers and
+// blanks, "..." standing for any text; integers and the rest are exact.
+func TestShownPattern(t *testing.T) {
+	for _, c := range []struct {
+		shown, got string
+		match      bool
+	}{
+		{"naive  n^1.99 [1.98, 2.00] O(n^2)", "naive n^2.01 [1.90, 2.10] O(n^2)", true},
+		{"naive  n^1.99 [1.98, 2.00] O(n^2)", "naive n^2.01 [1.90, 2.10] O(n)", false},
+		{"1024 525824", "1024 525825", false},
+		{"steepest: naive probes grows ... O(n^2) (... removed)", "steepest: naive probes grows n^1.9 [1.8, 2.0] O(n^2) (3 operations removed)", true},
+		{"steepest: naive probes grows ... O(n^2) (... removed)", "steepest: naive probes grows n^1.9 [1.8, 2.0] O(n) (3 operations removed)", false},
+		{"a vs b (msg, ...", "a vs b (msg, seed 1): 100 scripts", true},
+		{"a vs b (msg, ...", "a vs b (shm, seed 1)", false},
+	} {
+		re := regexp.MustCompile("^" + shownPattern(c.shown) + "$")
+		require.Equal(t, c.match, re.MatchString(strings.Join(strings.Fields(c.got), " ")), "%q against %q", c.shown, c.got)
+	}
 }

@@ -79,6 +79,7 @@ func TestWorstFindsTheQuadraticListing(t *testing.T) {
 // against the optimized model, the search reports its listing growing
 // faster, with a minimal pattern.
 func TestWorstCatchesTheLostBailout(t *testing.T) {
+	long(t)
 	t.Parallel()
 	mutant := testProgram(t, "./testdata/nomaxidx")
 	s, r := worstRun(t, mutant, "--vs", "optimized", "--subsystem", "shm", "--budget", "10m", "--seed", "1")
@@ -149,6 +150,7 @@ func TestWorstBadInput(t *testing.T) {
 // bailout against the optimized model reports it (exit 1), with the
 // pattern, its table and plot under perf/.
 func TestNightlyPerfShard(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()

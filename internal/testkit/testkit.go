@@ -166,3 +166,19 @@ func CCompiler(t testing.TB) string {
 	t.Skip("no C compiler ($CC, cc or gcc): the reproducers cannot be built")
 	return ""
 }
+
+// EnvLong names the environment variable that runs the long tests: QEMU
+// boots, end-to-end runs of tens of seconds, the long form of the mutant
+// hunts. go test ./... skips them; .ci/run sets it for its root pass.
+const EnvLong = "IPCFUZZ_LONG"
+
+// IsLong reports whether the long tests run ($IPCFUZZ_LONG is 1).
+func IsLong() bool { return os.Getenv(EnvLong) == "1" }
+
+// Long skips t unless the long tests run, saying how to run it.
+func Long(t testing.TB) {
+	t.Helper()
+	if !IsLong() {
+		t.Skip("long test: run with " + EnvLong + "=1 (.ci/run does)")
+	}
+}

@@ -35,3 +35,19 @@ func TestRunReportsTheExitStatus(t *testing.T) {
 	r := Run(t, 0x7fffffffffff, []string{"X=7"}, "sh", "-c", "echo out $X; echo err >&2; exit 3")
 	require.Equal(t, Outcome{Code: 3, Stdout: "out 7\n", Stderr: "err\n"}, r)
 }
+
+// Long skips a test unless IPCFUZZ_LONG is 1, and lets it run when it is.
+func TestLongSkipsUnlessAsked(t *testing.T) {
+	for _, c := range []struct {
+		val  string
+		runs bool
+	}{{"", false}, {"0", false}, {"yes", false}, {"1", true}} {
+		t.Setenv(EnvLong, c.val)
+		ran := false
+		t.Run("IPCFUZZ_LONG="+c.val, func(t *testing.T) {
+			Long(t)
+			ran = true
+		})
+		require.Equal(t, c.runs, ran, "IPCFUZZ_LONG=%q", c.val)
+	}
+}

@@ -20,11 +20,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // testImage is the image to boot, or the test skips, saying why.
 func testImage(t *testing.T) string {
 	t.Helper()
+	testkit.Long(t) // a guest boots in tens of seconds under TCG
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("kernel:image= needs QEMU (apt-get install qemu-system-x86): qemu-system-x86_64 is not on PATH")
 	}

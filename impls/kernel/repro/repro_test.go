@@ -97,6 +97,12 @@ func TestCorpusReproducers(t *testing.T) {
 	files, err := filepath.Glob("../../../corpus/*/*.ops")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	if !testkit.IsLong() {
+		// Two builds of a static C program a script: every script takes
+		// minutes on two cores.
+		files = longestPerDir(t, files)
+		t.Logf("the longest script of each corpus directory only; every script with %s=1 (.ci/run does)", testkit.EnvLong)
+	}
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".ops")
 		t.Run(name, func(t *testing.T) {
@@ -135,6 +141,30 @@ func TestCorpusReproducers(t *testing.T) {
 			require.Contains(t, out, ", expected "+expect[i]+"\n")
 		})
 	}
+}
+
+// longestPerDir keeps, of each directory's files, the longest (the most
+// operations of its subsystem in one reproducer); the first by name on a tie.
+func longestPerDir(t *testing.T, files []string) []string {
+	best := map[string]string{}
+	size := map[string]int64{}
+	var dirs []string
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		d := filepath.Dir(f)
+		if _, ok := best[d]; !ok {
+			dirs = append(dirs, d)
+		}
+		if fi.Size() > size[d] {
+			best[d], size[d] = f, fi.Size()
+		}
+	}
+	var kept []string
+	for _, d := range dirs {
+		kept = append(kept, best[d])
+	}
+	return kept
 }
 
 // A reproducer that cannot make its private IPC namespace (run by an
