@@ -39,8 +39,8 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	subsystem := fs.String("subsystem", "ids", "subsystem to compare: "+strings.Join(props.Names(), ", "))
 	fs.StringVar(&c.engine, "engine", "rapid", "script generator: "+strings.Join(engine.Engines, " or "))
-	fs.IntVar(&c.opts.Checks, "checks", 0, "number of scripts to compare (default 1000, or unlimited with --time)")
-	fs.DurationVar(&c.opts.Duration, "time", 0, "run for this long")
+	fs.Var(positiveInt{&c.opts.Checks}, "checks", "number of scripts to compare (default 1000, or unlimited with --time)")
+	fs.Var(positiveDuration{&c.opts.Duration}, "time", "run for this long")
 	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
@@ -72,8 +72,6 @@ func parseCompare(args []string) (*compareArgs, error) {
 		c.opts.Seed = rand.Uint64() >> 1
 	}
 	switch {
-	case c.opts.Checks < 0 || c.opts.Duration < 0:
-		return nil, usageError{"--checks and --time must not be negative"}
 	case c.jobs < 1 || c.jobs > 64:
 		return nil, usageError{"--jobs must be in 1..64"}
 	case c.opts.Batch < 1 || c.opts.Batch > 1<<16:
@@ -188,7 +186,7 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		note += fmt.Sprintf(", %d findings could not be stored (printed above)", res.Unstored)
 	}
 	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
-		res.A, res.B, res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
+		sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
 	if st := res.Stats; st != nil && res.Checks > 0 {
 		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
@@ -200,4 +198,14 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		}
 	}
 	return nil
+}
+
+// sideLabel is a side's name as the user wrote it and, for a kernel side,
+// the release that actually ran ("kernel:image=x.deb [Linux 6.1.0-57]"):
+// a summary says what was compared, not only what was asked for.
+func sideLabel(name, release string) string {
+	if release == "" {
+		return name
+	}
+	return fmt.Sprintf("%s [Linux %s]", name, release)
 }

@@ -70,11 +70,15 @@ type Result struct {
 	// appearance.
 	Findings []Finding `json:"findings"`
 	// Seed, Engine and Relation are the run's; Kernel the release of its
-	// kernel side(s) ("" when none).
+	// kernel side(s) ("" when none; both, joined by a comma, when they
+	// differ), and KernelA and KernelB the release each side ran (""
+	// for a model): what actually ran, whatever the command line said.
 	Seed     uint64 `json:"seed"`
 	Engine   string `json:"engine"`
 	Relation string `json:"relation"`
 	Kernel   string `json:"kernel"`
+	KernelA  string `json:"kernel_a"`
+	KernelB  string `json:"kernel_b"`
 	// Infrastructure counts the events that were not findings: a side
 	// that failed (killed from outside: the OOM killer, kill -9) on a
 	// batch of which no script failed again on a fresh plugin, alone.
@@ -124,7 +128,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	first := o.Pairs[0]
 	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{},
-		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), Events: []Event{}}
+		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
