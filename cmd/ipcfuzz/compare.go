@@ -193,9 +193,7 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
 	}
 	if c.opts.KeepGoing {
-		for _, f := range res.Findings {
-			fmt.Fprintf(stdout, "found %s: %d hits, first at script %d, %d ops: %s\n", f.Signature, f.Hits, f.Index, f.Ops, f.Script)
-		}
+		printCauses(stdout, res)
 	}
 	return nil
 }
@@ -208,4 +206,27 @@ func sideLabel(name, release string) string {
 		return name
 	}
 	return fmt.Sprintf("%s [Linux %s]", name, release)
+}
+
+// printCauses lists what a --keep-going run found, one cause at a time:
+// a cause with one signature in one line, one with several in a line and
+// then one indented line per signature.
+func printCauses(w io.Writer, res *runner.Result) {
+	found := map[string]runner.Finding{}
+	for _, f := range res.Findings {
+		found[f.Signature] = f
+	}
+	line := func(prefix string, f runner.Finding) {
+		fmt.Fprintf(w, "%s%s: %d hits, first at script %d, %d ops: %s\n", prefix, f.Signature, f.Hits, f.Index, f.Ops, f.Script)
+	}
+	for _, c := range res.Causes {
+		if len(c.Signatures) == 1 {
+			line("found ", found[c.Signatures[0].Signature])
+			continue
+		}
+		fmt.Fprintf(w, "found one cause, %s: %d hits under %d signatures:\n", c.Key, c.Hits, len(c.Signatures))
+		for _, s := range c.Signatures {
+			line("  ", found[s.Signature])
+		}
+	}
 }

@@ -178,7 +178,11 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	if d.Step < 0 {
 		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
-	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Ops: len(sh.Script), Hits: 1})
+	cause := sig
+	if !sh.Flaky {
+		cause = CauseKey(p.Subsystem, sh.Script, d, sig)
+	}
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Ops: len(sh.Script), Hits: 1, Cause: cause})
 	return nil
 }
 
@@ -254,7 +258,7 @@ func (c *collector) failure(ctx context.Context, br *batchResult, f failure) err
 	}
 	rec := c.finding("plugin failure", sig, f.index, br.seeds[i], notes)
 	rec.Script = ops.NewScript(c.pair.Subsystem, br.scripts[i])
-	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1})
+	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1, Cause: sig})
 	return nil
 }
 

@@ -69,6 +69,9 @@ type Result struct {
 	// Findings groups what was found by signature, in order of first
 	// appearance.
 	Findings []Finding `json:"findings"`
+	// Causes groups the findings by cause (Cause), in order of first
+	// appearance: what a developer triages, one entry per bug.
+	Causes []Cause `json:"causes"`
 	// Seed, Engine and Relation are the run's; Kernel the release of its
 	// kernel side(s) ("" when none; both, joined by a comma, when they
 	// differ), and KernelA and KernelB the release each side ran (""
@@ -100,6 +103,9 @@ type Finding struct {
 	Index     int    `json:"index"`            // the first script (0-based) that showed it
 	Ops       int    `json:"ops"`              // the length of its (shrunk) script
 	Hits      int    `json:"hits"`
+	// Cause is its cause key (CauseKey); the signature for a plugin
+	// failure or a flaky divergence.
+	Cause string `json:"cause"`
 	// Text is the finding file's text when it could not be written
 	// (StoreError says why); "" when it was.
 	Text       string `json:"text,omitempty"`
@@ -127,13 +133,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("runner: no pair to run")
 	}
 	first := o.Pairs[0]
-	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{},
+	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{},
 		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
 	start := time.Now()
 	defer func() {
+		res.Causes = groupCauses(res.Findings)
 		res.Seconds = time.Since(start).Seconds()
 		if res.Seconds > 0 {
 			res.OpsPerSec = float64(res.Ops) / res.Seconds
