@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -32,7 +33,13 @@ type compareArgs struct {
 	sides  sideFlags
 	report string // --report: an HTML page of the findings
 	perf   perfFlags
+	known  string // --known: the directory of known differences, or "none"
 }
+
+// defaultKnown is where compare reads the known differences of kernel
+// versions (corpus.Known) when --known does not say: relative to the
+// working directory, and only if it is there.
+const defaultKnown = "corpus/known"
 
 func parseCompare(args []string) (*compareArgs, error) {
 	c := &compareArgs{}
@@ -50,6 +57,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
 	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
 	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
+	fs.StringVar(&c.known, "known", "", "directory of the differences kernel versions explain (docs/known.md; default "+defaultKnown+" when it is there; none: no such directory)")
 	c.sides.register(fs, 60*time.Second)
 	c.perf.register(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -97,7 +105,31 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
 	c.opts.Generate = gen
+	if c.opts.Known, err = readKnown(c.known); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// readKnown reads the known differences --known names: none for "none",
+// defaultKnown when it is there and nothing is said; a directory named
+// that is not there, or a bad line in one of its files, is the user's to
+// fix.
+func readKnown(dir string) (*corpus.Known, error) {
+	switch dir {
+	case "none":
+		return nil, nil
+	case "":
+		if _, err := os.Stat(defaultKnown); err != nil {
+			return nil, nil
+		}
+		dir = defaultKnown
+	}
+	k, err := corpus.ReadKnown(dir)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--known: %w", err)}
+	}
+	return k, nil
 }
 
 func relationNames(rs []equiv.Relation) string {
@@ -192,10 +224,26 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
 	}
+	printKnown(stdout, res)
 	if c.opts.KeepGoing {
 		printCauses(stdout, res)
 	}
 	return nil
+}
+
+// printKnown says what the known differences explained, apart from the
+// findings, and which of them applied but explained nothing.
+func printKnown(w io.Writer, res *runner.Result) {
+	for _, x := range res.Expected {
+		sigs := make([]string, len(x.Signatures))
+		for i, s := range x.Signatures {
+			sigs[i] = fmt.Sprintf("%s %d", s.Signature, s.Hits)
+		}
+		fmt.Fprintf(w, "expected: %d hits, %s (%s; commit %s; %s): %s\n", x.Hits, x.Reason, x.Range, x.Commit, x.Where(), strings.Join(sigs, ", "))
+	}
+	for _, e := range res.StaleKnown {
+		fmt.Fprintf(w, "stale known difference %s: %s (%s) explained nothing in %d checks of %s against %s\n", e.Where(), e.Pattern, e.Range, res.Checks, res.KernelA, res.KernelB)
+	}
 }
 
 // sideLabel is a side's name as the user wrote it and, for a kernel side,

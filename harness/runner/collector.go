@@ -28,6 +28,9 @@ type collector struct {
 	// res.Findings, to be rewritten with their final hit counts.
 	records map[int]*corpus.Finding
 	stopped bool
+	// known: the index in res.Expected of each known entry that
+	// explained something.
+	known map[*corpus.KnownEntry]int
 }
 
 // take accounts for one batch, script by script in order.
@@ -52,6 +55,9 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 			c.res.Stats.add(script, v.Out[0], v.Out[1])
 		}
 		if !v.Diverged() {
+			continue
+		}
+		if c.o.Known != nil && c.expected(index, c.pair.Signature(script, *v)) {
 			continue
 		}
 		c.res.Divergences++

@@ -48,6 +48,11 @@ type Options struct {
 	// first: each signature is shrunk once and counted every time it
 	// recurs.
 	KeepGoing bool
+	// Known declares the differences the kernels' versions explain
+	// (corpus.Known): a divergence one of its entries explains is
+	// counted apart (Result.Expected), never shrunk, stored or counted
+	// as a divergence, and does not stop the run.
+	Known *corpus.Known
 }
 
 // Result summarizes a run. Checks counts the scripts that were compared on
@@ -90,6 +95,12 @@ type Result struct {
 	// Unstored counts the findings that could not be written under
 	// Corpus: each is printed in full and kept in its Finding's Text.
 	Unstored int `json:"unstored"`
+	// Expected are the divergences known entries explained (Options.Known),
+	// by entry in order of first appearance; StaleKnown the entries of
+	// the run's subsystem that apply to its kernels and explained none
+	// (empty for a run stopped early).
+	Expected   []Expected           `json:"expected"`
+	StaleKnown []*corpus.KnownEntry `json:"stale_known"`
 	// Stats is filled in when Options.Stats asks for it.
 	Stats *Stats `json:"stats,omitempty"`
 }
@@ -133,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("runner: no pair to run")
 	}
 	first := o.Pairs[0]
-	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{},
+	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{}, Expected: []Expected{}, StaleKnown: []*corpus.KnownEntry{},
 		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
@@ -153,7 +164,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}}
+	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
 	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
@@ -194,6 +205,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case ctx.Err() != nil:
 		res.Interrupted = true
 	}
+	res.StaleKnown = c.stale()
 	return res, nil
 }
 
