@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,4 +68,36 @@ func TestSummaryNamesTheKernelOfEachSide(t *testing.T) {
 	r = ipcfuzz(t, "compare", "optimized", "kernel", "--checks", "3", "--seed", "1", "--jobs", "1", "--corpus", t.TempDir())
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "optimized vs kernel [Linux "+release+"] (ids,")
+}
+
+// --known reads a directory of known differences strictly (a bad line is
+// refused naming its file and line, exit 2, before anything runs), and
+// a run reports what they explained apart, in --json too.
+func TestKnownFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "vma.known")
+	require.NoError(t, os.WriteFile(bad, []byte("# c\nvma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\nvma/seal/x 6.x - r\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--known", dir}, bad + ":3: releases \"6.x\""},
+		{[]string{"--known", filepath.Join(dir, "nosuch")}, "--known: known differences: stat"},
+	} {
+		r := ipcfuzz(t, append([]string{"compare", "naive", "optimized", "--checks", "1"}, c.args...)...)
+		require.Equal(t, 2, r.code, r.stderr)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		require.Contains(t, r.stderr, c.want)
+	}
+	good := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(good, "vma.known"), []byte("vma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\n"), 0o644))
+	for _, known := range []string{good, "none", "../../corpus/known"} {
+		r := ipcfuzz(t, "compare", "naive", "optimized", "--subsystem", "vma", "--checks", "20", "--seed", "1", "--json", "--known", known, "--corpus", t.TempDir())
+		require.Equal(t, 0, r.code, r.stderr)
+		s := summary(t, r)
+		require.Equal(t, []any{}, s["expected"], "models: no entry applies")
+		require.Equal(t, []any{}, s["stale_known"])
+		require.Equal(t, []any{}, s["causes"])
+	}
 }
