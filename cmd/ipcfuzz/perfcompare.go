@@ -120,7 +120,7 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 	fmt.Fprintf(stderr, "ipcfuzz: %s\n", command)
 	version, revision := buildVersion()
 	res := &runner.Result{A: pair.A.Name, B: pair.B.Name, Subsystem: c.sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Causes: []runner.Cause{},
-		Seed: c.opts.Seed, Engine: c.engine, Relation: string(pair.Relation), Kernel: pair.KernelRelease(), KernelA: runner.Release(pair.A), KernelB: runner.Release(pair.B), Events: []runner.Event{}}
+		Expected: []runner.Expected{}, StaleKnown: []*corpus.KnownEntry{}, Seed: c.opts.Seed, Engine: c.engine, Relation: string(pair.Relation), Kernel: pair.KernelRelease(), KernelA: runner.Release(pair.A), KernelB: runner.Release(pair.B), Events: []runner.Event{}}
 	sum := perfSummary{Result: res, Threshold: o.Threshold, Sizes: sizes, Metric: metricLabel(c.perf.metric)}
 	start := time.Now()
 	var deadline time.Time
