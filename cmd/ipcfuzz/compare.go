@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -32,15 +33,21 @@ type compareArgs struct {
 	sides  sideFlags
 	report string // --report: an HTML page of the findings
 	perf   perfFlags
+	known  string // --known: the directory of known differences, or "none"
 }
+
+// defaultKnown is where compare reads the known differences of kernel
+// versions (corpus.Known) when --known does not say: relative to the
+// working directory, and only if it is there.
+const defaultKnown = "corpus/known"
 
 func parseCompare(args []string) (*compareArgs, error) {
 	c := &compareArgs{}
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	subsystem := fs.String("subsystem", "ids", "subsystem to compare: "+strings.Join(props.Names(), ", "))
 	fs.StringVar(&c.engine, "engine", "rapid", "script generator: "+strings.Join(engine.Engines, " or "))
-	fs.IntVar(&c.opts.Checks, "checks", 0, "number of scripts to compare (default 1000, or unlimited with --time)")
-	fs.DurationVar(&c.opts.Duration, "time", 0, "run for this long")
+	fs.Var(positiveInt{&c.opts.Checks}, "checks", "number of scripts to compare (default 1000, or unlimited with --time)")
+	fs.Var(positiveDuration{&c.opts.Duration}, "time", "run for this long")
 	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
@@ -50,6 +57,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
 	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
 	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
+	fs.StringVar(&c.known, "known", "", "directory of the differences kernel versions explain (docs/known.md; default "+defaultKnown+" when it is there; none: no such directory)")
 	c.sides.register(fs, 60*time.Second)
 	c.perf.register(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -72,8 +80,6 @@ func parseCompare(args []string) (*compareArgs, error) {
 		c.opts.Seed = rand.Uint64() >> 1
 	}
 	switch {
-	case c.opts.Checks < 0 || c.opts.Duration < 0:
-		return nil, usageError{"--checks and --time must not be negative"}
 	case c.jobs < 1 || c.jobs > 64:
 		return nil, usageError{"--jobs must be in 1..64"}
 	case c.opts.Batch < 1 || c.opts.Batch > 1<<16:
@@ -99,7 +105,31 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
 	c.opts.Generate = gen
+	if c.opts.Known, err = readKnown(c.known); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// readKnown reads the known differences --known names: none for "none",
+// defaultKnown when it is there and nothing is said; a directory named
+// that is not there, or a bad line in one of its files, is the user's to
+// fix.
+func readKnown(dir string) (*corpus.Known, error) {
+	switch dir {
+	case "none":
+		return nil, nil
+	case "":
+		if _, err := os.Stat(defaultKnown); err != nil {
+			return nil, nil
+		}
+		dir = defaultKnown
+	}
+	k, err := corpus.ReadKnown(dir)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--known: %w", err)}
+	}
+	return k, nil
 }
 
 func relationNames(rs []equiv.Relation) string {
@@ -188,16 +218,63 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		note += fmt.Sprintf(", %d findings could not be stored (printed above)", res.Unstored)
 	}
 	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
-		res.A, res.B, res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
+		sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
 	if st := res.Stats; st != nil && res.Checks > 0 {
 		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
 	}
+	printKnown(stdout, res)
 	if c.opts.KeepGoing {
-		for _, f := range res.Findings {
-			fmt.Fprintf(stdout, "found %s: %d hits, first at script %d, %d ops: %s\n", f.Signature, f.Hits, f.Index, f.Ops, f.Script)
-		}
+		printCauses(stdout, res)
 	}
 	return nil
+}
+
+// printKnown says what the known differences explained, apart from the
+// findings, and which of them applied but explained nothing.
+func printKnown(w io.Writer, res *runner.Result) {
+	for _, x := range res.Expected {
+		sigs := make([]string, len(x.Signatures))
+		for i, s := range x.Signatures {
+			sigs[i] = fmt.Sprintf("%s %d", s.Signature, s.Hits)
+		}
+		fmt.Fprintf(w, "expected: %d hits, %s (%s; commit %s; %s): %s\n", x.Hits, x.Reason, x.Range, x.Commit, x.Where(), strings.Join(sigs, ", "))
+	}
+	for _, e := range res.StaleKnown {
+		fmt.Fprintf(w, "stale known difference %s: %s (%s) explained nothing in %d checks of %s against %s\n", e.Where(), e.Pattern, e.Range, res.Checks, res.KernelA, res.KernelB)
+	}
+}
+
+// sideLabel is a side's name as the user wrote it and, for a kernel side,
+// the release that actually ran ("kernel:image=x.deb [Linux 6.1.0-57]"):
+// a summary says what was compared, not only what was asked for.
+func sideLabel(name, release string) string {
+	if release == "" {
+		return name
+	}
+	return fmt.Sprintf("%s [Linux %s]", name, release)
+}
+
+// printCauses lists what a --keep-going run found, one cause at a time:
+// a cause with one signature in one line, one with several in a line and
+// then one indented line per signature.
+func printCauses(w io.Writer, res *runner.Result) {
+	found := map[string]runner.Finding{}
+	for _, f := range res.Findings {
+		found[f.Signature] = f
+	}
+	line := func(prefix string, f runner.Finding) {
+		fmt.Fprintf(w, "%s%s: %d hits, first at script %d, %d ops: %s\n", prefix, f.Signature, f.Hits, f.Index, f.Ops, f.Script)
+	}
+	for _, c := range res.Causes {
+		if len(c.Signatures) == 1 {
+			line("found ", found[c.Signatures[0].Signature])
+			continue
+		}
+		fmt.Fprintf(w, "found one cause, %s: %d hits under %d signatures:\n", c.Key, c.Hits, len(c.Signatures))
+		for _, s := range c.Signatures {
+			line("  ", found[s.Signature])
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
@@ -107,7 +108,8 @@ func fuzzScripts(sub engine.Subsystem, files []string) ([][]ops.Op, error) {
 // importChain compares each neighbouring pair on every script, keeping
 // going, and sums what the runs found.
 func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names, files []string, scripts [][]ops.Op, dir string, stderr io.Writer) (*runner.Result, error) {
-	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Events: []runner.Event{}}
+	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Causes: []runner.Cause{},
+		Events: []runner.Event{}, Expected: []runner.Expected{}, StaleKnown: []*corpus.KnownEntry{}}
 	var report bytes.Buffer
 	for i := 1; i < len(names); i++ {
 		p, closeAll, err := sf.openPair(context.WithoutCancel(ctx), names[i-1], names[i], sub, equiv.Exact)
@@ -155,6 +157,7 @@ func addResult(total, r *runner.Result) {
 	total.Interrupted = total.Interrupted || r.Interrupted
 	total.Scripts = append(total.Scripts, r.Scripts...)
 	total.Findings = append(total.Findings, r.Findings...)
+	total.Causes = append(total.Causes, r.Causes...)
 	total.Infrastructure += r.Infrastructure
 	total.Events = append(total.Events, r.Events...)
 	total.Unstored += r.Unstored

@@ -39,7 +39,8 @@ func (f *perfFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metric, "metric", "", "--perf: a counter, a ratio A/B of two counters, or wall (default: each side's primary counter)")
 	fs.Float64Var(&f.threshold, "threshold", perf.DefaultThreshold, "--perf: report B when its exponent's interval lies above A's by more than this")
 	fs.StringVar(&f.sizes, "sizes", perf.DefaultSizes, "--perf: the sizes every repeated part is measured at")
-	fs.IntVar(&f.reps, "reps", 5, "--perf: repetitions per size of a wall-time measurement")
+	f.reps = 5
+	fs.Var(positiveInt{&f.reps}, "reps", "--perf: repetitions per size of a wall-time measurement")
 	fs.StringVar(&f.workload, "workload", "", "--perf: judge this pattern file (a performance finding) again instead of drawing scripts")
 }
 
@@ -118,8 +119,8 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stderr, "ipcfuzz: %s\n", command)
 	version, revision := buildVersion()
-	res := &runner.Result{A: pair.A.Name, B: pair.B.Name, Subsystem: c.sub.Name, Scripts: []string{}, Findings: []runner.Finding{},
-		Seed: c.opts.Seed, Engine: c.engine, Relation: string(pair.Relation), Kernel: pair.KernelRelease(), Events: []runner.Event{}}
+	res := &runner.Result{A: pair.A.Name, B: pair.B.Name, Subsystem: c.sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Causes: []runner.Cause{},
+		Expected: []runner.Expected{}, StaleKnown: []*corpus.KnownEntry{}, Seed: c.opts.Seed, Engine: c.engine, Relation: string(pair.Relation), Kernel: pair.KernelRelease(), KernelA: runner.Release(pair.A), KernelB: runner.Release(pair.B), Events: []runner.Event{}}
 	sum := perfSummary{Result: res, Threshold: o.Threshold, Sizes: sizes, Metric: metricLabel(c.perf.metric)}
 	start := time.Now()
 	var deadline time.Time
@@ -203,7 +204,7 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 			note = " (interrupted)"
 		}
 		fmt.Fprintf(stdout, "%s vs %s (%s, --perf, seed %d, sizes %v, threshold n^%g): %d scripts, %d patterns judged in %.1fs: %d performance findings%s\n",
-			res.A, res.B, res.Subsystem, c.opts.Seed, sizes, o.Threshold, res.Checks, sum.Patterns, res.Seconds, sum.Performance, note)
+			sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.opts.Seed, sizes, o.Threshold, res.Checks, sum.Patterns, res.Seconds, sum.Performance, note)
 		for _, sig := range order {
 			fmt.Fprintf(stdout, "found %s: %d hits, first at script %d: %s\n", sig, found[sig].Hits, found[sig].Index, found[sig].Script)
 		}

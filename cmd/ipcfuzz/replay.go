@@ -90,9 +90,9 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if failed > 0 {
-		return foundError{fmt.Sprintf("%d of %d scripts failed on %s vs %s", failed, len(files), sides[0].Name, sides[1].Name)}
+		return foundError{fmt.Sprintf("%d of %d scripts failed on %s vs %s", failed, len(files), sideLabel(sides[0].Name, runner.Release(sides[0])), sideLabel(sides[1].Name, runner.Release(sides[1])))}
 	}
-	fmt.Fprintf(stdout, "%d scripts agree on %s vs %s\n", len(files), sides[0].Name, sides[1].Name)
+	fmt.Fprintf(stdout, "%d scripts agree on %s vs %s\n", len(files), sideLabel(sides[0].Name, runner.Release(sides[0])), sideLabel(sides[1].Name, runner.Release(sides[1])))
 	return nil
 }
 

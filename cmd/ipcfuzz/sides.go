@@ -27,7 +27,8 @@ type sideFlags struct {
 }
 
 func (f *sideFlags) register(fs *flag.FlagSet, timeout time.Duration) {
-	fs.DurationVar(&f.callTimeout, "call-timeout", timeout, "deadline of one plugin call")
+	f.callTimeout = timeout
+	fs.Var(positiveDuration{&f.callTimeout}, "call-timeout", "deadline of one plugin call")
 	fs.BoolVar(&f.inProcess, "in-process", false, "run built-in implementations inside this process")
 }
 

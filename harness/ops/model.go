@@ -31,7 +31,10 @@ func (c Config) String() string {
 	return strings.Join(parts, ",")
 }
 
-// ParseImplName splits "naive:alloc=legacy,x=y" into the name and its options.
+// ParseImplName splits "naive:alloc=legacy,x=y" into the name and its
+// options. An option with no value ("kernel:image=", what
+// kernel:image=$UNSET expands to) is refused, never read as a default: it
+// would compare another implementation than the one the user named.
 func ParseImplName(spec string) (string, Config, error) {
 	name, opts, _ := strings.Cut(spec, ":")
 	cfg := Config{Options: map[string]string{}}
@@ -45,6 +48,9 @@ func ParseImplName(spec string) (string, Config, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return "", cfg, fmt.Errorf("implementation %q: option %q is not key=value", spec, kv)
+		}
+		if v == "" {
+			return "", cfg, fmt.Errorf("implementation %q: option %s= has no value (an unset variable?)", spec, k)
 		}
 		cfg.Options[k] = v
 	}

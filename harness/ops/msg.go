@@ -231,6 +231,7 @@ func init() {
 			}, msgFlagArgs(KindMsgrcv)...),
 			Result: messageResult{},
 			Check:  checkMsgSleeper,
+			Cause:  msgrcvSearch,
 		},
 		KindSpec{Kind: KindMsgctl, Name: "msgctl", Doc: "msgctl with a command (set takes qbytes=, mode= and gid=)", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
 			Args: []Arg{argObject,
@@ -244,4 +245,17 @@ func init() {
 			Result:    byOp(msgctlResult),
 		},
 	)
+}
+
+// msgrcvSearch is the search a msgrcv's type picks: the first message
+// (type=0), the first of that type (type>0), or the first of the lowest
+// type up to its absolute value (type<0).
+func msgrcvSearch(op Op) string {
+	switch {
+	case op.Mtype == 0:
+		return "type=0"
+	case op.Mtype > 0:
+		return "type>0"
+	}
+	return "type<0"
 }

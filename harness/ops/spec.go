@@ -64,6 +64,12 @@ type KindSpec struct {
 	// Cost is the work an operation stands for, in plain operations (nil:
 	// one); a churn is its count.
 	Cost func(Op) int64
+	// Observes: the operation only reads the state (a layout, a listing);
+	// a divergence there is caused by an operation before it (Cause).
+	Observes bool
+	// Cause, when set, names what else of an operation says what it does
+	// beyond the arguments Cause keeps (msgrcv: the sign of its type).
+	Cause func(Op) string
 }
 
 // Cost is the work a script stands for, in plain operations: what the

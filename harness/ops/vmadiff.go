@@ -6,31 +6,11 @@ import (
 )
 
 // What differs between two observations of an address space, in a word a
-// divergence's signature can carry (harness/runner.Signature): two layouts
-// or two final states that differ for distinct reasons (one kernel merges
-// where the other splits, labels [heap] where the other does not, names a
-// flag the other does not) are distinct findings, not one "the layouts
-// differ".
-
-// ResultDifference names what differs between two successful results of
-// op whose texts differ, for the operations whose result is a structure
-// (a layout: VMADifference); "" for the others.
-func ResultDifference(op Op, a, b Result) string {
-	if op.Kind == KindLayout {
-		return VMADifference(a.Layout, b.Layout)
-	}
-	return ""
-}
-
-// SnapshotDifference names what differs in the snapshot group named group
-// between two final states ("vma": VMADifference); "" for a group without
-// a finer account.
-func SnapshotDifference(group string, a, b Snapshot) string {
-	if group == "vma" {
-		return VMADifference(a.VMA, b.VMA)
-	}
-	return ""
-}
+// divergence's signature can carry (StepDifference, FinalDifference): two
+// layouts or two final states that differ for distinct reasons (one kernel
+// merges where the other splits, labels [heap] where the other does not,
+// names a flag the other does not) are distinct findings, not one "the
+// layouts differ".
 
 // VMADifference names the first thing that differs between two address
 // spaces, A's and B's, walked in address order:

@@ -49,8 +49,37 @@ func TestVMADifference(t *testing.T) {
 	a, b := vmaState(t), vmaState(t)
 	b.Brk = 2
 	require.Equal(t, "brk", VMADifference(a, b))
-	require.Equal(t, "brk", SnapshotDifference("vma", Snapshot{VMA: a}, Snapshot{VMA: b}))
-	require.Empty(t, SnapshotDifference("msg ids", Snapshot{VMA: a}, Snapshot{VMA: b}))
-	require.Equal(t, "brk", ResultDifference(Op{Kind: KindLayout}, Result{Layout: a}, Result{Layout: b}))
-	require.Empty(t, ResultDifference(Op{Kind: KindMap}, Result{Layout: a}, Result{Layout: b}))
+	require.Equal(t, Difference{"space", "brk"}, FinalDifference("vma", Snapshot{VMA: a}, Snapshot{VMA: b}))
+	require.True(t, FinalDifference("msg ids", Snapshot{VMA: a}, Snapshot{VMA: b}).IsZero())
+	require.Equal(t, Difference{"space", "brk"}, StepDifference(Op{Kind: KindLayout}, Result{Layout: a}, Result{Layout: b}))
+	require.True(t, StepDifference(Op{Kind: KindMap}, Result{Layout: a}, Result{Layout: b}).IsZero())
+}
+
+// A listing difference names a duplicated row first, then a count, then
+// the first column that differs (the id last).
+func TestListingDifference(t *testing.T) {
+	r := func(id, size, nattch int64) Row { return Row{ID: id, Size: size, Nattch: nattch, Mode: 0o600} }
+	for _, c := range []struct {
+		name string
+		a, b []Row
+		want string
+	}{
+		{"equal", []Row{r(1, 1, 0)}, []Row{r(1, 1, 0)}, ""},
+		{"a row twice on B", []Row{r(1, 1, 0)}, []Row{r(1, 1, 0), r(1, 1, 0)}, "dup-row"},
+		{"a row twice on A, same count", []Row{r(1, 1, 0), r(1, 1, 0)}, []Row{r(1, 1, 0), r(2, 1, 0)}, "dup-row"},
+		{"one more row", []Row{r(1, 1, 0)}, []Row{r(1, 1, 0), r(2, 1, 0)}, "rows"},
+		{"nattch", []Row{r(1, 1, 0)}, []Row{r(1, 1, 1)}, "nattch"},
+		{"size before nattch", []Row{r(1, 1, 0)}, []Row{r(1, 2, 1)}, "size"},
+		{"the id last", []Row{r(1, 1, 0)}, []Row{r(2, 1, 1)}, "nattch"},
+		{"only the id", []Row{r(1, 1, 0)}, []Row{r(2, 1, 0)}, "shmid"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, ListingDifference(Shm, c.a, c.b))
+		})
+	}
+	var a, b Snapshot
+	a.Rows[Msg], b.Rows[Msg] = []Row{r(1, 0, 0)}, []Row{r(1, 0, 0), r(1, 0, 0)}
+	require.Equal(t, Difference{"listing/msg", "dup-row"}, FinalDifference("msg ids", a, b))
+	require.Equal(t, Difference{"listing/msg", "dup-row"}, Anomaly(b))
+	require.True(t, Anomaly(a).IsZero())
 }

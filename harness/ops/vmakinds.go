@@ -239,7 +239,7 @@ func init() {
 		KindSpec{Kind: KindSeal, Name: "seal", Doc: "mseal (Linux 6.10+; ENOSYS where the kernel has none): sealed VMAs refuse munmap, mprotect, mremap, MAP_FIXED and discarding advices with EPERM", Subsystem: "vma",
 			Args: []Arg{rng}, Check: checkVMA},
 		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
-			Result: layoutResult{}},
+			Result: layoutResult{}, Observes: true},
 		KindSpec{Kind: KindFork, Name: "fork", Doc: "fork: the script carries on in the child (dontcopy VMAs left out, faulted VMAs become fork children, mlock not inherited, wipeonfork VMAs wiped); the parent exits", Subsystem: "vma"},
 	)
 }

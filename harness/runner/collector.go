@@ -28,6 +28,9 @@ type collector struct {
 	// res.Findings, to be rewritten with their final hit counts.
 	records map[int]*corpus.Finding
 	stopped bool
+	// known: the index in res.Expected of each known entry that
+	// explained something.
+	known map[*corpus.KnownEntry]int
 }
 
 // take accounts for one batch, script by script in order.
@@ -52,6 +55,9 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 			c.res.Stats.add(script, v.Out[0], v.Out[1])
 		}
 		if !v.Diverged() {
+			continue
+		}
+		if c.o.Known != nil && c.expected(index, c.pair.Signature(script, *v)) {
 			continue
 		}
 		c.res.Divergences++
@@ -79,23 +85,35 @@ func (c *collector) progress() {
 
 // Signature groups divergences that are most likely one bug: the
 // subsystem, the kind of the first operation whose results differ (or the
-// final-state group) and the two results' classes (errno, ok or blocked);
-// where two successful results or two final states of a structure differ
-// (an address space), what differs in it (ops.ResultDifference,
-// ops.SnapshotDifference: "vma/layout/ok-ok/A-merges",
-// "vma/final/vma/heap-label"), so that distinct causes are distinct
-// findings.
+// final-state group) and the two results' classes (errno, ok or blocked).
+// Where two observations of one part of the state differ (an address
+// space, a /proc/sysvipc listing), the signature names that part and what
+// differs in it (ops.Difference), wherever it was seen: a layout step of
+// one script and the final state of another that show 6.1's [heap] label
+// are both "vma/space/heap-label", one finding; a listing that shows a
+// row twice is "shm/listing/shm/dup-row", whether a list step, the final
+// listing or the invariant it breaks saw it. Other final-state differences
+// are "SUBSYSTEM/final/GROUP", a broken invariant with no finer word
+// "SUBSYSTEM/final/invariant".
 func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.Divergence) string {
 	if d.Step < 0 || d.Step >= len(script) {
 		group := d.Reason
 		if i := strings.Index(group, ":"); i > 0 {
 			group = group[:i]
 		}
-		sig := fmt.Sprintf("%s/final/%s", subsystem, group)
-		if what := ops.SnapshotDifference(group, pair[0].Snapshot, pair[1].Snapshot); what != "" {
-			sig += "/" + what
+		var diff ops.Difference
+		if group == "invariant" {
+			diff = ops.Anomaly(pair[0].Snapshot)
+			if diff.IsZero() {
+				diff = ops.Anomaly(pair[1].Snapshot)
+			}
+		} else {
+			diff = ops.FinalDifference(group, pair[0].Snapshot, pair[1].Snapshot)
 		}
-		return sig
+		if !diff.IsZero() {
+			return subsystem + "/" + diff.String()
+		}
+		return fmt.Sprintf("%s/final/%s", subsystem, group)
 	}
 	op := script[d.Step]
 	class := func(o ops.Outcome) string {
@@ -112,13 +130,12 @@ func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.
 		return "ok"
 	}
 	ca, cb := class(pair[0]), class(pair[1])
-	sig := fmt.Sprintf("%s/%s/%s-%s", subsystem, op.Kind, ca, cb)
 	if ca == "ok" && cb == "ok" {
-		if what := ops.ResultDifference(op, pair[0].Results[d.Step], pair[1].Results[d.Step]); what != "" {
-			sig += "/" + what
+		if diff := ops.StepDifference(op, pair[0].Results[d.Step], pair[1].Results[d.Step]); !diff.IsZero() {
+			return subsystem + "/" + diff.String()
 		}
 	}
-	return sig
+	return fmt.Sprintf("%s/%s/%s-%s", subsystem, op.Kind, ca, cb)
 }
 
 // divergence counts a divergence under its signature, and the first time a
@@ -168,7 +185,11 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	if d.Step < 0 {
 		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
-	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(sh.Script), Hits: 1})
+	cause := sig
+	if !sh.Flaky {
+		cause = CauseKey(p.Subsystem, sh.Script, d, sig)
+	}
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(sh.Script), Hits: 1, Cause: cause})
 	return nil
 }
 
@@ -244,7 +265,7 @@ func (c *collector) failure(ctx context.Context, br *batchResult, f failure) err
 	}
 	rec := c.finding("plugin failure", sig, f.index, br.seeds[i], notes)
 	rec.Script = ops.NewScript(c.pair.Subsystem, br.scripts[i])
-	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1})
+	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1, Cause: sig})
 	return nil
 }
 

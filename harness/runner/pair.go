@@ -317,11 +317,22 @@ func (p *Pair) Restart(ctx context.Context, err error) error {
 func (p *Pair) KernelRelease() string {
 	var out []string
 	for _, s := range []Side{p.A, p.B} {
-		if r, ok := strings.CutPrefix(s.Info.Version, "Linux "); ok && !slices.Contains(out, r) {
+		if r := Release(s); r != "" && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// Release is the release (uname -r) of the kernel side s runs, as it says
+// of itself ("Linux RELEASE" as its version: the kernel built-in, or a
+// guest booted from an image); "" for a model.
+func Release(s Side) string {
+	r, _ := strings.CutPrefix(s.Info.Version, "Linux ")
+	if r == s.Info.Version {
+		return ""
+	}
+	return r
 }
 
 // Facts are the machine facts the pair handed to its sides (NewPair).

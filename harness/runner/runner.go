@@ -48,6 +48,11 @@ type Options struct {
 	// first: each signature is shrunk once and counted every time it
 	// recurs.
 	KeepGoing bool
+	// Known declares the differences the kernels' versions explain
+	// (corpus.Known): a divergence one of its entries explains is
+	// counted apart (Result.Expected), never shrunk, stored or counted
+	// as a divergence, and does not stop the run.
+	Known *corpus.Known
 }
 
 // Result summarizes a run. Checks counts the scripts that were compared on
@@ -69,12 +74,19 @@ type Result struct {
 	// Findings groups what was found by signature, in order of first
 	// appearance.
 	Findings []Finding `json:"findings"`
+	// Causes groups the findings by cause (Cause), in order of first
+	// appearance: what a developer triages, one entry per bug.
+	Causes []Cause `json:"causes"`
 	// Seed, Engine and Relation are the run's; Kernel the release of its
-	// kernel side(s) ("" when none).
+	// kernel side(s) ("" when none; both, joined by a comma, when they
+	// differ), and KernelA and KernelB the release each side ran (""
+	// for a model): what actually ran, whatever the command line said.
 	Seed     uint64 `json:"seed"`
 	Engine   string `json:"engine"`
 	Relation string `json:"relation"`
 	Kernel   string `json:"kernel"`
+	KernelA  string `json:"kernel_a"`
+	KernelB  string `json:"kernel_b"`
 	// Infrastructure counts the events that were not findings: a side
 	// that failed (killed from outside: the OOM killer, kill -9) on a
 	// batch of which no script failed again on a fresh plugin, alone.
@@ -83,6 +95,12 @@ type Result struct {
 	// Unstored counts the findings that could not be written under
 	// Corpus: each is printed in full and kept in its Finding's Text.
 	Unstored int `json:"unstored"`
+	// Expected are the divergences known entries explained (Options.Known),
+	// by entry in order of first appearance; StaleKnown the entries of
+	// the run's subsystem that apply to its kernels and explained none
+	// (empty for a run stopped early).
+	Expected   []Expected           `json:"expected"`
+	StaleKnown []*corpus.KnownEntry `json:"stale_known"`
 	// Stats is filled in when Options.Stats asks for it.
 	Stats *Stats `json:"stats,omitempty"`
 }
@@ -99,6 +117,9 @@ type Finding struct {
 	Seconds float64 `json:"seconds"`
 	Ops     int     `json:"ops"` // the length of its (shrunk) script
 	Hits    int     `json:"hits"`
+	// Cause is its cause key (CauseKey); the signature for a plugin
+	// failure or a flaky divergence.
+	Cause string `json:"cause"`
 	// Text is the finding file's text when it could not be written
 	// (StoreError says why); "" when it was.
 	Text       string `json:"text,omitempty"`
@@ -126,13 +147,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("runner: no pair to run")
 	}
 	first := o.Pairs[0]
-	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{},
-		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), Events: []Event{}}
+	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{}, Expected: []Expected{}, StaleKnown: []*corpus.KnownEntry{},
+		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
 	start := time.Now()
 	defer func() {
+		res.Causes = groupCauses(res.Findings)
 		res.Seconds = time.Since(start).Seconds()
 		if res.Seconds > 0 {
 			res.OpsPerSec = float64(res.Ops) / res.Seconds
@@ -145,7 +167,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}}
+	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
 	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
@@ -186,6 +208,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case ctx.Err() != nil:
 		res.Interrupted = true
 	}
+	res.StaleKnown = c.stale()
 	return res, nil
 }
 

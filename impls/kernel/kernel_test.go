@@ -590,3 +590,40 @@ func readStatus(tb testing.TB, path string) map[string]string {
 	require.NoError(tb, sc.Err())
 	return out
 }
+
+// A reset that cannot undo what the last script left (here: an attachment
+// whose address shmdt refuses, what a kernel that reports a wrong shmat
+// address leaves) does not fail the side: the worker thread, its
+// namespace and its tasks are replaced, and the next script runs in a
+// fresh namespace, through Run (one hand-over) as through Reset.
+func TestResetThatCannotUndoReplacesTheWorker(t *testing.T) {
+	m := newModel(t)
+	script := []ops.Op{
+		{Kind: ops.KindGet, Type: ops.Msg, Bind: 1, Key: ops.IPCPrivate, Creat: true, Mode: 0o600},
+		{Kind: ops.KindList, Type: ops.Msg},
+	}
+	plant := func() {
+		onWorker(m, func() {
+			m.n.shm.attached = append(m.n.shm.attached, &kattach{task: 0, addr: notAttached})
+			m.n.dirty = true
+		})
+	}
+	first, err := m.Run(ops.Config{}, script)
+	require.NoError(t, err)
+	old := m.n.w
+
+	plant()
+	out, err := m.Run(ops.Config{}, script)
+	require.NoError(t, err, "a reset that cannot undo is not the side's failure")
+	require.Equal(t, first, out, "the script ran in a fresh namespace")
+	require.Equal(t, 1, m.Replaced())
+	require.NotSame(t, old, m.n.w, "a new worker thread")
+	old.WaitExit()
+	_, err = os.Stat(fmt.Sprintf("/proc/self/task/%d", old.Tid()))
+	require.ErrorIs(t, err, os.ErrNotExist, "the old thread exited, its namespace with it")
+
+	plant()
+	require.NoError(t, m.Reset(ops.Config{}))
+	require.Equal(t, 2, m.Replaced())
+	require.Equal(t, int64(0), create(t, m, private(ops.Msg)), "a fresh namespace")
+}

@@ -19,9 +19,10 @@ import (
 // private IPC namespace of its own. It is safe for use by several
 // goroutines; calls are served one at a time by the worker thread.
 type Model struct {
-	mu     sync.Mutex
-	n      *ns // nil once Close has run, or after its thread was discarded
-	closed bool
+	mu       sync.Mutex
+	n        *ns // nil once Close has run, or after its thread was discarded
+	closed   bool
+	replaced int // worker threads replaced after a reset failed (Replaced)
 }
 
 var _ ops.Model = (*Model)(nil)
@@ -51,7 +52,34 @@ func (m *Model) Reset(cfg ops.Config) error {
 	}
 	var err error
 	m.n.w.Run(func() { err = m.n.reset() })
-	return err
+	if err != nil {
+		return m.replace(err)
+	}
+	return nil
+}
+
+// replace discards the worker thread whose reset could not undo what the
+// last script left (why), its namespace and its task processes with it,
+// and starts a fresh one: a kernel that does something unexpected (a
+// shmat that reports an address shmdt then refuses) is the finding of the
+// script that made it do so, never a failure of the side. It fails only
+// when no fresh thread can start.
+func (m *Model) replace(why error) error {
+	m.n.w.Stop()
+	m.n = nil
+	m.replaced++
+	if err := m.ensureThread(); err != nil {
+		return fmt.Errorf("kernel: a new worker after a reset that could not undo the last script (%v): %w", why, err)
+	}
+	return nil
+}
+
+// Replaced counts the worker threads (and namespaces) discarded because a
+// reset could not undo what the script before it left.
+func (m *Model) Replaced() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.replaced
 }
 
 // Run is ops.Run(m, cfg, script) done in one hand-over to the worker thread
@@ -69,11 +97,28 @@ func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	var out ops.Outcome
 	var err error
 	m.n.w.Run(func() { out, err = ops.Run(onThread{m.n}, cfg, script) })
+	var ne *notUndoneError
+	if errors.As(err, &ne) {
+		// The reset before the script could not undo the last one: a
+		// fresh thread (and namespace) runs it instead.
+		if err := m.replace(ne.err); err != nil {
+			return ops.Outcome{}, fmt.Errorf("reset: %w", err)
+		}
+		m.n.w.Run(func() { out, err = ops.Run(onThread{m.n}, cfg, script) })
+	}
 	if m.n.w.Discarded() != nil {
 		m.n = nil
 	}
 	return out, err
 }
+
+// notUndoneError is a reset, run on the worker thread within a script's
+// run, that could not undo what the last script left: the thread is to be
+// replaced (Model.replace) and the script run again on the new one.
+type notUndoneError struct{ err error }
+
+func (e *notUndoneError) Error() string { return e.err.Error() }
+func (e *notUndoneError) Unwrap() error { return e.err }
 
 // Apply runs one operation on the kernel. An errno the kernel returns is the
 // result; an error means the adapter itself failed. An op with As != 0 runs
@@ -193,7 +238,12 @@ func (m *Model) usable() error {
 // onThread is the Model seen from the worker thread itself, for Run.
 type onThread struct{ n *ns }
 
-func (o onThread) Reset(ops.Config) error { return o.n.reset() }
+func (o onThread) Reset(ops.Config) error {
+	if err := o.n.reset(); err != nil {
+		return &notUndoneError{err}
+	}
+	return nil
+}
 
 func (o onThread) Apply(op ops.Op) (ops.Result, error) {
 	if d := o.n.w.Discarded(); d != nil {

@@ -227,10 +227,10 @@ func TestCompareKernelAgainst61FindsTheFourDifferences(t *testing.T) {
 		found[f["signature"].(string)] = finding{int(f["ops"].(float64)), string(text)}
 	}
 	for what, sigs := range map[string][]string{
-		"the 3-way merge of a new mapping": {"vma/layout/ok-ok/A-merges", "vma/final/vma/A-merges"},
+		"the 3-way merge of a new mapping": {"vma/space/A-merges"},
 		"mremap's check order":             {"vma/remap/EINVAL-EFAULT"},
-		"the [heap] label":                 {"vma/final/vma/heap-label", "vma/layout/ok-ok/heap-label"},
-		"lf against ??":                    {"vma/final/vma/flags+lf-unnamed", "vma/layout/ok-ok/flags+lf-unnamed"},
+		"the [heap] label":                 {"vma/space/heap-label"},
+		"lf against ??":                    {"vma/space/flags+lf-unnamed"},
 	} {
 		ok := false
 		for _, sig := range sigs {

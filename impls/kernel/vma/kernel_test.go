@@ -448,3 +448,29 @@ func TestRestartingReplacesASealedHelper(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "brk=0\n", ops.FormatVMAState(st))
 }
+
+// A reset that fails for another reason (here the helper is gone, as after
+// a kernel that killed it) replaces the helper too: the side goes on.
+func TestRestartingReplacesAHelperWhoseResetFails(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
+	}
+	r, err := StartRestarting(context.Background(), Options{})
+	if errors.Is(err, ErrNoCompiler) {
+		t.Skipf("needs a C compiler: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	first := r.Pid()
+	e, err := r.Map(ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead})
+	require.NoError(t, err)
+	require.Equal(t, ops.OK, e)
+	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return r.Helper.Reset() != nil }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, r.Reset())
+	require.NotEqual(t, first, r.Pid(), "a new helper")
+	require.Equal(t, 1, r.Restarts())
+	st, err := r.State()
+	require.NoError(t, err)
+	require.Equal(t, "brk=0\n", ops.FormatVMAState(st))
+}

@@ -8,10 +8,13 @@ import (
 	"fmt"
 )
 
-// Restarting is a helper that is replaced by a new one when a reset leaves
-// a sealed VMA behind (ErrSealed): mseal is for the life of the process,
-// so the next script gets a new process, whose start checks the window and
-// probes the quirks again. Everything else is the current helper's.
+// Restarting is a helper that is replaced by a new one when its reset
+// cannot undo what the last script left: a sealed VMA (ErrSealed: mseal is
+// for the life of the process), a range the kernel refuses to unmap, a
+// helper that died (a kernel that does something unexpected must never
+// break the side). The next script gets a new process, whose start checks
+// the window and probes the quirks again. Everything else is the current
+// helper's.
 type Restarting struct {
 	*Helper
 	ctx      context.Context
@@ -28,18 +31,22 @@ func StartRestarting(ctx context.Context, opt Options) (*Restarting, error) {
 	return &Restarting{Helper: h, ctx: ctx, opt: opt}, nil
 }
 
-// Reset implements ops.AddressSpace: a reset that leaves something sealed
-// closes the helper and starts another, which must report the same rules.
+// Reset implements ops.AddressSpace: a reset that fails (something sealed
+// stays, the kernel refuses to undo, the helper is gone) closes the helper
+// and starts another, which must report the same rules.
 func (r *Restarting) Reset() error {
-	err := r.Helper.Reset()
-	if !errors.Is(err, ErrSealed) {
-		return err
+	why := r.Helper.Reset()
+	if why == nil {
+		return nil
 	}
 	old := r.Helper
 	_ = old.Close()
 	h, err := Start(r.ctx, r.opt)
 	if err != nil {
-		return fmt.Errorf("vma helper: a new helper after a sealed script: %w", err)
+		if errors.Is(why, ErrSealed) {
+			return fmt.Errorf("vma helper: a new helper after a sealed script: %w", err)
+		}
+		return fmt.Errorf("vma helper: a new helper after a reset that failed (%v): %w", why, err)
 	}
 	if h.Quirks() != old.Quirks() {
 		_ = h.Close()

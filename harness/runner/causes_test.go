@@ -1,0 +1,117 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/props"
+)
+
+// lowestLost is the optimized model with one bug: a msgrcv that searches
+// for the lowest type (type<0) finds nothing, and says ENOMSG where the
+// model took a message (ok), refused a too-small buffer (E2BIG) or put the
+// task to sleep (blocked). One bug, three result classes: three
+// signatures.
+type lowestLost struct{ ops.Model }
+
+func (m lowestLost) Apply(op ops.Op) (ops.Result, error) {
+	r, err := m.Model.Apply(op)
+	if err == nil && op.Kind == ops.KindMsgrcv && op.Mtype < 0 && (r.Err == ops.OK || r.Err == ops.E2BIG) {
+		r = ops.Result{Err: ops.ENOMSG}
+	}
+	return r, err
+}
+
+// openLowestLost opens the mutant in this process; it does not follow
+// (the optimized model on the other side does).
+func openLowestLost(t *testing.T) runner.Side {
+	t.Helper()
+	b, err := impls.Lookup("optimized")
+	require.NoError(t, err)
+	m, info, err := b.Start()
+	require.NoError(t, err)
+	info.Follows = false
+	l := ops.NewLocal(info, lowestLost{m})
+	t.Cleanup(func() { l.Close() })
+	return runner.Side{Name: "lowest-lost", Impl: l, Info: info}
+}
+
+// Findings whose shrunk scripts diverge at the same operation for the
+// same reason are one cause: the mutant's one msgrcv bug shows under
+// several signatures (ok-ENOMSG, E2BIG-ENOMSG, ...), each kept as a
+// finding file with its hits, and all of them under one cause whose hits
+// are theirs.
+func TestOneBugIsOneCause(t *testing.T) {
+	sub, err := props.Lookup("msg")
+	require.NoError(t, err)
+	p, err := runner.NewPair(context.Background(), openLowestLost(t), open(t, "optimized", false).side, "msg", equiv.Exact)
+	require.NoError(t, err)
+	require.True(t, p.B.Follows)
+	dir := t.TempDir()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact),
+		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir,
+	})
+	require.NoError(t, err)
+	require.Zero(t, res.Failures)
+	var sigs []string
+	for _, f := range res.Findings {
+		sigs = append(sigs, f.Signature)
+		require.True(t, strings.HasPrefix(f.Signature, "msg/msgrcv/"), "%s: every finding is the msgrcv bug", f.Signature)
+		_, err := os.Stat(f.Script)
+		require.NoError(t, err, "every finding keeps its file")
+	}
+	require.GreaterOrEqual(t, len(sigs), 2, "the bug shows under several signatures: %v", sigs)
+	require.Len(t, res.Causes, 1, "one cause: %+v", res.Causes)
+	c := res.Causes[0]
+	require.True(t, strings.HasPrefix(c.Key, "msg: msgrcv msg"), c.Key)
+	require.Contains(t, c.Key, "type<0")
+	require.Len(t, c.Signatures, len(res.Findings))
+	hits := 0
+	for i, s := range c.Signatures {
+		require.Equal(t, res.Findings[i].Signature, s.Signature)
+		require.Equal(t, res.Findings[i].Hits, s.Hits)
+		require.Equal(t, res.Findings[i].Script, s.File)
+		require.Equal(t, dir, filepath.Dir(filepath.Dir(s.File)))
+		hits += s.Hits
+	}
+	require.Equal(t, hits, c.Hits)
+	require.Equal(t, res.Divergences, c.Hits)
+	t.Logf("cause %q: %d hits under %v", c.Key, c.Hits, sigs)
+}
+
+// A cause is keyed by the operation where the results differ, or, where
+// the divergence is an observation (a layout, a listing, the final
+// state), by the last operation that made what was observed; the key
+// keeps what chooses what an operation does and drops where, how much
+// and whether it waits.
+func TestCauseKey(t *testing.T) {
+	parse := func(lines ...string) []ops.Op {
+		var out []ops.Op
+		for _, l := range lines {
+			op, err := ops.ParseOp(l)
+			require.NoError(t, err)
+			out = append(out, op)
+		}
+		return out
+	}
+	script := parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 nowait")
+	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, &equiv.Divergence{Step: 1}, "sig"))
+	script = parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=100 type=-1 task=t1")
+	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, &equiv.Divergence{Step: 1}, "sig"))
+	script = parse("map w:0+2 rw-", "advise w:0+1 guard_install", "layout")
+	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, &equiv.Divergence{Step: 1}, "sig"))
+	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, &equiv.Divergence{Step: 2}, "sig"))
+	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, &equiv.Divergence{Step: -1}, "sig"))
+	require.Equal(t, "vma: map rw-", runner.CauseKey("vma", script[:1], &equiv.Divergence{Step: -1}, "sig"))
+	require.Equal(t, "sig", runner.CauseKey("vma", nil, &equiv.Divergence{Step: -1}, "sig"))
+}

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"strings"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+)
+
+// Expected is the divergences one known entry (Options.Known) explained:
+// a difference between the kernels' versions, not a finding.
+type Expected struct {
+	*corpus.KnownEntry
+	Hits       int                 `json:"hits"`
+	Signatures []ExpectedSignature `json:"signatures"`
+}
+
+// ExpectedSignature is one signature an entry explained: its hits and the
+// first script that showed it.
+type ExpectedSignature struct {
+	Signature string `json:"signature"`
+	Hits      int    `json:"hits"`
+	Index     int    `json:"index"`
+}
+
+// expected accounts for a divergence that a known entry explains and
+// reports whether one did.
+func (c *collector) expected(index int, sig string) bool {
+	e := c.o.Known.Match(sig, c.res.KernelA, c.res.KernelB)
+	if e == nil {
+		return false
+	}
+	k, ok := c.known[e]
+	if !ok {
+		k = len(c.res.Expected)
+		c.known[e] = k
+		c.res.Expected = append(c.res.Expected, Expected{KnownEntry: e})
+	}
+	x := &c.res.Expected[k]
+	x.Hits++
+	for i := range x.Signatures {
+		if x.Signatures[i].Signature == sig {
+			x.Signatures[i].Hits++
+			return true
+		}
+	}
+	x.Signatures = append(x.Signatures, ExpectedSignature{Signature: sig, Hits: 1, Index: index})
+	return true
+}
+
+// stale lists the known entries of the run's subsystem that apply to its
+// kernels and explained nothing. A run stopped early (at its first
+// finding, or interrupted) says nothing of them.
+func (c *collector) stale() []*corpus.KnownEntry {
+	out := []*corpus.KnownEntry{}
+	if c.o.Known == nil || c.stopped || c.res.Interrupted {
+		return out
+	}
+	for _, e := range c.o.Known.Entries {
+		sub, _, _ := strings.Cut(e.Pattern, "/")
+		if _, hit := c.known[e]; !hit && sub == c.pair.Subsystem && e.Applies(c.res.KernelA, c.res.KernelB) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/props"
+)
+
+// A divergence a known entry explains (its pattern matches the signature,
+// and one side's release is in its range, the other's not) is reported
+// apart, with its hits, and is neither a finding nor a divergence; an
+// entry that applies and explains nothing is stale; one whose range
+// neither side is in says nothing. Here the sides say they run 6.1 (the
+// mutant whose msgrcv with type<0 finds nothing) and 6.18 (the optimized
+// model).
+func TestKnownDifferencesAreReportedApart(t *testing.T) {
+	sub, err := props.Lookup("msg")
+	require.NoError(t, err)
+	a := openLowestLost(t)
+	a.Info.Version = "Linux 6.1.0-57-amd64"
+	b := open(t, "optimized", false).side
+	b.Info.Version = "Linux 6.18.44-fc"
+	run := func(known *corpus.Known) (*runner.Result, string) {
+		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
+		require.NoError(t, err)
+		dir := t.TempDir()
+		res, err := runner.Run(context.Background(), runner.Options{
+			Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact),
+			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
+		})
+		require.NoError(t, err)
+		require.Equal(t, "6.1.0-57-amd64", res.KernelA)
+		require.Equal(t, "6.18.44-fc", res.KernelB)
+		return res, dir
+	}
+	plain, _ := run(nil)
+	hits := map[string]int{}
+	for _, f := range plain.Findings {
+		hits[f.Signature] = f.Hits
+	}
+	require.Contains(t, hits, "msg/msgrcv/ENOMSG-ok")
+
+	entries, err := corpus.ParseKnown("msg.known",
+		"msg/msgrcv/ENOMSG-ok  <6.10  -  the lowest type is not searched before 6.10\n"+
+			"msg/msgsnd/*  <6.10  0123456789ab  msgsnd differs before 6.10\n"+
+			"msg/msgrcv/*  >=7.0  -  a range neither side is in\n"+
+			"vma/seal/*ENOSYS*  <6.10  8be7258aad44  another subsystem's\n")
+	require.NoError(t, err)
+	res, dir := run(&corpus.Known{Entries: entries})
+
+	require.Len(t, res.Expected, 1)
+	x := res.Expected[0]
+	require.Equal(t, "msg.known:1", x.Where())
+	require.Equal(t, hits["msg/msgrcv/ENOMSG-ok"], x.Hits)
+	require.Equal(t, []runner.ExpectedSignature{{Signature: "msg/msgrcv/ENOMSG-ok", Hits: x.Hits, Index: x.Signatures[0].Index}}, x.Signatures)
+	require.Equal(t, plain.Divergences-x.Hits, res.Divergences, "an expected divergence is not a divergence")
+	require.Equal(t, plain.Checks, res.Checks)
+	for _, f := range res.Findings {
+		require.NotEqual(t, "msg/msgrcv/ENOMSG-ok", f.Signature, "an expected divergence is not a finding")
+		require.Equal(t, hits[f.Signature], f.Hits)
+	}
+	require.Len(t, res.Findings, len(plain.Findings)-1)
+	files, err := filepath.Glob(filepath.Join(dir, "msg", "*.ops"))
+	require.NoError(t, err)
+	require.Len(t, files, len(res.Findings), "no file for an expected divergence")
+	for _, f := range files {
+		require.NotContains(t, filepath.Base(f), "ENOMSG-ok")
+		_, err := os.Stat(f)
+		require.NoError(t, err)
+	}
+
+	require.Len(t, res.StaleKnown, 1, "%+v", res.StaleKnown)
+	require.Equal(t, "msg.known:2", res.StaleKnown[0].Where())
+	require.True(t, strings.HasPrefix(res.StaleKnown[0].Pattern, "msg/msgsnd/"))
+}
