@@ -180,8 +180,8 @@ func commands() []command {
 			"Searches for the script pattern (setup, body repeated n times, measured tail) whose cost grows fastest\non IMPL, or against IMPL2; writes it, minimised, as a workload for complexity --workload FILE.", worstCmd},
 		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
 			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
-		{"repro", `ipcfuzz repro FILE.ops [-o repro.c] [--expect a|b]`,
-			"Writes a C reproducer of the script (libc only): run as root, it replays the script's syscalls in a\nprivate IPC namespace and exits 1 naming each step whose result is not side A's (or B's, or the stated one).", reproCmd},
+		{"repro", `ipcfuzz repro FILE.ops [-o repro.c] [--expect a|b] [--run kernel:image=PATH|kernel:source=DIR[,patches=DIR]]`,
+			"Writes a C reproducer of the script (libc only): run as root, it replays the script's syscalls in a\nprivate IPC namespace and exits 1 naming each step whose result is not side A's (or B's, or the stated one).\nWith --run, builds it and runs it in a guest of that kernel, exiting as it did (3: the guest did not run it).", reproCmd},
 		{"report", `ipcfuzz report FILE.ops... [-o report.html] [--plot FILE.svg] [--title T]`,
 			"Writes findings as one static HTML page: both sides' results, the first divergence, the tasks' sleeps,\nthe final states and the commands that reproduce each.", reportCmd},
 		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
