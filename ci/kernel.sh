@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/kernel.sh [--base 6.1|6.12] [--source DIR|DEB] [--patches DIR] [--cache DIR] [--jobs N] [NAME]
+# ci/kernel.sh [--base 6.1|6.12] [--source DIR|DEB] [--patches DIR] [--cache DIR] [--jobs N] [--rebuild] [NAME]
 #
 # Builds a minimal guest kernel for `kernel:image=PATH` and prints the path of
 # its vmlinux (booted through its PVH entry). The source is Debian's
@@ -11,7 +11,8 @@
 # default); a file ci/kernels/NAME/base names the series' base (6.1 or 6.12)
 # when --base is not given. Builds are cached by source version, config
 # fragment, patches and the build recipe: a second run prints the cached
-# path at once. A tree given with --source is built out of tree (make O=,
+# path at once (--rebuild builds it again all the same, from the kept
+# tree: what a benchmark of a rebuild runs). A tree given with --source is built out of tree (make O=,
 # incremental; never taken from the cache, since the tree may have changed). The unpatched tree of each base is built once and kept; a
 # series is applied to it, rebuilt (only what it touches) and left applied
 # until the next series needs the tree, which first takes it out again.
@@ -36,6 +37,7 @@ recipe=2
 source=""
 patches=""
 basever=""
+rebuild=""
 cache=${IPCFUZZ_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipcfuzz/kernel-builds}
 jobs=$(nproc)
 name=stock
@@ -46,7 +48,8 @@ while [ $# -gt 0 ]; do
     --patches) patches=${2:-}; shift 2 ;;
     --cache) cache=${2:-}; shift 2 ;;
     --jobs) jobs=${2:-}; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rebuild) rebuild=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/kernel.sh: unknown option $1" >&2; exit 2 ;;
     *) name=$1; shift ;;
   esac
@@ -167,7 +170,7 @@ fi
 basekey=$( { echo "$version"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
 key=$( { echo "$basekey"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
 out=$cache/$name-$key
-if [ -f "$out/vmlinux" ]; then
+if [ -f "$out/vmlinux" ] && [ -z "$rebuild" ]; then
   echo "$out/vmlinux"
   exit 0
 fi
