@@ -19,6 +19,8 @@ func TestStoppedPluginIsGivenUp(t *testing.T) {
 	p := open(t, spec)
 	pid := p.Pid()
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	// kill returns before every thread of the process has stopped.
+	require.Eventually(t, func() bool { s, err := processStopped(pid); return err == nil && s }, 30*time.Second, time.Millisecond)
 	// The safety net: a call the watch missed fails on this deadline,
 	// with another error than the one required below.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
