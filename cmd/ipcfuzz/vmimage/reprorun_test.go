@@ -2,9 +2,12 @@ package vmimage_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -76,4 +79,40 @@ func TestCompareSourceAgainstPatchedSource(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
 	require.NotEmpty(t, s["findings"])
+}
+
+// A guest stopped with SIGSTOP while the compare runs scripts on it is
+// given up after a few seconds stopped (not the call timeout, minutes
+// under TCG), killed, and replaced by a fresh guest on which the batch
+// runs again; nothing fails again there, so the run reports an
+// infrastructure event (exit 3), not a finding.
+func TestStoppedGuestIsReplaced(t *testing.T) {
+	img := testImage(t)
+	cmd := exec.Command(bin, "compare", "optimized", "kernel:image="+img, "--in-process", "--subsystem", "msg", "--time", "60s", "--seed", "1", "--json", "--corpus", t.TempDir())
+	var errb, outb syncBuffer
+	cmd.Stderr, cmd.Stdout = &errb, &outb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitRunning(t, &errb)
+	qemu := childNamed(cmd.Process.Pid, "qemu-system-x86")
+	require.NotZero(t, qemu, "no QEMU under the host")
+	require.NoError(t, syscall.Kill(qemu, syscall.SIGSTOP))
+	stopped := time.Now()
+	t.Cleanup(func() { _ = syscall.Kill(qemu, syscall.SIGKILL) })
+	// How long until a fresh guest replaces it: logged, not asserted
+	// (the machine is shared); the run's own end bounds the test.
+	require.Eventually(t, func() bool {
+		q := childNamed(cmd.Process.Pid, "qemu-system-x86")
+		return q != 0 && q != qemu
+	}, 5*time.Minute, 50*time.Millisecond, "no guest replaced the stopped one")
+	t.Logf("a fresh guest started %v after the SIGSTOP", time.Since(stopped).Round(100*time.Millisecond))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr:\n%s", errb.String())
+	require.Equal(t, 3, ee.ExitCode(), "stderr:\n%s", errb.String())
+	require.Contains(t, errb.String(), "stayed stopped")
+	r := outcome{code: ee.ExitCode(), stdout: outb.String(), stderr: errb.String()}
+	s := summary(t, r)
+	require.EqualValues(t, 0, s["divergences"])
+	require.NotEmpty(t, s["infrastructure_events"])
 }
