@@ -72,6 +72,29 @@ fragment=$here/kernels/ipcfuzz-guest.config
 mkdir -p "$cache/src"
 log() { echo "ci/kernel.sh: $*" >&2; }
 
+# configure SRC DIR: tinyconfig plus the fragment in DIR (the tree itself,
+# or its O= object directory). A line of the fragment whose symbol this
+# kernel does not know (absent from the resulting .config) is left out; a
+# known one must have survived olddefconfig. Kernels since 6.9 have no
+# BASE_FULL: their bool BASE_SMALL is turned off instead.
+configure() {
+  local src=$1 dir=$2 o=()
+  [ "$src" != "$dir" ] && o=(O="$dir")
+  make -s -C "$src" "${o[@]}" ARCH=x86_64 tinyconfig >/dev/null
+  (cd "$dir" && "$src/scripts/kconfig/merge_config.sh" -m .config "$fragment" >/dev/null)
+  if ! grep -q '^config BASE_FULL' "$src/init/Kconfig" && grep -A1 '^config BASE_SMALL' "$src/init/Kconfig" | grep -q bool; then
+    "$src/scripts/config" --file "$dir/.config" -d BASE_SMALL
+  fi
+  make -s -C "$src" "${o[@]}" ARCH=x86_64 olddefconfig >/dev/null
+  local l sym missing=""
+  while IFS= read -r l; do
+    sym=$(echo "$l" | grep -oE 'CONFIG_[A-Z0-9_]+')
+    grep -qE "^($sym=|# $sym is not set)" "$dir/.config" || { log "this kernel has no ${sym#CONFIG_}: left out"; continue; }
+    grep -qxF "$l" "$dir/.config" || missing="$missing $l"
+  done < <(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment")
+  if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost:$missing" >&2; return 1; fi
+}
+
 # The source: a tree, or Debian's linux-source .deb (its tarball unpacked
 # once per version into the cache).
 srctree=""
@@ -147,11 +170,7 @@ if [ -n "$srctree" ]; then
   mkdir -p "$obj"
   if [ ! -f "$obj/.configured" ]; then
     log "configuring $obj"
-    "${mk[@]}" -C "$src" O="$obj" tinyconfig >/dev/null
-    (cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config "$fragment" >/dev/null)
-    "${mk[@]}" -C "$src" O="$obj" olddefconfig >/dev/null
-    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" "$obj/.config" || echo "$l"; done)
-    if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
+    configure "$src" "$obj"
     touch "$obj/.configured"
   fi
   log "building $srctree${series:+ with $name} in $obj"
@@ -189,12 +208,7 @@ if [ ! -f "$base/.built" ]; then
   cp -al "$tree" "$base"
   (
     cd "$base"
-    make -s ARCH=x86_64 tinyconfig >/dev/null
-    scripts/kconfig/merge_config.sh -m .config "$fragment" >/dev/null
-    make -s ARCH=x86_64 olddefconfig >/dev/null
-    # Every line of the fragment must have survived olddefconfig.
-    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" .config || echo "$l"; done)
-    if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
+    configure "$base" "$base"
     "${mk[@]}" bzImage >&2
   )
   mkdir -p "$base/.series"
