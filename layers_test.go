@@ -1,8 +1,8 @@
 // Package layers_test holds the house's layering as a test: which room
-// may import which. The rooms and the reasons are those of
-// ARCHITECTURE.md; a package that imports up a floor (the vocabulary
-// importing the runner, a model importing the plugin host, a generator
-// importing an implementation) fails it, naming the arrow.
+// may import which. The rooms and the reasons are those of this
+// repository's ARCHITECTURE.md; a package that imports up a floor (the
+// vocabulary importing the runner, a model importing the plugin host, a
+// generator importing an implementation) fails it, naming the arrow.
 package layers_test
 
 import (

@@ -1,8 +1,9 @@
 // Package vm runs the kernel side inside a QEMU guest booted from a kernel
-// image (vm-probe.md): any kernel becomes a side, the stock one beside a
-// patched one.
+// image: any kernel becomes a side, the stock one beside a patched one
+// (docs/kernel-images.md is the user's guide).
 //
-// The host builds the guest's whole initramfs itself (initramfs.go): the
+// The host builds the guest's whole initramfs itself (initramfs in
+// boot.go, the cpio writer in cpio.go): the
 // ipcfuzz binary as /init, the C helpers at the paths where the guest's
 // adapter looks for them, the modules a distribution kernel needs for its
 // virtio-serial port, nothing else. It boots QEMU (boot.go) with
@@ -17,7 +18,9 @@
 // modules, measures how much slower than the host it runs, starts the
 // plugin server (ipcfuzz plugin serve kernel) and copies bytes between its
 // unix socket and the port; it says "ready" on the console, and powers the
-// guest off when the plugin exits.
+// guest off when the plugin exits. Run boots a guest whose /init runs one
+// static program instead (a C reproducer: ipcfuzz repro --run) and reads
+// how it exited from the console.
 //
 // Images (image.go): a vmlinux (booted through its PVH entry), a bzImage
 // (its vmlinux is cut out and cached when the tools to decompress it are
