@@ -71,6 +71,19 @@ esac
 fragment=$here/kernels/ipcfuzz-guest.config
 mkdir -p "$cache/src"
 log() { echo "ci/kernel.sh: $*" >&2; }
+# lost SRC CONFIG prints the lines of the fragment that CONFIG (configured
+# from the tree SRC) does not have, but for a symbol SRC's Kconfig no longer
+# defines: 6.12 has no BASE_FULL (its BASE_SMALL, off by default, is the
+# same choice inverted).
+lost() {
+  local l sym
+  grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do
+    grep -qxF "$l" "$2" && continue
+    sym=$(echo "$l" | grep -oE 'CONFIG_[A-Z0-9_]+' | head -1)
+    grep -rqsE --include='Kconfig*' "^(menu)?config ${sym#CONFIG_}\$" "$1" || continue
+    echo "$l"
+  done
+}
 
 # The source: a tree, or Debian's linux-source .deb (its tarball unpacked
 # once per version into the cache).
@@ -150,7 +163,7 @@ if [ -n "$srctree" ]; then
     "${mk[@]}" -C "$src" O="$obj" tinyconfig >/dev/null
     (cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config "$fragment" >/dev/null)
     "${mk[@]}" -C "$src" O="$obj" olddefconfig >/dev/null
-    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" "$obj/.config" || echo "$l"; done)
+    missing=$(lost "$src" "$obj/.config")
     if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
     touch "$obj/.configured"
   fi
@@ -193,7 +206,7 @@ if [ ! -f "$base/.built" ]; then
     scripts/kconfig/merge_config.sh -m .config "$fragment" >/dev/null
     make -s ARCH=x86_64 olddefconfig >/dev/null
     # Every line of the fragment must have survived olddefconfig.
-    missing=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment" | while IFS= read -r l; do grep -qxF "$l" .config || echo "$l"; done)
+    missing=$(lost . .config)
     if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost: $missing" >&2; exit 1; fi
     "${mk[@]}" bzImage >&2
   )
