@@ -9,8 +9,9 @@ import (
 )
 
 // Each edge mutant (testdata/edgemutant: a bug at an edge few scripts
-// reach) is found by compare with rapid on one seed, built as the README's
-// plugin recipe builds a plugin. ci/edge-mutants.sh is the long form (both
+// reach) is found by compare with rapid on one seed, built as
+// docs/plugins.md's recipe builds a plugin; the two found after many
+// scripts are long tests. ci/edge-mutants.sh is the long form (both
 // engines, three seeds, and go test -fuzz).
 func TestEdgeMutantsAreFound(t *testing.T) {
 	dir := t.TempDir()

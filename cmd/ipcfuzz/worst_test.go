@@ -45,6 +45,7 @@ func fitOf(t *testing.T, rep *complexity.Report, name string) complexity.Fit {
 // pattern complexity measures again, and finds nothing as steep in the
 // optimized one.
 func TestWorstFindsTheQuadraticListing(t *testing.T) {
+	long(t)
 	t.Parallel()
 	// The budget is generous here (the acceptance's 60 s is a figure of
 	// the report, not of a test on a shared machine): what is held is what
@@ -178,6 +179,7 @@ func TestNightlyPerfShard(t *testing.T) {
 // with its interval, a class only where the interval holds one, and
 // nothing left in the host's IPC namespace.
 func TestWorstKernelWallTime(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needKernel(t)
 	before := hostIPC(t)

@@ -1,6 +1,6 @@
 // Command edgemutant is a test-only implementation plugin: the optimized
 // model with one deliberate bug at an edge few scripts reach, chosen when
-// it is built (the README's plugin recipe):
+// it is built (docs/plugins.md's plugin recipe):
 //
 //	go build -ldflags "-X main.mutation=earlywrap" -o bin/earlywrap ./cmd/ipcfuzz/testdata/edgemutant
 //	go run ./cmd/ipcfuzz compare bin/earlywrap optimized --checks 2000   # exit 1
