@@ -155,10 +155,11 @@ unapply() {
   while IFS= read -r p; do
     patch -d "$base" -p1 -R --quiet --no-backup-if-mismatch < "$p" ||
       { log "cannot take out $(basename "$p"): rebuilding the base"; rm -f "$base/.built"; exit 1; }
-  done < <(ls "$base/.series"/*.patch 2>/dev/null | sort -r)
+  done < <(find "$base/.series" -name '*.patch' | sort -r)
   rm -f "$base/.series"/*.patch
 }
-applied=$(ls "$base/.series"/*.patch 2>/dev/null | wc -l)
+mkdir -p "$base/.series"
+applied=$(find "$base/.series" -name '*.patch' | wc -l)
 if [ "$applied" -gt 0 ] || [ ${#series[@]} -gt 0 ]; then
   [ "$applied" -gt 0 ] && log "taking out the series applied ($applied patches)"
   unapply
