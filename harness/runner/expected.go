@@ -15,6 +15,15 @@ type Expected struct {
 	Signatures []ExpectedSignature `json:"signatures"`
 }
 
+// ExpectedHits counts the divergences known entries explained.
+func (r *Result) ExpectedHits() int {
+	n := 0
+	for _, x := range r.Expected {
+		n += x.Hits
+	}
+	return n
+}
+
 // ExpectedSignature is one signature an entry explained: its hits and the
 // first script that showed it.
 type ExpectedSignature struct {
