@@ -217,6 +217,9 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 	if res.Unstored > 0 {
 		note += fmt.Sprintf(", %d findings could not be stored (printed above)", res.Unstored)
 	}
+	if expected := res.ExpectedHits(); expected > 0 {
+		note += fmt.Sprintf(", %d divergences expected (known differences of the kernels' versions, below)", expected)
+	}
 	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
 		sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
 	if st := res.Stats; st != nil && res.Checks > 0 {

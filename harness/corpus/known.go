@@ -38,6 +38,13 @@ func (e *KnownEntry) Matches(sig string) bool {
 	return ok
 }
 
+// InRange reports whether release (uname -r) is in the entry's range;
+// false for "" (a side that is not a kernel).
+func (e *KnownEntry) InRange(release string) bool {
+	r, ok := parseRelease(release)
+	return ok && e.rng.contains(r)
+}
+
 // Applies reports whether the entry speaks of a comparison of the
 // kernels releaseA and releaseB (uname -r; "" for a side that is not a
 // kernel): one runs a release in the range, the other a release out of
@@ -70,7 +77,10 @@ func (e *KnownEntry) Applies(releaseA, releaseB string) bool {
 // digits), or - when it is not known yet. An entry applies to a
 // comparison of two kernels one of which runs a release in its range and
 // the other one not: a divergence there whose signature matches it is
-// expected, not a finding. Parsing is strict: a bad line is an error
+// expected, not a finding. The pattern is written with the kernel out of
+// the range as side A and the one in it as side B (mseal is ENOSYS on B:
+// vma/seal/*-ENOSYS); a run with the sides the other way round is matched
+// with its signature mirrored (runner.MirrorSignature). Parsing is strict: a bad line is an error
 // naming the file and the line.
 type Known struct {
 	Dir     string
@@ -78,13 +88,23 @@ type Known struct {
 }
 
 // Match is the first entry that applies to the releases and whose pattern
-// matches sig, or nil.
-func (k *Known) Match(sig, releaseA, releaseB string) *KnownEntry {
+// matches sig, or nil. A pattern is written for a kernel out of the range
+// as side A and one in it as side B ("vma/seal/ok-ENOSYS": the older
+// kernel, B, has no mseal); where A is the one in the range, it is
+// matched against mirror(sig), the signature with the sides swapped.
+func (k *Known) Match(sig, releaseA, releaseB string, mirror func(string) string) *KnownEntry {
 	if k == nil {
 		return nil
 	}
 	for _, e := range k.Entries {
-		if e.Applies(releaseA, releaseB) && e.Matches(sig) {
+		if !e.Applies(releaseA, releaseB) {
+			continue
+		}
+		s := sig
+		if e.InRange(releaseA) {
+			s = mirror(sig)
+		}
+		if e.Matches(s) {
 			return e
 		}
 	}

@@ -60,9 +60,12 @@ func TestKnownEntryApplies(t *testing.T) {
 		require.Equal(t, c.want, es[c.entry].Applies(c.a, c.b), "%s %s vs %s", es[c.entry].Range, c.a, c.b)
 	}
 	k := &Known{Entries: es}
-	require.Equal(t, es[0], k.Match("vma/a", host, deb61))
-	require.Nil(t, k.Match("vma/a", host, deb612))
-	require.Nil(t, k.Match("vma/z", host, deb61))
+	mirror := func(s string) string { return s + "~" }
+	require.Equal(t, es[0], k.Match("vma/a", host, deb61, mirror))
+	require.Nil(t, k.Match("vma/a", deb61, host, mirror), "A in the range: the mirrored signature is matched")
+	require.Equal(t, es[0], k.Match("vma/a", deb61, host, func(string) string { return "vma/a" }))
+	require.Nil(t, k.Match("vma/a", host, deb612, mirror))
+	require.Nil(t, k.Match("vma/z", host, deb61, mirror))
 }
 
 // The seeded corpus/known files parse.

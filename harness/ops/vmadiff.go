@@ -60,8 +60,10 @@ func VMADifference(a, b VMAState) string {
 		case va.Start != vb.Start || va.End != vb.End:
 			if sameAttributes(va, vb) {
 				// The same attributes over overlapping, different ranges:
-				// a merge or split the pages after them decide.
-				return "extent"
+				// the same pages merged or split differently here
+				// (whatever differs further on), or a merge or split the
+				// pages after them decide.
+				return localMerge(a.VMAs[i:], b.VMAs[j:])
 			}
 		}
 		return vmaFieldDifference(va, vb)
@@ -134,7 +136,7 @@ func mergedVMAs(vs []VMA) []VMA {
 	for _, v := range vs {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
-			if last.Heap == v.Heap && last.End == v.Start && sameAttributes(*last, v) {
+			if joinable(*last, v) {
 				last.End = v.End
 				continue
 			}
@@ -142,4 +144,45 @@ func mergedVMAs(vs []VMA) []VMA {
 		out = append(out, v)
 	}
 	return out
+}
+
+// localMerge names the difference of two runs of VMAs that start with
+// overlapping VMAs of the same attributes: where the joinable VMAs that
+// follow each cover the same pages (mergedVMAs would join them alike),
+// the side with fewer VMAs merged (A-merges, B-merges) or both split them
+// differently (boundaries); otherwise their extents differ.
+func localMerge(as, bs []VMA) string {
+	if as[0].Start != bs[0].Start {
+		return "extent"
+	}
+	na, nb := 1, 1
+	endA, endB := as[0].End, bs[0].End
+	for endA != endB {
+		if endA < endB {
+			if na == len(as) || !joinable(as[na-1], as[na]) {
+				return "extent"
+			}
+			endA = as[na].End
+			na++
+		} else {
+			if nb == len(bs) || !joinable(bs[nb-1], bs[nb]) {
+				return "extent"
+			}
+			endB = bs[nb].End
+			nb++
+		}
+	}
+	switch {
+	case na < nb:
+		return "A-merges"
+	case nb < na:
+		return "B-merges"
+	}
+	return "boundaries"
+}
+
+// joinable reports whether v continues last: adjacent, in the same
+// region, with the same attributes (mergedVMAs joins them).
+func joinable(last, v VMA) bool {
+	return last.Heap == v.Heap && last.End == v.Start && sameAttributes(last, v)
 }

@@ -41,6 +41,9 @@ func TestVMADifference(t *testing.T) {
 		{"only A maps", []string{"w:0-1 r--p anon mr", "w:2-3 r--p anon mr"}, []string{"w:2-3 r--p anon mr"}, "only-A"},
 		{"only B maps, at the end", []string{"w:0-1 r--p anon mr"}, []string{"w:0-1 r--p anon mr", "h:0-1 r--p anon mr"}, "only-B"},
 		{"different extents, different perms", []string{"w:0-2 r--p anon mr"}, []string{"w:0-3 rw-p anon mr"}, "perms"},
+		{"A merges here, [heap] differs further on", []string{"w:0-2 -w-p anon ac", "h:0-1 r--p anon mr"}, []string{"w:0-1 -w-p anon ac", "w:1-2 -w-p anon ac", "h:0-1 r--p anon [heap] mr"}, "A-merges"},
+		{"split differently here, a flag differs further on", []string{"w:0-2 rwxp anon ac", "w:2-3 rwxp anon ac", "w:5-6 r--p anon mr"}, []string{"w:0-1 rwxp anon ac", "w:1-3 rwxp anon ac", "w:5-6 r--p anon mr,ac"}, "boundaries"},
+		{"the same start, B maps less", []string{"h:0-2 rw-p anon [heap] ac"}, []string{"h:0-1 rw-p anon [heap] ac"}, "extent"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.Equal(t, c.want, VMADifference(vmaState(t, c.a...), vmaState(t, c.b...)))

@@ -21,7 +21,8 @@ import (
 // entry that applies and explains nothing is stale; one whose range
 // neither side is in says nothing. Here the sides say they run 6.1 (the
 // mutant whose msgrcv with type<0 finds nothing) and 6.18 (the optimized
-// model).
+// model): the entry, written with the kernel in its range as side B
+// (ok-ENOMSG), explains the mirrored signature ENOMSG-ok.
 func TestKnownDifferencesAreReportedApart(t *testing.T) {
 	sub, err := props.Lookup("msg")
 	require.NoError(t, err)
@@ -50,7 +51,7 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 	require.Contains(t, hits, "msg/msgrcv/ENOMSG-ok")
 
 	entries, err := corpus.ParseKnown("msg.known",
-		"msg/msgrcv/ENOMSG-ok  <6.10  -  the lowest type is not searched before 6.10\n"+
+		"msg/msgrcv/ok-ENOMSG  <6.10  -  the lowest type is not searched before 6.10 (B is the kernel in the range: mirrored)\n"+
 			"msg/msgsnd/*  <6.10  0123456789ab  msgsnd differs before 6.10\n"+
 			"msg/msgrcv/*  >=7.0  -  a range neither side is in\n"+
 			"vma/seal/*ENOSYS*  <6.10  8be7258aad44  another subsystem's\n")
@@ -81,4 +82,26 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 	require.Len(t, res.StaleKnown, 1, "%+v", res.StaleKnown)
 	require.Equal(t, "msg.known:2", res.StaleKnown[0].Where())
 	require.True(t, strings.HasPrefix(res.StaleKnown[0].Pattern, "msg/msgsnd/"))
+}
+
+// A signature mirrored is the one of the same divergence with the sides
+// swapped; mirrored twice it is itself.
+func TestMirrorSignature(t *testing.T) {
+	for sig, want := range map[string]string{
+		"vma/seal/ok-ENOSYS":         "vma/seal/ENOSYS-ok",
+		"msg/msgrcv/ENOMSG-blocked":  "msg/msgrcv/blocked-ENOMSG",
+		"vma/space/A-merges":         "vma/space/B-merges",
+		"vma/space/only-B":           "vma/space/only-A",
+		"vma/space/flags+nh":         "vma/space/flags-nh",
+		"vma/space/flags-ac":         "vma/space/flags+ac",
+		"vma/space/flags+lf-unnamed": "vma/space/flags+unnamed-lf",
+		"vma/space/flags+lf,sd-ac":   "vma/space/flags+ac-lf,sd",
+		"vma/space/heap-label":       "vma/space/heap-label",
+		"shm/listing/shm/dup-row":    "shm/listing/shm/dup-row",
+		"sem/final/namespaces":       "sem/final/namespaces",
+		"ids/plugin-failure/x/hung":  "ids/plugin-failure/x/hung",
+	} {
+		require.Equal(t, want, runner.MirrorSignature(sig), sig)
+		require.Equal(t, sig, runner.MirrorSignature(runner.MirrorSignature(sig)), sig)
+	}
 }

@@ -296,3 +296,42 @@ func atLeast618(rel string) bool {
 	}
 	return major > 6 || major == 6 && minor >= 18
 }
+
+// This machine's kernel against Debian's 6.1 on vma, with the known
+// differences of corpus/known: what a version explains (mseal, the [heap]
+// label, the guard advices...) is reported apart with its commit, never
+// as a finding, and no finding's signature is one an entry explains.
+func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
+	if rel := hostRelease(t); !atLeast618(rel) {
+		t.Skipf("corpus/known's vma entries are 6.18's against older kernels; this machine runs %s", rel)
+	}
+	img := testImage(t)
+	needKernel(t)
+	if !vmaKernel(t) {
+		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
+	}
+	known := filepath.Join("..", "..", "..", "corpus", "known")
+	k, err := corpus.ReadKnown(known)
+	require.NoError(t, err)
+	r := ipcfuzz(t, "compare", "kernel", "kernel:image="+img, "--subsystem", "vma", "--checks", "105", "--seed", "1", "--keep-going", "--json", "--known", known, "--corpus", t.TempDir())
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	s := summary(t, r)
+	require.EqualValues(t, 0, s["plugin_failures"], r.stderr)
+	require.True(t, strings.HasPrefix(s["kernel_b"].(string), "6.1."), "%v", s["kernel_b"])
+	expected := map[string]bool{}
+	for _, x := range s["expected"].([]any) {
+		x := x.(map[string]any)
+		require.Positive(t, x["hits"])
+		require.NotEmpty(t, x["reason"])
+		expected[x["pattern"].(string)] = true
+	}
+	for _, p := range []string{"vma/seal/*-ENOSYS", "vma/space/heap-label"} {
+		require.True(t, expected[p], "%s is expected: %v", p, expected)
+	}
+	for _, f := range s["findings"].([]any) {
+		sig := f.(map[string]any)["signature"].(string)
+		for _, e := range k.Entries {
+			require.False(t, e.Matches(sig), "%s is a finding, yet %s explains it", sig, e.Where())
+		}
+	}
+}
