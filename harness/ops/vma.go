@@ -793,7 +793,14 @@ const (
 	// checks the source range (6.1's mremap_to and vma_to_resize); later
 	// kernels check everything first (check_mremap_params, check_prep_vma).
 	QuirkRemapLookupFirst
+
+	// quirkEnd is the first bit no quirk has.
+	quirkEnd
 )
+
+// VMAQuirksAll is every quirk bit there is (a model must run under any
+// combination of them).
+const VMAQuirksAll = quirkEnd - 1
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
