@@ -793,6 +793,14 @@ const (
 	// checks the source range (6.1's mremap_to and vma_to_resize); later
 	// kernels check everything first (check_mremap_params, check_prep_vma).
 	QuirkRemapLookupFirst
+	// QuirkMmapNextFirst: a new mapping merges with next first and with
+	// prev only if prev's anon_vma is compatible with next's (6.1 to
+	// 6.11's __mmap_region, which checks prev against the anon_vma of the
+	// VMA it already chose); later kernels try prev first and merge both
+	// when both fit (vma_merge_new_range). So between an unfaulted prev and
+	// a faulted next the mapping merges with next only, and between two
+	// faulted VMAs it extends next instead of prev.
+	QuirkMmapNextFirst
 
 	// quirkEnd is the first bit no quirk has.
 	quirkEnd
@@ -805,7 +813,7 @@ const VMAQuirksAll = quirkEnd - 1
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive", "mseal", "remap-lookup-first",
+	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
