@@ -821,6 +821,29 @@ var quirkNames = []string{
 const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
 	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
 
+// VMAQuirksLinux612 are the quirks Debian's 6.12 image reports (6.12.118
+// on x86-64 with protection keys), configuration quirks left out
+// (VMAQuirksConfig).
+const VMAQuirksLinux612 = QuirkAccountDrop | QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP |
+	QuirkForkChildRemap | QuirkMseal | QuirkRemapLookupFirst
+
+// VMAQuirksLinux61 are the quirks Debian's 6.1 image reports (6.1.192 on
+// x86-64 with protection keys), configuration quirks left out.
+const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChildRemap | QuirkLockOnFaultUnnamed |
+	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst
+
+// VMAQuirksConfig are the quirks a kernel's configuration or its machine
+// decides, not its version: soft-dirty tracking, protection keys, KSM and
+// THP.
+const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP
+
+// VMAQuirksOf returns the quirks of a kernel version ipcfuzz knows: "6.1",
+// "6.12" or "6.18".
+func VMAQuirksOf(version string) (VMAQuirks, bool) {
+	q, ok := map[string]VMAQuirks{"6.1": VMAQuirksLinux61, "6.12": VMAQuirksLinux612, "6.18": VMAQuirksLinux618}[version]
+	return q, ok
+}
+
 // String writes the quirks' names joined by commas ("-" for none).
 func (q VMAQuirks) String() string {
 	var parts []string
