@@ -155,31 +155,25 @@ func TestKernelAgainst61FindsTheFiveDifferences(t *testing.T) {
 	}
 }
 
-// The models against 6.1 on vma: only the known difference, which VMAs a
-// new mapping merges with (6.18's 3-way merge, and which neighbour a new
-// anonymous mapping joins): the same pages with the same attributes, in
-// other VMAs. The other differences are facts the guest reports, not
-// divergences: soft-dirty, the [heap] label, "??", and mremap's order of
-// checks (remap_order=auto follows remap-lookup-first).
-func TestOptimizedAgainst61VMAKnownDifferencesOnly(t *testing.T) {
+// The optimized model against the image on vma agrees with it: what
+// differs between 6.18 and the stock kernels (6.1, 6.12) is a VMA quirk
+// the guest reports and the model follows (which neighbour a new mapping
+// merges with, mremap's order of checks against mseal, the [heap] label,
+// "??", soft-dirty), not a divergence.
+func TestOptimizedAgainstImageVMAAgrees(t *testing.T) {
 	img := testImage(t)
 	dir := t.TempDir()
 	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+img, "--subsystem", "vma", "--checks", "300", "--seed", "1", "--keep-going", "--jobs", "1", "--json", "--corpus", dir)
-	require.Contains(t, []int{0, 1}, r.code, r.stderr)
 	s := summary(t, r)
 	require.EqualValues(t, 0, s["plugin_failures"], r.stderr)
 	findings, _ := s["findings"].([]any)
 	for _, f := range findings {
 		f := f.(map[string]any)
-		sig := f["signature"].(string)
 		text, err := os.ReadFile(f["script"].(string))
 		require.NoError(t, err)
-		merge := false
-		for _, class := range []string{"/A-merges", "/B-merges", "/boundaries"} {
-			merge = merge || strings.HasSuffix(sig, class)
-		}
-		require.True(t, merge, "an unknown difference with 6.1: %s\n%s", sig, text)
+		t.Errorf("a difference with the image: %s\n%s", f["signature"], text)
 	}
+	require.Equal(t, 0, r.code, r.stderr)
 }
 
 // corpusRead counts the operations of a script file.
