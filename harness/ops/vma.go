@@ -794,12 +794,13 @@ const (
 	// kernels check everything first (check_mremap_params, check_prep_vma).
 	QuirkRemapLookupFirst
 	// QuirkMmapNextFirst: a new mapping merges with next first and with
-	// prev only if prev's anon_vma is compatible with next's (6.1 to
-	// 6.11's __mmap_region, which checks prev against the anon_vma of the
-	// VMA it already chose); later kernels try prev first and merge both
-	// when both fit (vma_merge_new_range). So between an unfaulted prev and
-	// a faulted next the mapping merges with next only, and between two
-	// faulted VMAs it extends next instead of prev.
+	// prev only if prev's anon_vma is compatible with next's (6.1's
+	// __mmap_region, which checks prev against the anon_vma of the VMA it
+	// already chose); 6.12 and later try prev first and merge both when
+	// both fit (vma_merge_new_range). So between an unfaulted prev and a
+	// faulted next the mapping merges with next only, and between two
+	// faulted VMAs it extends next instead of prev. The kernel side probes
+	// the second: which VMA a page mapped between two written apart joins.
 	QuirkMmapNextFirst
 
 	// quirkEnd is the first bit no quirk has.
@@ -822,13 +823,13 @@ const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegio
 	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
 
 // VMAQuirksLinux612 are the quirks Debian's 6.12 image reports (6.12.118
-// on x86-64 with protection keys), configuration quirks left out
-// (VMAQuirksConfig).
+// on x86-64 with protection keys), soft-dirty (Debian's configuration)
+// left out as VMAQuirksLinux618 leaves it.
 const VMAQuirksLinux612 = QuirkAccountDrop | QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP |
 	QuirkForkChildRemap | QuirkMseal | QuirkRemapLookupFirst
 
 // VMAQuirksLinux61 are the quirks Debian's 6.1 image reports (6.1.192 on
-// x86-64 with protection keys), configuration quirks left out.
+// x86-64 with protection keys), soft-dirty left out.
 const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChildRemap | QuirkLockOnFaultUnnamed |
 	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst
 

@@ -150,8 +150,8 @@ func (s *Space) vmaMergeNewRange(vmg *mergeState) *VMA {
 // anon_vma, as the new range has none), then prev with the anon_vma of
 // the VMA already chosen (next's, if next fits), and the last one that
 // fits is expanded over the range (vma_expand, which deletes next when
-// prev takes it too). There is no check of prev's anon_vma against next's
-// beyond that one; nil if neither fits.
+// prev takes it too). Checking prev against next's anon_vma is the only
+// check of the two against each other; nil if neither fits.
 func (s *Space) mmapMergeNextFirst(vmg *mergeState) *VMA {
 	prev, next := vmg.prev, vmg.next
 	if vmg.flags&vmSpecial != 0 {
