@@ -34,14 +34,12 @@ func NewVMAModelPart(make func(ops.VMAQuirks) ops.AddressSpace) *AddressSpaceMod
 
 // Reset implements ops.Model: a model space follows the rules of the other
 // side's kernel (ops.FactVMAQuirks), or ops.VMAQuirksLinux618 when none
-// is given, and is made again when they change.
+// is given, or those its vma_rules and remap_order options ask for, and is
+// made again when they change.
 func (m *AddressSpaceModel) Reset(cfg ops.Config) error {
-	q, ok := cfg.Facts.VMAQuirks()
-	m.other = q
-	if !ok {
-		q = ops.VMAQuirksLinux618
-	}
-	q = withRemapOrder(q, cfg.Options)
+	other, known := cfg.Facts.VMAQuirks()
+	m.other = other
+	q := withRemapOrder(withRules(other, known, cfg.Options), cfg.Options)
 	if m.remake != nil && q != m.quirks {
 		if err := m.as.Close(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package impls_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,4 +67,33 @@ func TestRemapOrderOption(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	require.ErrorContains(t, m.Reset(ops.Config{Options: map[string]string{impls.OptionRemapOrder: "6.1"}}), "remap_order=6.1")
+}
+
+// vma_rules picks the kernel whose rules a model follows: the other side's
+// by default, a named version's when asked, with the configuration quirks
+// (sd here) of the other side's kernel kept. The script is
+// corpus/vma/kernel-6.1-new-mapping-extends-next.ops.
+func TestRulesOption(t *testing.T) {
+	between := []string{"map w:0+1 rw-", "map w:2+1 rw-", "touch w:0 write", "touch w:2 write", "map w:1+1 rw-"}
+	prevGrows, nextGrows := "brk=0\nw:0-2 rw-p anon mr,mw,me,ac\nw:2-3 rw-p anon mr,mw,me,ac\n", "brk=0\nw:0-1 rw-p anon mr,mw,me,ac\nw:1-3 rw-p anon mr,mw,me,ac\n"
+	facts61 := ops.Facts{}.With(ops.FactVMAQuirks, int64(ops.VMAQuirksLinux61|ops.QuirkSoftDirty))
+	sd := func(layout string) string { return strings.ReplaceAll(layout, ",ac\n", ",ac,sd\n") }
+	rules := func(v string) map[string]string { return map[string]string{impls.OptionRules: v} }
+	for _, name := range []string{"naive", "optimized"} {
+		for _, c := range []struct {
+			what string
+			cfg  ops.Config
+			want string
+		}{
+			{"6.18 by default", ops.Config{}, prevGrows},
+			{"the other kernel's", ops.Config{Facts: facts61}, sd(nextGrows)},
+			{"asked for 6.1", ops.Config{Options: rules("6.1")}, nextGrows},
+			{"asked for 6.12", ops.Config{Options: rules("6.12")}, prevGrows},
+			{"asked for 6.18 against 6.1", ops.Config{Facts: facts61, Options: rules("6.18")}, sd(prevGrows)},
+			{"auto", ops.Config{Facts: facts61, Options: rules(impls.RulesAuto)}, sd(nextGrows)},
+		} {
+			_, layout := runVMA(t, name, c.cfg, between...)
+			require.Equal(t, c.want, layout, "%s, %s", name, c.what)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -158,4 +159,46 @@ func (fs Facts) String() string {
 		return "-"
 	}
 	return strings.Join(parts, ",")
+}
+
+// ParseFacts reads text written by Facts.String (a finding's "# facts:"
+// line). The VMA quirks' names are joined by commas too: a part with no
+// '=' continues the value before it.
+func ParseFacts(s string) (Facts, error) {
+	var fs Facts
+	if s == "-" || s == "" {
+		return fs, nil
+	}
+	var names, values []string
+	for _, part := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(part, "=")
+		switch {
+		case ok:
+			names, values = append(names, name), append(values, value)
+		case len(values) == 0:
+			return fs, fmt.Errorf("facts %q: %q is no name=value", s, part)
+		default:
+			values[len(values)-1] += "," + part
+		}
+	}
+	for i, name := range names {
+		f, ok := factByName(name)
+		if !ok {
+			return fs, fmt.Errorf("facts %q: unknown fact %q", s, name)
+		}
+		var v int64
+		var err error
+		if f == FactVMAQuirks {
+			var q VMAQuirks
+			q, err = ParseVMAQuirks(values[i])
+			v = int64(q)
+		} else {
+			v, err = strconv.ParseInt(values[i], 10, 64)
+		}
+		if err != nil {
+			return fs, fmt.Errorf("facts %q: %s: %w", s, name, err)
+		}
+		fs = fs.With(f, v)
+	}
+	return fs, nil
 }

@@ -793,18 +793,57 @@ const (
 	// checks the source range (6.1's mremap_to and vma_to_resize); later
 	// kernels check everything first (check_mremap_params, check_prep_vma).
 	QuirkRemapLookupFirst
+	// QuirkMmapNextFirst: a new mapping merges with next first and with
+	// prev only if prev's anon_vma is compatible with next's (6.1's
+	// __mmap_region, which checks prev against the anon_vma of the VMA it
+	// already chose); 6.12 and later try prev first and merge both when
+	// both fit (vma_merge_new_range). So between an unfaulted prev and a
+	// faulted next the mapping merges with next only, and between two
+	// faulted VMAs it extends next instead of prev. The kernel side probes
+	// the second: which VMA a page mapped between two written apart joins.
+	QuirkMmapNextFirst
+
+	// quirkEnd is the first bit no quirk has.
+	quirkEnd
 )
+
+// VMAQuirksAll is every quirk bit there is (a model must run under any
+// combination of them).
+const VMAQuirksAll = quirkEnd - 1
 
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive", "mseal", "remap-lookup-first",
+	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
 // written against (6.18.44 on x86-64 with protection keys).
 const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
 	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
+
+// VMAQuirksLinux612 are the quirks Debian's 6.12 image reports (6.12.118
+// on x86-64 with protection keys), soft-dirty (Debian's configuration)
+// left out as VMAQuirksLinux618 leaves it.
+const VMAQuirksLinux612 = QuirkAccountDrop | QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP |
+	QuirkForkChildRemap | QuirkMseal | QuirkRemapLookupFirst
+
+// VMAQuirksLinux61 are the quirks Debian's 6.1 image reports (6.1.192 on
+// x86-64 with protection keys), soft-dirty left out.
+const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChildRemap | QuirkLockOnFaultUnnamed |
+	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst
+
+// VMAQuirksConfig are the quirks a kernel's configuration or its machine
+// decides, not its version: soft-dirty tracking, protection keys, KSM and
+// THP.
+const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP
+
+// VMAQuirksOf returns the quirks of a kernel version ipcfuzz knows: "6.1",
+// "6.12" or "6.18".
+func VMAQuirksOf(version string) (VMAQuirks, bool) {
+	q, ok := map[string]VMAQuirks{"6.1": VMAQuirksLinux61, "6.12": VMAQuirksLinux612, "6.18": VMAQuirksLinux618}[version]
+	return q, ok
+}
 
 // String writes the quirks' names joined by commas ("-" for none).
 func (q VMAQuirks) String() string {

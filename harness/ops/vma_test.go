@@ -106,6 +106,7 @@ func TestVMASmallTypesRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, q, got)
 	}
+	require.Equal(t, VMAQuirks(1<<len(quirkNames)-1), VMAQuirksAll, "every quirk has a name")
 	got, err := ParseVMAQuirks(VMAQuirksLinux618.String())
 	require.NoError(t, err)
 	require.Equal(t, VMAQuirksLinux618, got)

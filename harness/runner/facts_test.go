@@ -81,3 +81,22 @@ func TestFactsByName(t *testing.T) {
 	require.Equal(t, "shm_max_pages=12345,vma_quirks=ksm", f.String())
 	require.Equal(t, "-", ops.Facts{}.String())
 }
+
+// A finding's facts line reads back as the facts it was written from, the
+// VMA quirks (names joined by commas) among them.
+func TestParseFacts(t *testing.T) {
+	for _, f := range []ops.Facts{
+		{},
+		ops.Facts{}.With(ops.FactShmMaxPages, 117042),
+		ops.Facts{}.With(ops.FactVMAQuirks, int64(ops.QuirkKSM|ops.QuirkRemapLookupFirst|ops.QuirkMmapNextFirst)).With(ops.FactHugePages, -1),
+		ops.Facts{}.With(ops.FactVMAQuirks, 0).With(ops.FactHugePageKiB, 2048),
+	} {
+		back, err := ops.ParseFacts(f.String())
+		require.NoError(t, err, f.String())
+		require.Equal(t, f, back, f.String())
+	}
+	for _, bad := range []string{"ksm", "vma_quirks=nope", "shm_max_pages=x", "nofact=1"} {
+		_, err := ops.ParseFacts(bad)
+		require.Error(t, err, bad)
+	}
+}

@@ -145,6 +145,34 @@ func (s *Space) vmaMergeNewRange(vmg *mergeState) *VMA {
 	return vmg.target
 }
 
+// mmapMergeNextFirst is the merge of a new mapping in 6.1's
+// __mmap_region (ops.QuirkMmapNextFirst): next is tried first (with no
+// anon_vma, as the new range has none), then prev with the anon_vma of
+// the VMA already chosen (next's, if next fits), and the last one that
+// fits is expanded over the range (vma_expand, which deletes next when
+// prev takes it too). Checking prev against next's anon_vma is the only
+// check of the two against each other; nil if neither fits.
+func (s *Space) mmapMergeNextFirst(vmg *mergeState) *VMA {
+	prev, next := vmg.prev, vmg.next
+	if vmg.flags&vmSpecial != 0 {
+		return nil
+	}
+	start, end, pgoff := vmg.start, vmg.end, vmg.pgoff
+	if next != nil && next.Start == vmg.end && s.canVMAMergeBefore(vmg) {
+		vmg.target, end, pgoff = next, next.End, next.Pgoff-(vmg.end-vmg.start)
+		vmg.anon = next.Anon
+	}
+	if prev != nil && prev.End == vmg.start && s.canVMAMergeAfter(vmg) {
+		vmg.target, start, pgoff = prev, prev.Start, prev.Pgoff
+	}
+	if vmg.target == nil {
+		return nil
+	}
+	vmg.start, vmg.end, vmg.pgoff = start, end, pgoff
+	s.vmaExpand(vmg)
+	return vmg.target
+}
+
 // vmaExpand stretches the target over [start, end), deleting next if the
 // range ends where next does.
 func (s *Space) vmaExpand(vmg *mergeState) {

@@ -88,7 +88,11 @@ func (s *Space) mmapRegion(f *File, addr, end int64, flags Flags, pgoff int64) (
 	var v *VMA
 	if prev != nil || next != nil {
 		vmg := &mergeState{prev: prev, next: next, start: addr, end: end, flags: flags, file: f, pgoff: pgoff}
-		v = s.vmaMergeNewRange(vmg)
+		if s.rules.Quirks&ops.QuirkMmapNextFirst != 0 {
+			v = s.mmapMergeNextFirst(vmg)
+		} else {
+			v = s.vmaMergeNewRange(vmg)
+		}
 	}
 	if v == nil {
 		v = &VMA{Start: addr, End: end, Flags: flags, File: f, Pgoff: pgoff}

@@ -157,22 +157,33 @@ func (s *Space) vmaMergeExtend(v *VMA, delta int64) *VMA {
 	return s.vmaMergeNewRange(vmg)
 }
 
-// mremapToLookupFirst is a fixed move in 6.1's order
+// mremapToLookupFirst is a fixed move in the order of 6.1 and 6.12
 // (ops.QuirkRemapLookupFirst): the mremap syscall looks the source up
-// (EFAULT), mremap_to checks the overlap (EINVAL), unmaps the target and
-// the tail of a shrinking source, and only then does vma_to_resize check
-// the source range, so a move that fails there has unmapped its target.
-// No 6.1 moves a range over several VMAs (ops.QuirkMultiMove).
+// (EFAULT) and, where mseal exists (6.12), refuses a sealed source
+// (can_modify_vma, EPERM); mremap_to checks the overlap (EINVAL), unmaps
+// the target and the tail of a shrinking source, each refused as a whole
+// if it holds a sealed VMA (EPERM: nothing moves), and only then does
+// vma_to_resize check the source range, so a move that fails there has
+// unmapped its target. No such kernel moves a range over several VMAs
+// (ops.QuirkMultiMove).
 func (s *Space) mremapToLookupFirst(vrm *remapState) ops.Errno {
-	if s.vmaLookup(vrm.addr) == nil {
+	v := s.vmaLookup(vrm.addr)
+	if v == nil {
 		return ops.EFAULT
+	}
+	if v.Flags&VMSealed != 0 {
+		return ops.EPERM
 	}
 	if vrm.addr < vrm.newAddr+vrm.newLen && vrm.newAddr < vrm.addr+vrm.oldLen {
 		return ops.EINVAL
 	}
-	s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen)
+	if _, _, errno := s.vmsGatherMunmapVMAs(vrm.newAddr, vrm.newAddr+vrm.newLen); errno != ops.OK {
+		return errno
+	}
 	if vrm.oldLen > vrm.newLen {
-		s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen)
+		if _, _, errno := s.vmsGatherMunmapVMAs(vrm.addr+vrm.newLen, vrm.addr+vrm.oldLen); errno != ops.OK {
+			return errno
+		}
 		vrm.oldLen = vrm.newLen
 	}
 	vrm.vma = s.vmaLookup(vrm.addr)

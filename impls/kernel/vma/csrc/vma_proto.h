@@ -67,6 +67,7 @@ enum {
 	Q_HEAP_LABEL_INCLUSIVE = 4096,
 	Q_MSEAL = 8192,
 	Q_REMAP_LOOKUP_FIRST = 16384,
+	Q_MMAP_NEXT_FIRST = 32768,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

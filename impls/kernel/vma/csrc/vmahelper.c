@@ -908,6 +908,25 @@ static u64 probe_quirks(void)
 	 * up first (EFAULT), later kernels check the overlap first (EINVAL). */
 	if (sys5(SYS_mremap, W(0), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(0)) == -EFAULT)
 		q |= Q_REMAP_LOOKUP_FIRST;
+	/* A new mapping between two pages written apart (two anon_vmas):
+	 * where mmap tries next first and prev against next's anon_vma (6.1),
+	 * next grows over it and the first VMA still ends at page 1; where it
+	 * tries prev first (vma_merge_new_range), prev does. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
+	for (i64 p = 0; p <= 2; p += 2) {
+		struct req t = {OP_TOUCH, REGION_WINDOW, p, 1, {1}};
+		op_touch(&t);
+	}
+	map_anon(1, 1, PROT_READ | PROT_WRITE, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 2) {
+		const char *p = outbuf;
+		hexat(&p);
+		p++;
+		if (hexat(&p) == W(1))
+			q |= Q_MMAP_NEXT_FIRST;
+	}
+	clear_window();
 	return q;
 }
 
