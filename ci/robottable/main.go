@@ -24,24 +24,14 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 )
 
-// report is the part of a complexity report (harness/complexity.Report)
-// the table needs.
-type report struct {
-	Workload string   `json:"workload"`
-	Sizes    []int    `json:"sizes"`
-	Reps     int      `json:"reps"`
-	PerRun   int      `json:"per_run"`
-	Unit     string   `json:"unit"`
-	Impls    []series `json:"impls"`
-}
-
-type series struct {
-	Name     string             `json:"name"`
-	WallNs   []int64            `json:"wall_ns"`
-	Counters map[string][]int64 `json:"counters"`
-}
+type (
+	report = complexity.Report
+	series = complexity.Series
+)
 
 // row is one metric: a value per run on each side.
 type row struct {
@@ -183,6 +173,22 @@ func write(w io.Writer, runs []report, rows []row) {
 			change = fmt.Sprintf("%+.1f%%", 100*(hm-bm)/math.Abs(bm))
 		}
 		fmt.Fprintf(w, "%14s %9s %10s %14s %9s  %s\n", num(bm), dev(bd), change, num(hm), dev(hd), r.metric)
+	}
+	if len(runs[0].Sizes) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\ngrowth over n = %v, each run's fit (exponent [95%% interval]):\n", runs[0].Sizes)
+	for i, r := range runs {
+		for side, s := range r.Impls {
+			if s.Fit.Wall == nil {
+				continue
+			}
+			line := fmt.Sprintf("  run %d %s  wall %s", i+1, []string{"base", "head"}[side], s.Fit.Wall)
+			if s.Fit.Counter != nil {
+				line += fmt.Sprintf("  %s %s", s.Shown, s.Fit.Counter)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }
 

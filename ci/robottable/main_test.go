@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
 func run(baseNs, headNs int64, baseWake, headWake int64) report {
-	return report{Workload: "msg-full-queue", Sizes: []int{16}, Reps: 3, Impls: []series{
+	return report{Workload: ops.Workload("msg-full-queue"), Sizes: []int{16}, Reps: 3, Impls: []series{
 		{Name: "stock", WallNs: []int64{baseNs}, Counters: map[string][]int64{"wakeups": {baseWake}, "receives": {64}}},
 		{Name: "seed", WallNs: []int64{headNs}, Counters: map[string][]int64{"wakeups": {headWake}, "receives": {64}}},
 	}}
