@@ -26,7 +26,8 @@ type Series struct {
 	// WallNs is the median wall time per size; WallReps every repetition.
 	WallNs   []int64   `json:"wall_ns"`
 	WallReps [][]int64 `json:"wall_ns_reps"`
-	// Counters holds each counter per size (empty for the kernel).
+	// Counters holds each counter per size (for the kernel, only what a
+	// workload reads from /proc).
 	Counters map[string][]int64 `json:"counters"`
 	Primary  string             `json:"primary_counter,omitempty"`
 	// Shown is the counter the table, the plot and the counter fit use:

@@ -145,7 +145,7 @@ var workloadSpecs = []WorkloadSpec{
 			return out
 		}, PerRun: LookupRounds, Unit: "semop", Sizes: "2,40,3348,27348", MaxN: IPCMNI - 1, Levels: treeLevels},
 	{Name: MsgFullQueue, Subsystem: "msg", Sizes: "16..1024", MaxN: IPCMNI,
-		Doc: fmt.Sprintf("a full queue, n senders asleep each needing more than one receive frees, then %d receive/refill rounds (wake-ups counted)", MsgRounds)},
+		Doc: fmt.Sprintf("a full queue, n senders asleep each needing more than one receive frees, then %d receive/refill rounds (wake-ups counted; on the kernel, the senders' context switches read from /proc)", MsgRounds)},
 	{Name: MsgPingPong, Subsystem: "msg", Sizes: "16..1024", MaxN: IPCMNI,
 		Doc: fmt.Sprintf("n queue pairs, a message sent and received back on each pair per round, %d rounds (pmsg-shared-like)", MsgRounds)},
 	{Name: SemSleepers, Subsystem: "sem", Sizes: "16..1024", MaxN: IPCMNI, PerRun: SemRounds, Unit: "round",
@@ -238,7 +238,8 @@ type Measurement struct {
 	// WallNs has one wall-clock time per repetition of the measured part.
 	WallNs []int64
 	// Counters is the work the implementation counted in one repetition
-	// (deterministic for a model; empty for the kernel).
+	// (deterministic for a model; for the kernel, empty but for what a
+	// workload reads from /proc, as msg-full-queue's sender wake-ups).
 	Counters map[string]int64
 	// Primary names the counter that best measures the work, for fitting.
 	Primary string

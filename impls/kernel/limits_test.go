@@ -43,6 +43,43 @@ func TestFullQueueLeavesNoThread(t *testing.T) {
 	require.Empty(t, threadsAsleepIn("do_msgsnd"), "IPC_RMID woke every sender")
 }
 
+// msg-full-queue counts the senders' context switches: on this machine's
+// kernel (>= 4.9) a receive that frees 8 bytes wakes none of the 16-byte
+// senders, and a signal to each sender is counted as one wake-up of each
+// (it sleeps again in msgsnd).
+func TestFullQueueCountsSenderWakeups(t *testing.T) {
+	m := newModel(t)
+	const n = 8
+	res, err := m.Measure(ops.Config{}, ops.MsgFullQueue, n, 2)
+	require.NoError(t, err)
+	require.Equal(t, int64(ops.MsgRounds), res.Counters["receives"], "receives per repetition")
+	require.Zero(t, res.Counters["wakeups"], "no sender woken by a receive that frees too little")
+	require.GreaterOrEqual(t, res.Counters["ctxt_switches"], res.Counters["wakeups"])
+
+	var r run
+	onWorker(m, func() {
+		m.n.dirty = true
+		r, err = fullQueue(n)
+	})
+	require.NoError(t, err)
+	defer onWorker(m, r.teardown)
+	before, err := r.probe()
+	require.NoError(t, err)
+	senders := threadsAsleepIn("do_msgsnd")
+	require.Len(t, senders, n)
+	for _, s := range senders {
+		tid, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		require.NoError(t, unix.Tgkill(os.Getpid(), tid, unix.SIGURG))
+	}
+	after, err := r.probe()
+	require.NoError(t, err)
+	woken := after["wakeups"] - before["wakeups"]
+	require.GreaterOrEqual(t, woken, int64(n), "each signalled sender woke and slept again")
+	require.GreaterOrEqual(t, after["ctxt_switches"]-before["ctxt_switches"], woken)
+	require.Equal(t, before["receives"], after["receives"])
+}
+
 // threadsAsleepIn lists the threads of this process asleep in the kernel
 // function wchan.
 func threadsAsleepIn(wchan string) []string {

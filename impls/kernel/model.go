@@ -165,8 +165,9 @@ func (m *Model) Snapshot() (ops.Snapshot, error) {
 
 // Measure implements ops.Measurer: the workload runs on the worker thread in
 // a fresh private namespace whose limits it raises (only there). Setup and
-// one warm-up repetition are not timed. The kernel counts nothing for us, so
-// Counters is empty.
+// one warm-up repetition are not timed. The kernel counts nothing for us:
+// Counters is empty, but for msg-full-queue, whose sleeping senders' context
+// switches are read from /proc (fullQueue).
 func (m *Model) Measure(cfg ops.Config, w ops.Workload, size, reps int) (ops.Measurement, error) {
 	if err := checkConfig(cfg); err != nil {
 		return ops.Measurement{}, err

@@ -19,50 +19,81 @@ import (
 // teardown.
 
 // measure runs workload w of size size in a fresh namespace: setup, one
-// warm-up repetition, then reps timed ones.
+// warm-up repetition, then reps timed ones. A workload with a probe also
+// reports what it counted: the mean of each counter's growth across one
+// timed repetition (the probe runs outside the timing).
 func (n *ns) measure(w ops.Workload, size, reps int) (ops.Measurement, error) {
 	n.dirty = true
 	if err := n.reset(); err != nil {
 		return ops.Measurement{}, err
 	}
 	n.dirty = true
-	part, teardown, err := n.setup(w, size)
-	if teardown != nil {
-		defer teardown() // IPC_RMID: the sleepers return EIDRM and their threads end
+	r, err := n.setup(w, size)
+	if r.teardown != nil {
+		defer r.teardown() // IPC_RMID: the sleepers return EIDRM and their threads end
 	}
 	if err != nil {
 		return ops.Measurement{}, fmt.Errorf("kernel: %s setup at n=%d: %w", w, size, err)
 	}
-	if err := part(); err != nil { // warm-up
+	if err := r.part(); err != nil { // warm-up
 		return ops.Measurement{}, err
 	}
 	res := ops.Measurement{WallNs: make([]int64, reps), Counters: map[string]int64{}}
 	for i := range reps {
+		var before map[string]int64
+		if r.probe != nil {
+			if before, err = r.probe(); err != nil {
+				return ops.Measurement{}, fmt.Errorf("kernel: %s at n=%d: %w", w, size, err)
+			}
+		}
 		start := time.Now()
-		err := part()
+		err := r.part()
 		res.WallNs[i] = time.Since(start).Nanoseconds()
 		if err != nil {
 			return ops.Measurement{}, fmt.Errorf("kernel: %s at n=%d: %w", w, size, err)
 		}
+		if r.probe != nil {
+			after, err := r.probe()
+			if err != nil {
+				return ops.Measurement{}, fmt.Errorf("kernel: %s at n=%d: %w", w, size, err)
+			}
+			for k, v := range after {
+				res.Counters[k] += v - before[k]
+			}
+		}
+	}
+	for k := range res.Counters {
+		res.Counters[k] /= int64(reps)
 	}
 	return res, nil
 }
 
+// run is a workload built and ready to measure.
+type run struct {
+	part     func() error // the measured part
+	teardown func()       // ends its sleepers; nil: it has none
+	// probe returns the running totals of what the workload counts (nil:
+	// it counts nothing), once what the part set going has settled.
+	probe func() (map[string]int64, error)
+}
+
 // setup builds workload w of size size.
-func (n *ns) setup(w ops.Workload, size int) (part func() error, teardown func(), err error) {
+func (n *ns) setup(w ops.Workload, size int) (run, error) {
+	var r run
+	var err error
 	switch w {
 	case ops.MsgFullQueue:
 		return fullQueue(size)
 	case ops.MsgPingPong:
-		return pingPong(size)
+		r.part, r.teardown, err = pingPong(size)
 	case ops.SemSleepers:
-		return semSleepers(n.tasks.pool.Bin(), size, ops.SemRounds)
+		r.part, r.teardown, err = semSleepers(n.tasks.pool.Bin(), size, ops.SemRounds)
 	case ops.SemopDepth:
-		part, err = semopDepth(size, ops.LookupRounds)
+		r.part, err = semopDepth(size, ops.LookupRounds)
 	default:
-		part, err = n.setupObjects(w, size)
+		r.part, err = n.setupObjects(w, size)
 	}
-	return part, nil, err
+	return r, err
 }
 
 // setupObjects builds a workload of objects of one type (lookups, listings,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -20,19 +21,25 @@ import (
 // of 64 bytes filled with eight 8-byte messages, and n sender threads of this
 // process, each moved into the worker's namespace, asleep in msgsnd with 16
 // bytes (more than one receive frees). The measured part is MsgRounds rounds
-// of one receive and one refill on the worker. The kernel counts nothing
-// for us; the wall time shows what each receive costs with n sleepers (since
-// 4.9 it wakes none of them, but ss_wakeup still walks them all).
+// of one receive and one refill on the worker. Since 4.9 a receive wakes
+// none of the senders (ss_wakeup still walks them all); before, it woke
+// every one, to find the queue still full and sleep again.
+//
+// The probe counts what the senders went through: "wakeups", the
+// voluntary context switches of the sender threads (each is a sleep after a
+// wake-up: a sender woken for nothing sleeps again), "ctxt_switches", those
+// and the involuntary ones, and "receives", the part's msgrcv calls. It
+// waits for every sender to be asleep in msgsnd again before it reads them.
 //
 // Every error path removes the queue, which wakes every sender already
 // asleep (EIDRM) and so ends its thread: nothing is left behind.
-func fullQueue(n int) (part func() error, teardown func(), err error) {
+func fullQueue(n int) (r run, err error) {
 	if err := checkSleepers(n); err != nil {
-		return nil, nil, err
+		return r, err
 	}
 	id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: ops.IPCPrivate, Mode: 0o600})
 	if e != 0 {
-		return nil, nil, fmt.Errorf("msgget: %v", e)
+		return r, fmt.Errorf("msgget: %v", e)
 	}
 	remove := func() { _ = ipcCtl(ops.Msg, id, unix.IPC_RMID, nil) }
 	defer func() {
@@ -41,7 +48,7 @@ func fullQueue(n int) (part func() error, teardown func(), err error) {
 		}
 	}()
 	if err := fillQueue(id); err != nil {
-		return nil, nil, err
+		return r, err
 	}
 	senders, err := startJoined(n, "sender", func(int) {
 		m := [4]uint64{2}
@@ -53,12 +60,57 @@ func fullQueue(n int) (part func() error, teardown func(), err error) {
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return r, err
 	}
 	if err := waitAsleep(senders); err != nil {
-		return nil, nil, err
+		return r, err
 	}
-	return func() error { return receiveRefill(id) }, remove, nil
+	var receives int64
+	r.part = func() error {
+		err := receiveRefill(id)
+		receives += ops.MsgRounds
+		return err
+	}
+	r.teardown = remove
+	r.probe = func() (map[string]int64, error) {
+		if err := waitAsleep(senders); err != nil {
+			return nil, err
+		}
+		vol, nonvol, err := contextSwitches(senders)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]int64{"wakeups": vol, "ctxt_switches": vol + nonvol, "receives": receives}, nil
+	}
+	return r, nil
+}
+
+// contextSwitches sums the voluntary and the involuntary context switches
+// of threads tids of this process (/proc/self/task/TID/status).
+func contextSwitches(tids []int) (vol, nonvol int64, err error) {
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+		if err != nil {
+			return 0, 0, fmt.Errorf("thread %d: %w", tid, err)
+		}
+		var seen int
+		for _, line := range strings.Split(string(b), "\n") {
+			for name, sum := range map[string]*int64{"voluntary_ctxt_switches:": &vol, "nonvoluntary_ctxt_switches:": &nonvol} {
+				if v, ok := strings.CutPrefix(line, name); ok {
+					x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					if err != nil {
+						return 0, 0, fmt.Errorf("thread %d: %s %w", tid, name, err)
+					}
+					*sum += x
+					seen++
+				}
+			}
+		}
+		if seen != 2 {
+			return 0, 0, fmt.Errorf("thread %d: no context switch counts in its status", tid)
+		}
+	}
+	return vol, nonvol, nil
 }
 
 // fillQueue makes queue id hold 64 bytes and fills it with eight 8-byte
