@@ -55,8 +55,10 @@ var rooms = map[string][]string{
 	// The kernel build the binary shares with ci/kernel.sh imports nothing
 	// of ours.
 	"ci": nil,
-	// The zoo's bench builds kernels and runs the ipcfuzz binary.
-	"ci/": {"ci"},
+	// The tools beside the nightly scripts: the zoo's bench builds kernels
+	// and runs the ipcfuzz binary; the 0-day-shaped table reads
+	// complexity's reports.
+	"ci/": {"ci", "harness/complexity", "harness/ops"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
