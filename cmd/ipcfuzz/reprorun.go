@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
@@ -14,6 +15,22 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
+
+// buildFlags are the compiler flags the reproducer's header says it is
+// built with ("cc -O2 -static -o repro repro.c": IPC scripts are static;
+// a VMA script's is not, since a static glibc puts its TLS on the heap the
+// script uses).
+func buildFlags(src []byte) []string {
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "*"))
+		if rest, ok := strings.CutPrefix(line, "cc "); ok {
+			if i := strings.Index(rest, " -o repro repro.c"); i >= 0 {
+				return strings.Fields(rest[:i])
+			}
+		}
+	}
+	return []string{"-O2", "-static"}
+}
 
 // reproRunTimeout bounds one guest's boot and run of a reproducer: a
 // reproducer's script is small, but a guest under TCG boots in seconds
@@ -60,8 +77,9 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	if cc == "" {
 		cc = "cc"
 	}
-	if out, err := exec.CommandContext(ctx, cc, "-O2", "-static", "-o", prog, cfile).CombinedOutput(); err != nil {
-		return fmt.Errorf("repro --run: %s -static: %v: %s (Debian: apt-get install gcc libc6-dev)", cc, err, firstLine(string(out)))
+	flags := buildFlags(src)
+	if out, err := exec.CommandContext(ctx, cc, append(flags, "-o", prog, cfile)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("repro --run: %s %s: %v: %s (Debian: apt-get install gcc libc6-dev)", cc, strings.Join(flags, " "), err, firstLine(string(out)))
 	}
 	self, err := os.Executable()
 	if err != nil {

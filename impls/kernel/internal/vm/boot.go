@@ -164,6 +164,13 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 // return nothing is left running.
 func Run(ctx context.Context, c Config, prog string) (int, error) {
 	files := map[string]string{"/bin/ipcfuzz-run": prog}
+	libs, err := sharedLibs(prog) // a program not linked statically brings its loader and libraries
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range libs {
+		files[l] = l
+	}
 	for g, h := range c.Files {
 		files[g] = h
 	}
