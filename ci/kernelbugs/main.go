@@ -102,6 +102,7 @@ func run(ctx context.Context, args []string) error {
 	work := fs.String("work", "", "where results and findings are kept (default: $XDG_CACHE_HOME/ipcfuzz/kernel-bugs)")
 	tsv := fs.String("bugs", "ci/kernels/bugs.tsv", "the zoo's table")
 	tableOnly := fs.Bool("table-only", false, "only write the table from the results kept")
+	reproOnly := fs.Bool("repro-only", false, "keep the compares of the results kept and run only the reproducers again")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,7 +148,13 @@ func run(ctx context.Context, args []string) error {
 			if ctx.Err() != nil {
 				break
 			}
-			r := hunt(ctx, bin, b, *budget, *seed, filepath.Join(*work, b.Name))
+			var r *Result
+			if old, ok := results[b.Name]; ok && *reproOnly && old.Error == "" {
+				r = old
+				reproduce(ctx, bin, r)
+			} else {
+				r = hunt(ctx, bin, b, *budget, *seed, filepath.Join(*work, b.Name))
+			}
 			results[b.Name] = r
 			data, _ := json.MarshalIndent(results, "", "  ")
 			if err := writeAtomic(resultsPath, data); err != nil {
@@ -206,8 +213,17 @@ func hunt(ctx context.Context, bin string, b Bug, budget time.Duration, seed uin
 	stock, bug := "kernel:image="+r.StockKernel, "kernel:image="+r.BugKernel
 	r.KernelKernel = compare(ctx, bin, stock, bug, b.Subsystem, budget, seed, filepath.Join(dir, "kernel-kernel"))
 	r.ModelKernel = compare(ctx, bin, "optimized", bug, b.Subsystem, budget, seed, filepath.Join(dir, "optimized-kernel"))
-	// The reproducer expects side A's results: the stock kernel's, or the
-	// model's where only the model found it.
+	reproduce(ctx, bin, r)
+	return r
+}
+
+// reproduce runs the first finding's reproducer and the witness in a guest
+// of each kernel. The reproducer expects side A's results: the stock
+// kernel's, or the model's where only the model found it.
+func reproduce(ctx context.Context, bin string, r *Result) {
+	stock, bug := "kernel:image="+r.StockKernel, "kernel:image="+r.BugKernel
+	r.ReproFrom = ""
+	r.ReproBug, r.ReproStock, r.WitnessBug, r.WitnessStock = -1, -1, -1, -1
 	if p := r.KernelKernel; p.FirstFile != "" {
 		r.ReproFrom = p.FirstFile
 	} else if p := r.ModelKernel; p.FirstFile != "" {
@@ -217,11 +233,10 @@ func hunt(ctx context.Context, bin string, b Bug, budget time.Duration, seed uin
 		r.ReproBug = repro(ctx, bin, r.ReproFrom, bug)
 		r.ReproStock = repro(ctx, bin, r.ReproFrom, stock)
 	}
-	if w := filepath.Join("ci", "kernels", b.Name, "witness.ops"); exists(w) {
+	if w := filepath.Join("ci", "kernels", r.Name, "witness.ops"); exists(w) {
 		r.WitnessBug = repro(ctx, bin, w, bug)
 		r.WitnessStock = repro(ctx, bin, w, stock)
 	}
-	return r
 }
 
 // compare runs one compare and reads its JSON summary.
