@@ -72,6 +72,20 @@ func (s *Shadow) restore(src Source, r int) ops.Op {
 			start = to.end - k
 		}
 	}
+	// Now and then the range reaches into the other run, which has the
+	// attribute already: the call changes a part of one VMA and covers
+	// the start (or end) of its neighbour, the case of mlock's and
+	// mprotect's loops whose merge with next once used a stale end
+	// (ci/kernels/bug-mlock-merge-next).
+	if oneIn(src, 4, "reach into the other") {
+		ext := 1 + int64(src.Intn(int(from.pages()), "reach pages"))
+		if to.start < from.start {
+			n += ext
+		} else {
+			start -= ext
+			n += ext
+		}
+	}
 	s.remember(r, start, start+n)
 	switch p.diff {
 	case diffProt:
