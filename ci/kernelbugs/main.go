@@ -334,7 +334,7 @@ func table(bugs []Bug, results map[string]*Result, budget time.Duration, seed ui
 	b.WriteString("source (its patch's header names the fix and says what user space sees), and `witness.ops` states\n")
 	b.WriteString("the stock kernel's results of a script that shows it. The bench builds every bug kernel and hunts it\n")
 	b.WriteString("under TCG with a fixed budget per compare; this page is its output:\n\n")
-	fmt.Fprintf(&b, "```sh\ngo run ./ci/kernelbugs --budget %v --seed %d   # builds, boots, compares, reproduces; writes this page\n```\n\n", budget, seed)
+	fmt.Fprintf(&b, "```text\ngo run ./ci/kernelbugs --budget %v --seed %d   # builds, boots, compares, reproduces; writes this page\n```\n\n", budget, seed)
 	b.WriteString("Columns: **stock vs bug** is `compare kernel:image=<stock> kernel:image=<bug> --keep-going`; **optimized vs bug** is\n")
 	b.WriteString("`compare optimized kernel:image=<bug> --keep-going`; each gives the script (1-based) and seconds at which the first\n")
 	b.WriteString("divergence was seen, its shrunk length and signature, and how many signatures (causes) the run reported.\n")

@@ -17,9 +17,9 @@ import (
 // log n.
 func TestSearchGrowsTheAddressSpace(t *testing.T) {
 	t.Parallel()
-	// Seed 2: with the fork of vma scripts drawn, seed 1's search ends on
-	// a pattern without $i.
-	o := options(t, "vma", "naive", "nodes", 2)
+	// Seed 1 (seed 2 until restore's ranges reached into the neighbour:
+	// its search now ends on a pattern without $i, as seeds 3's does).
+	o := options(t, "vma", "naive", "nodes", 1)
 	b := subject(t, "optimized")
 	o.B, o.Sizes, o.Candidates = &b, []int{128, 256, 512}, 300
 	res, err := worst.Search(context.Background(), o)
