@@ -51,14 +51,14 @@ var rooms = map[string][]string{
 	"props/":       {"harness/ops", "harness/equiv", "props/engine"},
 	"props":        {"props/"},
 	// Opening sides assembles implementations, the wire and the runner.
-	"sides":           {"ci", "harness/", "impls", "plugins/host"},
+	"sides": {"ci", "harness/", "impls", "plugins/host"},
 	// The kernel build the binary shares with ci/kernel.sh imports nothing
 	// of ours.
 	"ci": nil,
 	// The tools beside the nightly scripts: the zoo's bench builds kernels
 	// and runs the ipcfuzz binary; the 0-day-shaped table reads
 	// complexity's reports.
-	"ci/": {"ci", "harness/complexity", "harness/ops"},
+	"ci/":             {"ci", "harness/complexity", "harness/ops"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
