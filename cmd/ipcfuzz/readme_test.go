@@ -43,7 +43,7 @@ import (
 //   - go, text: shown, not run (a plugin's source is built by an sh block;
 //     text holds synopses).
 //
-// A fence's language may be followed by "long" (```sh long): a block that
+// A fence right after the line "<!-- long -->" is a long block: one that
 // takes tens of seconds (a QEMU boot, a search with a budget, a shrink
 // against the kernel), run only with IPCFUZZ_LONG=1, as .ci/run does.
 // Commands that need the kernel side skip, saying so, where it cannot run.
@@ -169,7 +169,7 @@ type readmeBlock struct {
 	file  string // the document, relative to the repository's root
 	line  int    // the line of the opening fence
 	lang  string
-	long  bool // the fence says "long": run with IPCFUZZ_LONG=1 only
+	long  bool // the line before the fence is longMarker: run with IPCFUZZ_LONG=1 only
 	lines []string
 }
 
@@ -185,6 +185,9 @@ func docFiles(t *testing.T, root string) []string {
 	return files
 }
 
+// longMarker, on the line before a fence, makes its block a long one.
+const longMarker = "<!-- long -->"
+
 // readmeBlocks reads the fenced blocks of the markdown file root/file.
 func readmeBlocks(t *testing.T, root, file string) []readmeBlock {
 	f, err := os.Open(filepath.Join(root, file))
@@ -192,18 +195,21 @@ func readmeBlocks(t *testing.T, root, file string) []readmeBlock {
 	defer f.Close()
 	var blocks []readmeBlock
 	var cur *readmeBlock
+	long := false // the line before was the long marker
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		switch {
+		case cur == nil && line == longMarker:
+			long = true
+			continue
 		case cur == nil && strings.HasPrefix(line, "```"):
 			info := strings.Fields(strings.TrimPrefix(line, "```"))
 			require.NotEmpty(t, info, "%s:%d: a fence without a language", file, n)
-			cur = &readmeBlock{file: file, line: n, lang: info[0]}
-			for _, w := range info[1:] {
-				require.Equal(t, "long", w, "%s:%d: a fence says %q: only \"long\" may follow its language", file, n, w)
-				cur.long = true
-			}
+			require.Len(t, info, 1, "%s:%d: a fence says %q after its language (a long block has the line %s before it)", file, n, line, longMarker)
+			cur = &readmeBlock{file: file, line: n, lang: info[0], long: long}
+		case cur == nil:
+			long = false
 		case cur != nil && line == "```":
 			blocks = append(blocks, *cur)
 			cur = nil
