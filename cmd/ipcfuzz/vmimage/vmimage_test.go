@@ -62,7 +62,7 @@ func TestCompareOptimizedWithKernelImage(t *testing.T) {
 // socket is abstract, its initramfs a memfd.
 func TestVMDiesWithKilledHost(t *testing.T) {
 	img := testImage(t)
-	tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+	tmp, err := os.MkdirTemp("", "ipcfuzz-vmkill-") // not testkit's prefix: its sweep of dead test processes' dirs would take it
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	cmd := exec.Command(bin, "compare", "optimized", "kernel:image="+img, "--in-process", "--subsystem", "ids", "--time", "10m", "--seed", "1", "--corpus", t.TempDir())
