@@ -425,7 +425,7 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 			// The hosts' TMPDIR, for their plugins' socket directories. Not
 			// t.TempDir(): with the test's name in it, the sockets' paths
 			// would pass the 107 bytes a socket's path has.
-			tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+			tmp, err := os.MkdirTemp("", "ipcfuzz-tmp-") // not testkit's prefix, which its sweep of dead test processes' dirs takes
 			require.NoError(t, err)
 			t.Cleanup(func() { os.RemoveAll(tmp) })
 			env := append(os.Environ(), "TMPDIR="+tmp)

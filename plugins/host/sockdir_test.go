@@ -41,7 +41,7 @@ func startHost(t *testing.T, mode string) (*exec.Cmd, string, int) {
 func TestStaleSocketDirsOfDeadHostsAreRemoved(t *testing.T) {
 	// The hosts' TMPDIR. Not t.TempDir(): with this test's name in it, the
 	// plugins' socket paths would pass the 107 bytes a socket's path has.
-	tmp, err := os.MkdirTemp("", "ipcfuzz-test-")
+	tmp, err := os.MkdirTemp("", "ipcfuzz-tmp-") // not testkit's prefix, which its sweep of dead test processes' dirs takes
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	t.Setenv("TMPDIR", tmp)
