@@ -55,10 +55,10 @@ var rooms = map[string][]string{
 	// The kernel build the binary shares with ci/kernel.sh imports nothing
 	// of ours.
 	"ci": nil,
-	// The tools beside the nightly scripts: the zoo's bench builds kernels
-	// and runs the ipcfuzz binary; the 0-day-shaped table reads
-	// complexity's reports.
-	"ci/":             {"ci", "harness/complexity", "harness/ops"},
+	// The tools beside the nightly scripts: the zoo's bench builds kernels,
+	// runs the ipcfuzz binary and writes as the corpus does; the
+	// 0-day-shaped table reads complexity's reports.
+	"ci/":             {"ci", "harness/complexity", "harness/corpus", "harness/ops"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,

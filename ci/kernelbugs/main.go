@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/ci"
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 )
 
 func main() {
@@ -157,13 +158,13 @@ func run(ctx context.Context, args []string) error {
 			}
 			results[b.Name] = r
 			data, _ := json.MarshalIndent(results, "", "  ")
-			if err := writeAtomic(resultsPath, data); err != nil {
+			if err := corpus.WriteFileAtomic(resultsPath, data, 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "kernelbugs: %s: %s\n", b.Name, r.line())
 		}
 	}
-	return writeAtomic(*out, []byte(table(bugs, results, *budget, *seed)))
+	return corpus.WriteFileAtomic(*out, []byte(table(bugs, results, *budget, *seed)), 0o644)
 }
 
 // readBugs reads the zoo's table: a header line, then tab-separated rows.
@@ -429,25 +430,4 @@ func load() string {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// writeAtomic writes data to a temporary file beside path and renames it.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kernelbugs-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
