@@ -23,7 +23,7 @@ const (
 // whose VMA rules it follows: "auto" those of the other side's kernel (its
 // vma_quirks fact), else 6.18's; "6.1", "6.12" or "6.18" that version's
 // (ops.VMAQuirksOf), with the configuration quirks (ops.VMAQuirksConfig:
-// soft-dirty, protection keys, KSM, THP) of the other side's kernel where
+// soft-dirty, protection keys, KSM, THP, swap) of the other side's kernel where
 // it reports them.
 var RulesOption = ops.OptionSpec{Name: OptionRules, Values: []string{RulesAuto, "6.1", "6.12", "6.18"},
 	Doc: "the VMA rules followed: the other side's kernel's, or those of 6.1, 6.12 or 6.18"}

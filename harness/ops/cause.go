@@ -26,13 +26,21 @@ var reportWords = map[string]bool{"nowait": true, "noerror": true}
 // addresses, sizes, values, task= and as=): "msgrcv msg except",
 // "advise guard_install", "remap fixed". A kind's KindSpec.Cause adds what
 // else of it matters (msgrcv: the sign of its type, which picks the search).
-func Cause(op Op) string {
+func Cause(op Op) string { return cause(op, true) }
+
+// UntypedCause is Cause without the IPC type word: the key where the
+// three types run one code (the ids subsystem's operations all run
+// ipc/util.c's allocator and listing, so a bug there shows on each type,
+// and the type says where it was seen, not what it is).
+func UntypedCause(op Op) string { return cause(op, false) }
+
+func cause(op Op, typed bool) string {
 	s := Spec(op.Kind)
 	if s == nil {
 		return op.Kind.String()
 	}
 	parts := []string{s.Name}
-	if s.typed() {
+	if typed && s.typed() {
 		parts = append(parts, op.Type.String())
 	}
 	for i := range s.Args {
@@ -67,8 +75,9 @@ func isChooser(f field[Op]) bool {
 }
 
 // Observes reports whether op only observes the state (a layout, a
-// listing): a divergence there shows what an earlier operation did.
+// listing, a stat, a semctl getzcnt): a divergence there shows what an
+// earlier operation did.
 func Observes(op Op) bool {
 	s := Spec(op.Kind)
-	return s != nil && s.Observes
+	return s != nil && (s.Observes || s.Reads != nil && s.Reads(op))
 }

@@ -172,6 +172,7 @@ func init() {
 		},
 		KindSpec{Kind: KindRmid, Name: "rmid", Removes: true, Doc: "*ctl(IPC_RMID)", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject}},
 		KindSpec{Kind: KindStat, Name: "stat", Doc: "*ctl(IPC_STAT): key, mode, owner, size", Subsystem: "ids", Types: allTypes, Task: true, As: true, Args: []Arg{argObject},
+			Observes: true,
 			Result: fieldsResult{
 				{"key", hex(func(r *Result) *int32 { return &r.Obj.Key })},
 				{"mode", octal(func(r *Result) *uint16 { return &r.Obj.Mode }, 0o7777, 0)},
@@ -181,7 +182,7 @@ func init() {
 		},
 		KindSpec{Kind: KindNextID, Name: "next_id", Doc: "write /proc/sys/kernel/<type>_next_id", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
 		KindSpec{Kind: KindReadNextID, Name: "read_next_id", Doc: "read /proc/sys/kernel/<type>_next_id back (ret=N; -1 once a get has used it)", Subsystem: "ids", Types: allTypes,
-			Result: fieldsResult{ret}},
+			Result: fieldsResult{ret}, Observes: true},
 		KindSpec{Kind: KindLimit, Name: "limit", Doc: "write the namespace's object limit (msgmni, semmni, shmmni)", Subsystem: "ids", Types: allTypes, As: true, Args: []Arg{argValue}},
 		KindSpec{Kind: KindList, Name: "list", Doc: "read /proc/sysvipc/<type> in full: id:key pairs, or whole rows with rows", Subsystem: "ids", Types: allTypes, As: true,
 			Args:     []Arg{flagBool("rows", func(o *Op) *bool { return &o.Rows })},

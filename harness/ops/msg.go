@@ -234,6 +234,9 @@ func init() {
 			Cause:  msgrcvSearch,
 		},
 		KindSpec{Kind: KindMsgctl, Name: "msgctl", Doc: "msgctl with a command (set takes qbytes=, mode= and gid=)", Subsystem: "msg", Types: msg, Task: true, As: true, Races: true,
+			Reads: func(op Op) bool {
+				return op.MCmd == MsgIPCStat || op.MCmd == MsgIPCInfo || op.MCmd == MsgInfoCmd || op.MCmd == MsgStat || op.MCmd == MsgStatAny
+			},
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *MsgCmd { return &o.MCmd }, msgCmdNames)),
 				named("qbytes", dec(func(o *Op) *int64 { return &o.Value }, -1<<63, 1<<63-1, 0)).When(isMsgSet),

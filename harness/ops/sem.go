@@ -404,6 +404,13 @@ func init() {
 			Check: checkSemop,
 		},
 		KindSpec{Kind: KindSemctl, Name: "semctl", Doc: "semctl with a command (num= for the per-semaphore ones, val= for setval, vals= for setall, owner=, mode= and gid= for set)", Subsystem: "sem", Types: sem, Task: true, As: true,
+			Reads: func(op Op) bool {
+				switch op.Sem.Cmd {
+				case SemIPCStat, SemIPCInfo, SemInfoCmd, SemStat, SemStatAny, SemGetVal, SemGetPid, SemGetNcnt, SemGetZcnt, SemGetAll:
+					return true
+				}
+				return false
+			},
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *SemCmd { return &o.Sem.Cmd }, semCmdNames)),
 				named("num", dec(func(o *Op) *int64 { return &o.Sem.Num }, -1<<31, 1<<31-1, 0)).When(semCmdIs(SemGetVal, SemGetPid, SemGetNcnt, SemGetZcnt, SemSetVal)),

@@ -394,6 +394,9 @@ func init() {
 		KindSpec{Kind: KindShmdt, Name: "shmdt", Doc: "shmdt of an attachment's address or of an address (EINVAL where no attachment starts)", Subsystem: "shm", Types: shm, Task: true,
 			Args: []Arg{shmAddrArg}},
 		KindSpec{Kind: KindShmctl, Name: "shmctl", Doc: "shmctl with a command (set takes owner=, mode= and gid=; shm_stat and shm_stat_any take an index as id=N)", Subsystem: "shm", Types: shm, Task: true, As: true,
+			Reads: func(op Op) bool {
+				return op.Cmd == ShmIPCStat || op.Cmd == ShmIPCInfo || op.Cmd == ShmInfoCmd || op.Cmd == ShmStat || op.Cmd == ShmStatAny
+			},
 			Args: []Arg{argObject,
 				pos(enum(func(o *Op) *ShmCmd { return &o.Cmd }, shmCmdNames)),
 				named("owner", dec(func(o *Op) *int64 { return &o.Value }, 0, 1<<32-1, 0)).When(isShmSet),

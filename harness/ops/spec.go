@@ -67,6 +67,9 @@ type KindSpec struct {
 	// Observes: the operation only reads the state (a layout, a listing);
 	// a divergence there is caused by an operation before it (Cause).
 	Observes bool
+	// Reads, when set, says which operations of the kind only read the
+	// state (the stat and get commands of a *ctl): Observes for them.
+	Reads func(Op) bool
 	// Cause, when set, names what else of an operation says what it does
 	// beyond the arguments Cause keeps (msgrcv: the sign of its type).
 	Cause func(Op) string

@@ -802,6 +802,12 @@ const (
 	// faulted VMAs it extends next instead of prev. The kernel side probes
 	// the second: which VMA a page mapped between two written apart joins.
 	QuirkMmapNextFirst
+	// QuirkNoSwap: MADV_WILLNEED on a private anonymous VMA is EBADF, as
+	// in a kernel built without CONFIG_SWAP (madvise_willneed reads
+	// swapped pages back only where there can be some; the minimal guests
+	// ci/kernel.sh builds have no swap). Configuration, not version; the
+	// kernel side probes it with one madvise.
+	QuirkNoSwap
 
 	// quirkEnd is the first bit no quirk has.
 	quirkEnd
@@ -814,7 +820,7 @@ const VMAQuirksAll = quirkEnd - 1
 var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
-	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first",
+	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first", "no-swap",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
@@ -834,9 +840,9 @@ const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChil
 	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst
 
 // VMAQuirksConfig are the quirks a kernel's configuration or its machine
-// decides, not its version: soft-dirty tracking, protection keys, KSM and
-// THP.
-const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP
+// decides, not its version: soft-dirty tracking, protection keys, KSM,
+// THP and swap.
+const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkNoSwap
 
 // VMAQuirksOf returns the quirks of a kernel version ipcfuzz knows: "6.1",
 // "6.12" or "6.18".

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"slices"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -30,21 +32,81 @@ type CauseSignature struct {
 // ("vma: seal", "msg: msgrcv msg type<0"); where the divergence is an
 // observation (a layout step, a listing, the final state), of the last
 // operation before it that is not one, which made what was observed. A
-// script with no such operation is keyed by its signature.
-func CauseKey(subsystem string, script []ops.Op, d *equiv.Divergence, sig string) string {
+// script with no such operation is keyed by its signature. In the ids
+// subsystem the IPC type word is left out (ops.UntypedCause). Where the
+// sides differ only in which sleeping tasks an operation completed, or
+// how, the cause is the call that task sleeps in (a msgrcv whose search
+// misses a message shows when the msgsnd that should wake it does not).
+func CauseKey(subsystem string, script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence, sig string) string {
 	step := d.Step
 	if step < 0 || step > len(script) {
 		step = len(script)
 	}
+	if i := sleeper(script, outs, step); i >= 0 {
+		step = i
+	}
+	key := ops.Cause
+	if subsystem == "ids" {
+		key = ops.UntypedCause
+	}
 	if step < len(script) && !ops.Observes(script[step]) {
-		return subsystem + ": " + ops.Cause(script[step])
+		return subsystem + ": " + key(script[step])
 	}
 	for i := step - 1; i >= 0; i-- {
 		if !ops.Observes(script[i]) {
-			return subsystem + ": " + ops.Cause(script[i])
+			return subsystem + ": " + key(script[i])
 		}
 	}
 	return sig
+}
+
+// sleeper is the index of the sleeping call whose completion differs at
+// step, where the two results at step differ only in their completions;
+// -1 otherwise.
+func sleeper(script []ops.Op, outs [2]ops.Outcome, step int) int {
+	ra, rb := outs[0].Results, outs[1].Results
+	if step >= len(script) || step >= len(ra) || step >= len(rb) {
+		return -1
+	}
+	a, b := ra[step], rb[step]
+	if slices.Equal(a.Done, b.Done) {
+		return -1
+	}
+	a.Done, b.Done = nil, nil
+	if ops.FormatResult(script[step], a) != ops.FormatResult(script[step], b) {
+		return -1
+	}
+	task, ok := firstDifferentCompletion(ra[step].Done, rb[step].Done)
+	if !ok {
+		return -1
+	}
+	for i := step - 1; i >= 0; i-- {
+		if script[i].Task == task && (ra[i].Blocked || rb[i].Blocked) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstDifferentCompletion is the lowest task completed differently (or
+// on one side only) in a and b.
+func firstDifferentCompletion(a, b []ops.Completion) (uint8, bool) {
+	of := func(cs []ops.Completion, t uint8) (ops.Completion, bool) {
+		for _, c := range cs {
+			if c.Task == t {
+				return c, true
+			}
+		}
+		return ops.Completion{}, false
+	}
+	for t := uint8(0); t <= ops.MaxTask; t++ {
+		ca, okA := of(a, t)
+		cb, okB := of(b, t)
+		if okA != okB || ca != cb {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // groupCauses groups findings by their cause, in order of first

@@ -178,18 +178,37 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	for _, k := range sh.Skipped {
 		notes = append(notes, "shrink step skipped: "+k)
 	}
+	script, final := sh.Script, d.Step < 0
+	if final && !sh.Flaky {
+		// A difference only the final state shows is made one a step
+		// shows, so that a reproducer, which checks steps, tells the
+		// sides apart, and so that its cause is the observation's.
+		w, ok, err := p.Witness(ctx, sh.Script, sh.Verdict)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err != nil:
+			notes = append(notes, "no witness step: "+oneLine(err.Error()))
+			if rerr := p.Restart(ctx, err); rerr != nil {
+				notes = append(notes, oneLine(rerr.Error()))
+			}
+		case ok:
+			script, outs, d = w.Script, w.Verdict.Out, w.Div
+			notes = append(notes, fmt.Sprintf("witness: step %d (%s) shows the final state's difference: %s", len(script), ops.FormatOp(script[len(script)-1]), d.Error()))
+		}
+	}
 	f := c.finding("divergence", sig, index, seed, notes)
-	f.Script = ops.NewScript(p.Subsystem, sh.Script)
+	f.Script = ops.NewScript(p.Subsystem, script)
 	f.A.Results, f.B.Results = outs[0].Results, outs[1].Results
 	f.Stated, f.Flaky = "B", sh.Flaky
-	if d.Step < 0 {
+	if final {
 		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
 	cause := sig
 	if !sh.Flaky {
-		cause = CauseKey(p.Subsystem, sh.Script, d, sig)
+		cause = CauseKey(p.Subsystem, script, outs, d, sig)
 	}
-	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(sh.Script), Hits: 1, Cause: cause})
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return nil
 }
 

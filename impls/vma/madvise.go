@@ -83,7 +83,12 @@ func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAd
 		}
 		return v, ops.OK
 	case ops.AdviceWillNeed:
-		return v, ops.OK // read-ahead: nothing a VMA refuses, nothing it shows
+		// Read-ahead: nothing a VMA shows. Without swap (ops.QuirkNoSwap)
+		// a private anonymous VMA has nothing to read back: EBADF.
+		if s.rules.Quirks&ops.QuirkNoSwap != 0 && v.File == nil && v.Flags&VMShared == 0 {
+			return v, ops.EBADF
+		}
+		return v, ops.OK
 	case ops.AdviceCold, ops.AdvicePageOut:
 		if v.Flags&(VMLocked|VMPfnMap|VMHugeTLB) != 0 { // can_madv_lru_vma
 			return v, ops.EINVAL

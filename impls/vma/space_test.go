@@ -127,3 +127,31 @@ func TestHeapLabelInclusive(t *testing.T) {
 		}
 	}
 }
+
+// Without swap (a kernel built without CONFIG_SWAP, as the minimal guests
+// are) MADV_WILLNEED refuses a private anonymous VMA with EBADF and takes
+// a shared one; with swap it takes both. The walk stops at the refusal.
+func TestWillNeedWithoutSwap(t *testing.T) {
+	calls := []vmatest.Call{
+		{Op: vmatest.Map, Args: ops.VMAArgs{Start: 0, Pages: 2, Prot: ops.ProtRead | ops.ProtWrite, Flags: ops.MapShared}},
+		{Op: vmatest.Map, Args: ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead | ops.ProtWrite}},
+		{Op: vmatest.Advise, Args: ops.VMAArgs{Start: 0, Pages: 2, Advice: ops.AdviceWillNeed}},
+		{Op: vmatest.Advise, Args: ops.VMAArgs{Start: 0, Pages: 4, Advice: ops.AdviceWillNeed}},
+		{Op: vmatest.Advise, Args: ops.VMAArgs{Start: 0, Pages: 8, Advice: ops.AdviceWillNeed}},
+	}
+	for q, want := range map[ops.VMAQuirks][]ops.Errno{
+		ops.VMAQuirksLinux61:                    {ops.OK, ops.OK, ops.OK, ops.OK, ops.ENOMEM},
+		ops.VMAQuirksLinux61 | ops.QuirkNoSwap:  {ops.OK, ops.OK, ops.OK, ops.EBADF, ops.EBADF},
+		ops.VMAQuirksLinux618 | ops.QuirkNoSwap: {ops.OK, ops.OK, ops.OK, ops.EBADF, ops.EBADF},
+	} {
+		for _, s := range []*Space{NewNaive(q), NewOptimized(q)} {
+			st, err := vmatest.Run(s, calls)
+			require.NoError(t, err)
+			var got []ops.Errno
+			for _, x := range st {
+				got = append(got, x.Errno)
+			}
+			require.Equal(t, want, got, "quirks %s", q)
+		}
+	}
+}

@@ -927,6 +927,12 @@ static u64 probe_quirks(void)
 			q |= Q_MMAP_NEXT_FIRST;
 	}
 	clear_window();
+	/* Configuration: MADV_WILLNEED on a private anonymous page is EBADF
+	 * in a kernel without CONFIG_SWAP (madvise_willneed). */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	if (sys3(SYS_madvise, W(0), PAGE, MADV_WILLNEED) == -EBADF)
+		q |= Q_NO_SWAP;
+	clear_window();
 	return q;
 }
 
