@@ -172,13 +172,11 @@ func (p *Pair) Check(ctx context.Context, scripts [][]ops.Op) ([]Verdict, error)
 	for i, s := range scripts {
 		vs[i] = p.verdict(s, outA[i], outB[i], same != nil && same[i])
 		if vs[i].Diverged() && p.judges() {
-			allowed, err := p.bothAllowed(ctx, s, outA[i], outB[i])
+			jd, err := p.judged(ctx, s, outA[i], outB[i])
 			if err != nil {
 				return nil, fmt.Errorf("judge %s: %w", p.Judge.Name, err)
 			}
-			if allowed {
-				vs[i].Div = nil
-			}
+			vs[i].Div = judgedDivergence(p.Relation, s, vs[i], jd)
 		}
 	}
 	return vs, nil
@@ -189,19 +187,59 @@ func (p *Pair) judges() bool {
 	return p.Judge != nil && p.Judge.Info.Follows && !p.A.Follows && !p.B.Follows && ops.SubsystemRaces(p.Subsystem)
 }
 
-// bothAllowed runs script on the judge twice, following a's way and b's,
-// and reports whether it agrees with each.
-func (p *Pair) bothAllowed(ctx context.Context, script []ops.Op, a, b ops.Outcome) (bool, error) {
+// judged runs script on the judge twice, following a's way and b's, and
+// returns nil when it agrees with each (both ways are allowed), else the
+// first divergence of a side from what the judge allows (the earlier of
+// the two; a final state's after every step).
+func (p *Pair) judged(ctx context.Context, script []ops.Op, a, b ops.Outcome) (*equiv.Divergence, error) {
+	var first *equiv.Divergence
 	for _, o := range []ops.Outcome{a, b} {
 		out, err := execSide(ctx, *p.Judge, [][]ops.Op{script}, []ops.Outcome{o})
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if p.verdict(script, o, out[0], false).Diverged() {
-			return false, nil
+		if d := p.verdict(script, o, out[0], false).Div; d != nil && (first == nil || earlier(d, first)) {
+			first = d
 		}
 	}
-	return true, nil
+	return first, nil
+}
+
+// earlier reports whether divergence d comes before e in a script's run
+// (a final state's comes after every step's).
+func earlier(d, e *equiv.Divergence) bool {
+	if d.Step < 0 {
+		return false
+	}
+	return e.Step < 0 || d.Step < e.Step
+}
+
+// judgedDivergence is the divergence of a verdict v of script once the
+// judge has seen it (jd: where a side first leaves what it allows, nil
+// when both ways are): none when both are allowed; where the judge first
+// refuses a side, when the sides' results differ there too, since the
+// difference before it is a race the judge allows (two kernels that wake
+// different senders, one of which then misbehaves, show the misbehaviour,
+// not the race); else v's own. Under a relation other than exact the
+// results of one step do not compare alone (ids are renamed from the
+// start): v's own.
+func judgedDivergence(rel equiv.Relation, script []ops.Op, v Verdict, jd *equiv.Divergence) *equiv.Divergence {
+	if jd == nil {
+		return nil
+	}
+	if rel != equiv.Exact || !earlier(v.Div, jd) || jd.Step < 0 || jd.Step >= len(script) {
+		return v.Div
+	}
+	ra, rb := v.Out[0].Results, v.Out[1].Results
+	if jd.Step >= len(ra) || jd.Step >= len(rb) {
+		return v.Div
+	}
+	op := script[jd.Step]
+	if equiv.SameResult(op, ra[jd.Step], rb[jd.Step]) {
+		return v.Div
+	}
+	return &equiv.Divergence{Step: jd.Step, Reason: fmt.Sprintf("%s: A -> %s, B -> %s (the difference at step %d is a race the judge allows)",
+		ops.FormatOp(op), ops.FormatResult(op, ra[jd.Step]), ops.FormatResult(op, rb[jd.Step]), v.Div.Step+1)}
 }
 
 // CheckOne is Check of one script.

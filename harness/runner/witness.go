@@ -49,11 +49,11 @@ func (p *Pair) Witness(ctx context.Context, script []ops.Op, v Verdict) (w Witne
 			continue
 		}
 		if p.judges() {
-			allowed, err := p.bothAllowed(ctx, c, outA[i], outB[i])
+			jd, err := p.judged(ctx, c, outA[i], outB[i])
 			if err != nil {
 				return w, false, fmt.Errorf("judge %s: %w", p.Judge.Name, err)
 			}
-			if allowed {
+			if jd == nil {
 				continue
 			}
 		}
