@@ -11,10 +11,11 @@ func (enumField[S, T]) chooses() {}
 func (protField) chooses()       {}
 func (adviceField) chooses()     {}
 
-// reportWords are flag words that choose only how a refusal is reported
-// (blocked or EAGAIN/ENOMSG; E2BIG or a truncated message), not what the
-// operation does: a cause's key leaves them out.
-var reportWords = map[string]bool{"nowait": true, "noerror": true}
+// reportWords are flag words that choose only how an outcome is reported
+// (blocked or EAGAIN/ENOMSG; E2BIG or a truncated message; EFAULT for
+// the copy to or from a bad buffer where the call gets that far), not what
+// the operation does: a cause's key leaves them out.
+var reportWords = map[string]bool{"nowait": true, "noerror": true, "badbuf": true}
 
 // Cause is what of op says what it does, the key that groups divergences
 // into causes (harness/runner): two shrunk scripts whose first divergence
