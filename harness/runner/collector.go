@@ -207,6 +207,24 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	cause := sig
 	if !sh.Flaky {
 		cause = CauseKey(p.Subsystem, script, outs, d, sig)
+		if d.Step >= 0 && d.Step < len(script) && !ops.Observes(script[d.Step]) {
+			// The call where the results first differ may only meet a
+			// difference an earlier call left in the state: then that
+			// call is the cause.
+			w, ok, err := p.Before(ctx, script, d.Step, outs[0].Results)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return err
+			case err != nil:
+				f.Notes = append(f.Notes, "no look at the state before the divergence: "+oneLine(err.Error()))
+				if rerr := p.Restart(ctx, err); rerr != nil {
+					f.Notes = append(f.Notes, oneLine(rerr.Error()))
+				}
+			case ok:
+				cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
+				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: %s; cause: %s", d.Step+1, w.Div.Error(), cause))
+			}
+		}
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return nil

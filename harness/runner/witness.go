@@ -31,21 +31,61 @@ func (p *Pair) Witness(ctx context.Context, script []ops.Op, v Verdict) (w Witne
 	if v.Div == nil || v.Div.Step >= 0 {
 		return w, false, nil
 	}
-	obs := ops.Witnesses(p.Subsystem, script, v.Out[0].Results)
-	if len(obs) == 0 {
+	return p.observe(ctx, witnessed(p.Subsystem, script, v.Out[0].Results, len(script), len(script)))
+}
+
+// maxBeforeCandidates bounds the scripts Before runs (a shrunk script is a
+// few operations; a longer one is looked at from its end).
+const maxBeforeCandidates = 256
+
+// Before looks for the first operation of script after which the sides'
+// states differ, where they first diverge at step k (the results of every
+// step before k are the same): a call whose results are the same on both
+// sides can leave different states (6.1's failed fixed mremap unmaps its
+// target first), and the later call that meets the difference is not its
+// cause. Every prefix script[:j], j <= k, is observed by its witnesses in
+// one batch; the shortest that shows a difference is returned, its last
+// operation before the witness the one that made it. ok is false when no
+// prefix shows one: the divergence starts at step k.
+func (p *Pair) Before(ctx context.Context, script []ops.Op, k int, results []ops.Result) (w Witnessed, ok bool, err error) {
+	if k <= 0 || k > len(script) || k > len(results) {
 		return w, false, nil
 	}
-	cands := make([][]ops.Op, len(obs))
-	for i, o := range obs {
-		cands[i] = append(slices.Clip(script), o)
+	return p.observe(ctx, witnessed(p.Subsystem, script, results, 1, k))
+}
+
+// witnessed is every prefix script[:j], from <= j <= to, with each of its
+// witnesses appended, shortest prefixes first (at most
+// maxBeforeCandidates, the longest prefixes kept).
+func witnessed(sub string, script []ops.Op, results []ops.Result, from, to int) [][]ops.Op {
+	var out [][]ops.Op
+	for j := to; j >= from; j-- {
+		obs := ops.Witnesses(sub, script[:j], results[:min(j, len(results))])
+		if len(out)+len(obs) > maxBeforeCandidates {
+			break
+		}
+		for i := len(obs) - 1; i >= 0; i-- {
+			out = append(out, append(slices.Clip(script[:j]), obs[i]))
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// observe runs the candidates (prefixes with one witness appended each) in
+// one batch and returns the first whose appended step differs under the
+// pair's relation and is not a race the judge allows.
+func (p *Pair) observe(ctx context.Context, cands [][]ops.Op) (w Witnessed, ok bool, err error) {
+	if len(cands) == 0 {
+		return w, false, nil
 	}
 	outA, outB, _, errA, errB := p.exec(ctx, cands)
 	if err := sideErrors(errA, errB); err != nil {
-		return w, false, fmt.Errorf("witness of a final-state divergence: %w", err)
+		return w, false, fmt.Errorf("witness of a state difference: %w", err)
 	}
 	for i, c := range cands {
 		d := equiv.Compare(p.Relation, c, outA[i], outB[i])
-		if d == nil || d.Step != len(script) {
+		if d == nil || d.Step != len(c)-1 {
 			continue
 		}
 		if p.judges() {

@@ -29,7 +29,8 @@ func (m rmidKept) Apply(op ops.Op) (ops.Result, error) {
 }
 
 // A divergence that only the final state shows is stored with a witness
-// step appended: an observation whose result differs between the sides,
+// step appended, and a divergence at a call that only meets a difference
+// an earlier call left in the state is that earlier call's cause: an observation whose result differs between the sides,
 // so that the finding (and its C reproducer, which checks steps) tells
 // them apart, and its cause is the call before the observation.
 func TestFinalDivergenceGetsAWitnessStep(t *testing.T) {
@@ -78,5 +79,10 @@ func TestFinalDivergenceGetsAWitnessStep(t *testing.T) {
 		require.NotContains(t, f.Cause, "list", "the cause is the call before the observation")
 	}
 	require.Positive(t, witnessed, "some finding of the final state was given a witness step: %+v", res.Findings)
+	// Every finding, wherever the kept object showed (a later get that
+	// finds it, a full table, a listing, a stat), is one cause: the rmid
+	// after which the states differ.
+	require.Len(t, res.Causes, 1, "%+v", res.Causes)
+	require.Equal(t, "ids: rmid", res.Causes[0].Key)
 	t.Logf("%d of %d findings witnessed; causes %+v", witnessed, len(res.Findings), res.Causes)
 }
