@@ -204,7 +204,9 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	if final {
 		f.Final = finalGroups(outs[0].Snapshot, outs[1].Snapshot)
 	}
-	cause := sig
+	// A flaky divergence (a race's way on one side that a re-run did not
+	// take) is keyed by where it was first seen.
+	cause := CauseKey(p.Subsystem, script, first.Out, first.Div, sig)
 	if !sh.Flaky {
 		cause = CauseKey(p.Subsystem, script, outs, d, sig)
 		if d.Step >= 0 && d.Step < len(script) && !ops.Observes(script[d.Step]) {
