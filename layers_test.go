@@ -24,6 +24,8 @@ var rooms = map[string][]string{
 	// The harness stands on the vocabulary; the runner on the rest.
 	"harness/":       {"harness/ops"},
 	"harness/runner": {"harness/ops", "harness/equiv", "harness/shrink", "harness/corpus"},
+	// The output formats render what the runner tells.
+	"harness/sink": {"harness/runner"},
 	// The report reads finding files.
 	"harness/report": {"harness/ops", "harness/corpus"},
 	// The worst-case search measures through the complexity engine and
