@@ -4,7 +4,7 @@
 # errors and its tests' names and statuses. The parser's human output goes
 # to stderr.
 #
-# usage: kunit_counts.py DIR (the directory of kunit_parser.py)
+# usage: python3 -c "$(cat kunit_counts.py)" DIR (the directory of kunit_parser.py)
 import json
 import sys
 
