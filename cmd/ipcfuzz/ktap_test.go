@@ -97,3 +97,18 @@ func TestFormatFlag(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, `<testsuites name="ipcfuzz" tests="1" failures="0" skipped="0"`)
 }
+
+// A plugin that crashes is a failed KTAP test named after its signature,
+// with the crash in its diagnostics.
+func TestCrashKTAP(t *testing.T) {
+	t.Parallel()
+	parser := testkit.KunitParser(t)
+	crashy := testProgram(t, "./testdata/crashy")
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=panic"}, "compare", crashy, "optimized", "--checks", "300", "--seed", "1", "--format", "ktap", "--corpus", t.TempDir())
+	require.Equal(t, 1, r.code, r.stderr)
+	k := testkit.ParseKTAP(t, parser, r.stdout)
+	require.Equal(t, [5]int{1, 1, 0, 0, 0}, kunitCounts(k), "%+v\n%s", k, r.stdout)
+	require.Equal(t, "ids/plugin-failure/"+crashy+"/crashed", k.Tests[0].Name)
+	require.Contains(t, r.stdout, "# plugin failure ids/plugin-failure/")
+	require.Contains(t, r.stdout, "panic: crashy: the listing of sem is broken (panic)")
+}
