@@ -186,6 +186,11 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{err.Error()}
 	}
 	o.Progress, o.Sink = stderr, out
+	var page sink.Writer // --report
+	if c.report != "" {
+		page = sink.HTML(c.report, report.Options{Title: o.Command})
+		o.Sink = sink.Tee(out, page)
+	}
 	fmt.Fprintf(stderr, "ipcfuzz: %s (%d jobs)\n", o.Command, c.jobs)
 	res, runErr := runner.Run(ctx, o)
 	if err := out.Err(); err != nil {
@@ -194,8 +199,8 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if runErr != nil {
 		return runErr
 	}
-	if c.report != "" {
-		if err := writeReport(c.report, res.Scripts, report.Options{Title: o.Command}); err != nil {
+	if page != nil {
+		if err := page.Err(); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)

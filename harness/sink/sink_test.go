@@ -3,12 +3,15 @@ package sink
 import (
 	"encoding/xml"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/report"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
@@ -190,4 +193,24 @@ func TestJUnit(t *testing.T) {
 	doc = junitSuites{}
 	require.NoError(t, xml.Unmarshal([]byte(out), &doc), out)
 	require.Equal(t, [3]int{3, 1, 1}, [3]int{doc.Tests, doc.Failures, doc.Skipped})
+}
+
+// --report's page is a sink too: a tee tells it beside the format, and it
+// writes the page of the stored findings at the end, or says why not.
+func TestHTMLTee(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "report.html")
+	var out strings.Builder
+	text, err := New("text", &out, nil)
+	require.NoError(t, err)
+	html := HTML(page, report.Options{Title: "a run"})
+	tellCompare(Tee(text, html), func(r *runner.Result, _ *runner.End) { r.Findings, r.Scripts = nil, nil })
+	require.NoError(t, Tee(text, html).Err())
+	require.Contains(t, out.String(), "2 divergences")
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "a run")
+
+	html = HTML(page, report.Options{})
+	tellCompare(html, func(r *runner.Result, _ *runner.End) { r.Scripts = []string{"no/such/finding.ops"} })
+	require.ErrorContains(t, Tee(text, html).Err(), "no/such/finding.ops")
 }
