@@ -24,6 +24,9 @@ var rooms = map[string][]string{
 	// The harness stands on the vocabulary; the runner on the rest.
 	"harness/":       {"harness/ops"},
 	"harness/runner": {"harness/ops", "harness/equiv", "harness/shrink", "harness/corpus"},
+	// The output formats render what the runner tells; the HTML one
+	// is the report of the finding files.
+	"harness/sink": {"harness/runner", "harness/report", "harness/corpus"},
 	// The report reads finding files.
 	"harness/report": {"harness/ops", "harness/corpus"},
 	// The worst-case search measures through the complexity engine and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/harness/sink"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
@@ -29,7 +29,8 @@ type compareArgs struct {
 	rel    equiv.Relation
 	opts   runner.Options
 	jobs   int
-	asJSON bool
+	asJSON bool   // --format json
+	format string // --format: text, json, ktap or junit (harness/sink)
 	sides  sideFlags
 	report string // --report: an HTML page of the findings
 	perf   perfFlags
@@ -50,7 +51,8 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.Var(positiveDuration{&c.opts.Duration}, "time", "run for this long")
 	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
-	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
+	var ff formatFlag
+	ff.register(fs)
 	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
 	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
@@ -69,6 +71,13 @@ func parseCompare(args []string) (*compareArgs, error) {
 	}
 	if err := c.perf.check(fs); err != nil {
 		return nil, err
+	}
+	if c.format, err = ff.format(); err != nil {
+		return nil, err
+	}
+	c.asJSON = c.format == "json"
+	if c.perf.on && c.format != "text" && c.format != "json" {
+		return nil, usageError{fmt.Sprintf("--perf prints text or json, not %s", c.format)}
 	}
 	if c.perf.on && (c.report != "" || c.opts.Stats) {
 		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
@@ -172,22 +181,26 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", c.a, c.b, c.sub.Name, c.engine, o.Seed, c.rel)
 	o.Engine = c.engine
 	o.Version, o.Revision = buildVersion()
-	o.Progress, o.Report = stderr, stdout
-	if c.asJSON {
-		o.Report = stderr
+	out, err := sink.New(c.format, stdout, stderr)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	o.Progress, o.Sink = stderr, out
+	var page sink.Writer // --report
+	if c.report != "" {
+		page = sink.HTML(c.report, report.Options{Title: o.Command})
+		o.Sink = sink.Tee(out, page)
 	}
 	fmt.Fprintf(stderr, "ipcfuzz: %s (%d jobs)\n", o.Command, c.jobs)
 	res, runErr := runner.Run(ctx, o)
-	if res != nil {
-		if err := printSummary(stdout, c, res); err != nil {
-			return err
-		}
+	if err := out.Err(); err != nil {
+		return fmt.Errorf("writing the %s output: %w", c.format, err)
 	}
 	if runErr != nil {
 		return runErr
 	}
-	if c.report != "" {
-		if err := writeReport(c.report, res.Scripts, report.Options{Title: o.Command}); err != nil {
+	if page != nil {
+		if err := page.Err(); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)
@@ -203,81 +216,6 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
-	if c.asJSON {
-		return json.NewEncoder(stdout).Encode(res)
-	}
-	note := ""
-	if res.Interrupted {
-		note = " (interrupted)"
-	}
-	if res.Infrastructure > 0 {
-		note += fmt.Sprintf(", %d infrastructure events (not findings)", res.Infrastructure)
-	}
-	if res.Unstored > 0 {
-		note += fmt.Sprintf(", %d findings could not be stored (printed above)", res.Unstored)
-	}
-	if expected := res.ExpectedHits(); expected > 0 {
-		note += fmt.Sprintf(", %d divergences expected (known differences of the kernels' versions, below)", expected)
-	}
-	fmt.Fprintf(stdout, "%s vs %s (%s, engine %s, seed %d, %s): %d checks, %d ops in %.1fs (%.0f ops/s): %d divergences, %d plugin failures%s\n",
-		sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.engine, c.opts.Seed, c.rel, res.Checks, res.Ops, res.Seconds, res.OpsPerSec, res.Divergences, res.Failures, note)
-	if st := res.Stats; st != nil && res.Checks > 0 {
-		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
-			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
-			st.Races, 100*float64(st.Races)/float64(res.Checks))
-	}
-	printKnown(stdout, res)
-	if c.opts.KeepGoing {
-		printCauses(stdout, res)
-	}
-	return nil
-}
-
-// printKnown says what the known differences explained, apart from the
-// findings, and which of them applied but explained nothing.
-func printKnown(w io.Writer, res *runner.Result) {
-	for _, x := range res.Expected {
-		sigs := make([]string, len(x.Signatures))
-		for i, s := range x.Signatures {
-			sigs[i] = fmt.Sprintf("%s %d", s.Signature, s.Hits)
-		}
-		fmt.Fprintf(w, "expected: %d hits, %s (%s; commit %s; %s): %s\n", x.Hits, x.Reason, x.Range, x.Commit, x.Where(), strings.Join(sigs, ", "))
-	}
-	for _, e := range res.StaleKnown {
-		fmt.Fprintf(w, "stale known difference %s: %s (%s) explained nothing in %d checks of %s against %s\n", e.Where(), e.Pattern, e.Range, res.Checks, res.KernelA, res.KernelB)
-	}
-}
-
-// sideLabel is a side's name as the user wrote it and, for a kernel side,
-// the release that actually ran ("kernel:image=x.deb [Linux 6.1.0-57]"):
-// a summary says what was compared, not only what was asked for.
-func sideLabel(name, release string) string {
-	if release == "" {
-		return name
-	}
-	return fmt.Sprintf("%s [Linux %s]", name, release)
-}
-
-// printCauses lists what a --keep-going run found, one cause at a time:
-// a cause with one signature in one line, one with several in a line and
-// then one indented line per signature.
-func printCauses(w io.Writer, res *runner.Result) {
-	found := map[string]runner.Finding{}
-	for _, f := range res.Findings {
-		found[f.Signature] = f
-	}
-	line := func(prefix string, f runner.Finding) {
-		fmt.Fprintf(w, "%s%s: %d hits, first at script %d, %d ops: %s\n", prefix, f.Signature, f.Hits, f.Index, f.Ops, f.Script)
-	}
-	for _, c := range res.Causes {
-		if len(c.Signatures) == 1 {
-			line("found ", found[c.Signatures[0].Signature])
-			continue
-		}
-		fmt.Fprintf(w, "found one cause, %s: %d hits under %d signatures:\n", c.Key, c.Hits, len(c.Signatures))
-		for _, s := range c.Signatures {
-			line("  ", found[s.Signature])
-		}
-	}
-}
+// sideLabel is sink.SideLabel: a side's name and, for a kernel side, the
+// release that actually ran.
+func sideLabel(name, release string) string { return sink.SideLabel(name, release) }

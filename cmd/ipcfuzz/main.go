@@ -162,12 +162,13 @@ const corpusUsage = "usage: ipcfuzz corpus merge DIR... | corpus minimize [DIR] 
 func commands() []command {
 	return []command{
 		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
-                    [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats] [--json]
-                    [--corpus DIR] [--report FILE.html] [--batch N] [--call-timeout D] [--in-process]
-                    [--known DIR|none]
+                    [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats]
+                    [--format text|json|ktap|junit] [--json] [--corpus DIR] [--report FILE.html]
+                    [--batch N] [--call-timeout D] [--in-process] [--known DIR|none]
                     [--perf [--metric NAME|A/B|wall] [--threshold E] [--sizes 8,16,32,64] [--reps N] [--workload FILE.perf]]`,
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus. With --perf, compares how their costs\ngrow on each script's repeated parts: B growing faster is a performance finding.", compareCmd},
-		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--call-timeout D] [--in-process]`,
+		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--format text|json|ktap|junit] [--json]
+                    [--call-timeout D] [--in-process]`,
 			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
 		{"complexity", `ipcfuzz complexity IMPL... --workload W|FILE.perf [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]

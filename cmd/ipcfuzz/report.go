@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
+	"github.com/ipcfuzz/ipcfuzz/harness/sink"
 )
 
 // maxReportFindings bounds the findings one report holds.
@@ -40,22 +39,11 @@ func reportCmd(_ context.Context, args []string, _, _ io.Writer) error {
 	return writeReport(*out, files, opt)
 }
 
-// writeReport reads the finding files and writes their page to out.
+// writeReport reads the finding files and writes their page to out
+// (sink.WriteHTML).
 func writeReport(out string, files []string, opt report.Options) error {
-	fs := make([]report.Finding, 0, len(files))
-	for _, f := range files {
-		r, err := report.Read(f)
-		if err != nil {
-			return inputError{err}
-		}
-		fs = append(fs, r)
-	}
-	var b bytes.Buffer
-	if err := report.Write(&b, fs, opt); err != nil {
+	if err := sink.WriteHTML(out, files, opt); err != nil {
 		return inputError{err}
-	}
-	if err := corpus.WriteFileAtomic(out, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }

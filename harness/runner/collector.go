@@ -33,37 +33,50 @@ type collector struct {
 	known map[*corpus.KnownEntry]int
 }
 
-// take accounts for one batch, script by script in order.
+// take accounts for one batch, script by script in order, and tells the
+// sink each script's verdict.
 func (c *collector) take(ctx context.Context, br *batchResult) error {
 	for i := range br.n {
 		index := br.start + i
+		script := br.scripts[i]
+		failedSig := ""
 		for _, f := range br.failures {
 			if f.index == index {
-				if err := c.failure(ctx, br, f); err != nil {
+				sig, err := c.failure(ctx, br, f)
+				if err != nil {
 					return err
 				}
+				if failedSig == "" {
+					failedSig = sig
+				}
 			}
+		}
+		if failedSig != "" {
+			c.tell(Script{Index: index, Verdict: ScriptFailed, Signature: failedSig, Ops: len(script)})
 		}
 		v := br.verdicts[i]
 		if v == nil {
 			continue
 		}
-		script := br.scripts[i]
 		c.res.Checks++
 		c.res.Ops += len(script)
 		if c.res.Stats != nil {
 			c.res.Stats.add(script, v.Out[0], v.Out[1])
 		}
 		if !v.Diverged() {
+			c.tell(Script{Index: index, Verdict: ScriptAgree, Ops: len(script)})
 			continue
 		}
-		if c.o.Known != nil && c.expected(index, c.pair.Signature(script, *v)) {
+		sig := c.pair.Signature(script, *v)
+		if c.o.Known != nil && c.expected(index, sig) {
+			c.tell(Script{Index: index, Verdict: ScriptExpected, Signature: sig, Ops: len(script)})
 			continue
 		}
 		c.res.Divergences++
-		if err := c.divergence(ctx, index, br.seeds[i], script, *v); err != nil {
+		if err := c.divergence(ctx, index, br.seeds[i], script, sig, *v); err != nil {
 			return err
 		}
+		c.tell(Script{Index: index, Verdict: ScriptDiverged, Signature: sig, Ops: len(script)})
 		if !c.o.KeepGoing {
 			c.stopped = true
 			return nil
@@ -71,6 +84,13 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 	}
 	c.progress()
 	return nil
+}
+
+// tell tells the sink, if there is one, a script's verdict.
+func (c *collector) tell(s Script) {
+	if c.o.Sink != nil {
+		c.o.Sink.Script(s)
+	}
 }
 
 func (c *collector) progress() {
@@ -142,9 +162,8 @@ func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.
 // signature appears shrinks the script, reports it and stores it. A
 // divergence that does not reproduce is stored too, unshrunk, as flaky: a
 // flaky verdict is a bug of one side (or of the harness), never noise.
-func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, first Verdict) error {
+func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, sig string, first Verdict) error {
 	p := c.pair
-	sig := p.Signature(script, first)
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
 		return nil
@@ -277,19 +296,20 @@ type stderrCarrier interface {
 // whether a fresh plugin running the script alone failed again. A failure
 // no script showed again, one by one on a fresh plugin, is an
 // infrastructure event, not a finding (Event): what a kill from outside
-// looks like.
-func (c *collector) failure(ctx context.Context, br *batchResult, f failure) error {
+// looks like. It returns the failure's signature ("" for an
+// infrastructure event).
+func (c *collector) failure(ctx context.Context, br *batchResult, f failure) (string, error) {
 	line := oneLine(f.err.Error())
 	i := f.index - br.start
 	if infrastructure(f, line) {
 		c.event(br, f, line)
-		return nil
+		return "", nil
 	}
 	c.res.Failures++
 	sig := fmt.Sprintf("%s/plugin-failure/%s/%s", c.pair.Subsystem, f.side.Name, failureClass(line))
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
-		return nil
+		return sig, nil
 	}
 	notes := []string{fmt.Sprintf("%s: %s", f.side.Name, line)}
 	if f.alone {
@@ -305,7 +325,7 @@ func (c *collector) failure(ctx context.Context, br *batchResult, f failure) err
 	rec := c.finding("plugin failure", sig, f.index, br.seeds[i], notes)
 	rec.Script = ops.NewScript(c.pair.Subsystem, br.scripts[i])
 	c.record(rec, stderr, Finding{Signature: sig, Kind: "plugin failure", Index: f.index, Ops: len(br.scripts[i]), Hits: 1, Cause: sig})
-	return nil
+	return sig, nil
 }
 
 // infrastructure reports whether a side's failure is an infrastructure
@@ -379,6 +399,9 @@ func (c *collector) record(f *corpus.Finding, stderr string, res Finding) {
 	}
 	c.seen[res.Signature] = len(c.res.Findings)
 	c.res.Findings = append(c.res.Findings, res)
+	if c.o.Sink != nil {
+		c.o.Sink.Found(Found{Finding: res, Text: text})
+	}
 }
 
 // finishRecords rewrites each stored finding that was hit more than once

@@ -53,6 +53,9 @@ type Options struct {
 	// counted apart (Result.Expected), never shrunk, stored or counted
 	// as a divergence, and does not stop the run.
 	Known *corpus.Known
+	// Sink is told of the run as it goes: its start, every script's
+	// verdict, every finding and its end (nil: nothing is told).
+	Sink Sink
 }
 
 // Result summarizes a run. Checks counts the scripts that were compared on
@@ -138,7 +141,8 @@ type Event struct {
 
 // Run compares the sides until Checks scripts have been compared, the time
 // is up, a divergence is found (unless KeepGoing) or ctx ends; an ended ctx
-// is not an error: the result says Interrupted.
+// is not an error: the result says Interrupted. Options.Sink, if any, is
+// told of the run as it goes (Sink).
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 256
@@ -152,14 +156,30 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
+	if o.Sink != nil {
+		o.Sink.Start(Start{Command: o.Command, A: res.A, B: res.B, KernelA: res.KernelA, KernelB: res.KernelB, Subsystem: res.Subsystem,
+			Relation: res.Relation, Engine: o.Engine, Seed: o.Seed, Checks: o.Checks, KeepGoing: o.KeepGoing})
+	}
 	start := time.Now()
-	defer func() {
-		res.Causes = groupCauses(res.Findings)
-		res.Seconds = time.Since(start).Seconds()
-		if res.Seconds > 0 {
-			res.OpsPerSec = float64(res.Ops) / res.Seconds
-		}
-	}()
+	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
+	err := c.run(ctx)
+	c.finishRecords()
+	res.Causes = groupCauses(res.Findings)
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.Seconds
+	}
+	if o.Sink != nil {
+		o.Sink.End(End{Result: res, Err: err})
+	}
+	return res, err
+}
+
+// run has the pairs work through the batches and takes their results in
+// script order, until the end, a finding that stops the run, an error or
+// the end of ctx.
+func (c *collector) run(ctx context.Context) error {
+	o := c.o
 	workCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	if o.Duration > 0 {
@@ -167,8 +187,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
-	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
 	var wg sync.WaitGroup
@@ -204,12 +222,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	c.launchEvents(o.Pairs, c.next)
 	switch {
 	case err != nil:
-		return res, err
+		return err
 	case ctx.Err() != nil:
-		res.Interrupted = true
+		c.res.Interrupted = true
 	}
-	res.StaleKnown = c.stale()
-	return res, nil
+	c.res.StaleKnown = c.stale()
+	return nil
 }
 
 // batch is a run of consecutive scripts and their seeds.
