@@ -39,7 +39,7 @@ var Options = ops.OptionSpecs{
 	withNote(ops.CapsOption, "only what the process has"),
 	{Name: OptionImage, Values: []string{""}, Free: "PATH", Doc: "a kernel to run in a guest instead of this machine's (a path with a comma: image=\"a,b\")",
 		Note: "a vmlinux, bzImage or Debian .deb booted in QEMU, KVM where the CPU has it, else TCG"},
-	{Name: OptionVM, Values: []string{"", "qemu"}, Doc: "the backend that boots image= (default qemu)"},
+	{Name: OptionVM, Values: []string{""}, Free: "NAME", Doc: "the backend that boots the guest (Backends; the first, qemu, by default)"},
 	{Name: OptionSource, Values: []string{""}, Free: "DIR", Doc: "a kernel source tree, built with ci/kernel.sh's guest config (cached) and booted as image= is",
 		Note: "a kernel tree built for the guest and booted"},
 	{Name: OptionBase, Values: []string{"", "6.1", "6.12"}, Doc: "Debian's linux-source of this version, built and booted as source= is"},
