@@ -6,9 +6,17 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 )
 
-// OptionImage is the kernel's option that boots it in a QEMU guest from a
+// OptionImage is the kernel's option that boots it in a guest from a
 // kernel image (kernel:image=PATH): package kernel's VM.
 const OptionImage = kernel.OptionImage
+
+// OptionVM is the kernel's option that names the backend booting its
+// guest (kernel:vm=qemu,image=PATH).
+const OptionVM = kernel.OptionVM
+
+// VMOptions are the kernel's options that boot it in a guest
+// (kernel.VMOptions): the boot's alone, never given to the guest's Reset.
+func VMOptions() []string { return kernel.VMOptions() }
 
 // The kernel's options that build the kernel a QEMU guest boots.
 const (
@@ -17,11 +25,18 @@ const (
 	OptionPatches = kernel.OptionPatches
 )
 
-// VMOptions say what BootVM boots (kernel.VMOptions).
-type VMOptions = kernel.VMOptions
+// The VM backend seam (kernel.VMBackend): a backend boots a VMSpec into a
+// VMGuest whose plugin serves.
+type (
+	VMSpec     = kernel.VMSpec
+	VMGuest    = kernel.VMGuest
+	VMBackend  = kernel.VMBackend
+	VMBackends = kernel.VMBackends
+)
 
-// BootVM boots the kernel side in a QEMU guest (kernel.BootVM).
-func BootVM(ctx context.Context, o VMOptions) (*kernel.VM, error) { return kernel.BootVM(ctx, o) }
+// DefaultVMBackends are the VM backends built in, QEMU first
+// (kernel.Backends).
+func DefaultVMBackends() VMBackends { return kernel.Backends() }
 
 // IsGuestInit reports whether this process is /init of such a guest; its
 // main must then run GuestInit and nothing else.
@@ -36,6 +51,6 @@ func VMAccel() string { return kernel.VMAccel() }
 
 // RunVM boots a kernel image with a static program as the guest's only
 // work and returns how the program exited there (kernel.RunVM).
-func RunVM(ctx context.Context, o VMOptions, prog string) (int, error) {
+func RunVM(ctx context.Context, o VMSpec, prog string) (int, error) {
 	return kernel.RunVM(ctx, o, prog)
 }

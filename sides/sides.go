@@ -40,6 +40,9 @@ type Options struct {
 	// BuildLog receives the messages of a kernel build that a side's
 	// source= or base= starts (nil: discarded).
 	BuildLog io.Writer
+	// Backends are the VM backends a kernel side's vm= chooses from, the
+	// first the default (nil: impls.DefaultVMBackends, QEMU).
+	Backends impls.VMBackends
 }
 
 // SpecError is a spec that names nothing openable: a malformed name or
@@ -60,6 +63,7 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
 	case name == "kernel" && bootsVM(cfg):
+		side.Config = guestConfig(cfg)
 		side.Impl, err = openVM(ctx, spec, cfg, o)
 	case asPlugin:
 		side.Impl, err = openServed(ctx, spec, name, o)
@@ -171,14 +175,27 @@ func openServed(ctx context.Context, spec, name string, o Options) (ops.Impl, er
 }
 
 // bootsVM says whether a kernel side's options name a kernel to boot in a
-// guest: an image, or a tree or base to build.
+// guest: an image, or a tree or base to build, or a backend.
 func bootsVM(cfg ops.Config) bool {
-	for _, k := range []string{impls.OptionImage, impls.OptionSource, impls.OptionBase, impls.OptionPatches} {
+	for _, k := range impls.VMOptions() {
 		if cfg.Options[k] != "" {
 			return true
 		}
 	}
 	return false
+}
+
+// guestConfig is what the kernel adapter in a guest is reset with: cfg
+// without the options the boot takes (impls.VMOptions, and caps=, which
+// the boot gives the guest's root): each fact is said once.
+func guestConfig(cfg ops.Config) ops.Config {
+	out := ops.Config{Options: map[string]string{}, Facts: cfg.Facts}
+	for k, v := range cfg.Options {
+		if k != ops.OptionCaps && !slices.Contains(impls.VMOptions(), k) {
+			out.Options[k] = v
+		}
+	}
+	return out
 }
 
 // VMImage is the kernel a kernel side's options name to boot: image=PATH
@@ -190,6 +207,9 @@ func VMImage(ctx context.Context, spec string, cfg ops.Config, log io.Writer) (s
 	image, source, base, patches := cfg.Options[impls.OptionImage], cfg.Options[impls.OptionSource], cfg.Options[impls.OptionBase], cfg.Options[impls.OptionPatches]
 	if image != "" && (source != "" || base != "" || patches != "") {
 		return "", &SpecError{fmt.Errorf("%s: image= boots a kernel as it is: source=, base= and patches= build one; give one or the other", spec)}
+	}
+	if image == "" && source == "" && base == "" && patches == "" {
+		return "", &SpecError{fmt.Errorf("%s: name the kernel to boot: image=PATH, source=DIR or base=V", spec)}
 	}
 	if source != "" && base != "" {
 		return "", &SpecError{fmt.Errorf("%s: source= is a tree of its own: base= names Debian's source instead", spec)}
@@ -220,10 +240,25 @@ func VMImage(ctx context.Context, spec string, cfg ops.Config, log io.Writer) (s
 	return abs, nil
 }
 
-// openVM starts the kernel side in a QEMU guest booted from the image its
-// options name (VMImage), reached by the plugin host without a relay.
-// The guest's /init is the ipcfuzz executable (Options.Self or this one).
+// openVM starts the kernel side in a guest booted from the image its
+// options name (VMImage) by the backend vm= names (Options.Backends),
+// reached by the plugin host without a relay. The guest's /init is the
+// ipcfuzz executable (Options.Self or this one).
 func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Impl, error) {
+	backends := o.Backends
+	if backends == nil {
+		backends = impls.DefaultVMBackends()
+	}
+	backend, err := backends.Lookup(cfg.Options[impls.OptionVM])
+	if err != nil {
+		return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
+	}
+	caps := cfg.Options[ops.OptionCaps]
+	if caps != "" {
+		if _, err := (ops.OptionSpecs{ops.CapsOption}).Parse(map[string]string{ops.OptionCaps: caps}); err != nil {
+			return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
+		}
+	}
 	image, err := VMImage(ctx, spec, cfg, o.BuildLog)
 	if err != nil {
 		return nil, err
@@ -235,7 +270,11 @@ func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Im
 		}
 	}
 	boot := func(ctx context.Context, console io.Writer, env []string) (host.Booted, error) {
-		return impls.BootVM(ctx, impls.VMOptions{Image: image, Init: self, Env: env, Caps: cfg.Options[ops.OptionCaps], Console: console})
+		g, err := backend.Boot(ctx, impls.VMSpec{Image: image, Init: self, Env: env, Caps: caps, Console: console})
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
 	}
 	return host.Open(ctx, host.Launch{Name: spec, Path: image, Boot: boot, CallTimeout: o.CallTimeout})
 }

@@ -87,7 +87,7 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	}
 	rctx, cancel := context.WithTimeout(ctx, reproRunTimeout)
 	defer cancel()
-	code, err := impls.RunVM(rctx, impls.VMOptions{Image: image, Init: self, Console: stdout}, prog)
+	code, err := impls.RunVM(rctx, impls.VMSpec{Image: image, Init: self, Console: stdout}, prog)
 	if err != nil {
 		return infrastructureError{fmt.Sprintf("repro --run %s: %v", spec, err)}
 	}

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +18,9 @@ type Config struct {
 	Facts Facts
 }
 
-// String writes the options in a stable order, "k=v,k=v".
+// String writes the options in a stable order, "k=v,k=v", a value that
+// holds a comma or begins with a quote in Go's quotes (ParseImplName reads
+// it back).
 func (c Config) String() string {
 	keys := make([]string, 0, len(c.Options))
 	for k := range c.Options {
@@ -26,15 +29,27 @@ func (c Config) String() string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + c.Options[k]
+		parts[i] = k + "=" + quoteOption(c.Options[k])
 	}
 	return strings.Join(parts, ",")
 }
 
+// quoteOption is v as an option's value: in Go's quotes if it holds a
+// comma or begins with a quote, else as it is.
+func quoteOption(v string) string {
+	if strings.ContainsRune(v, ',') || strings.HasPrefix(v, `"`) {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
 // ParseImplName splits "naive:alloc=legacy,x=y" into the name and its
-// options. An option with no value ("kernel:image=", what
-// kernel:image=$UNSET expands to) is refused, never read as a default: it
-// would compare another implementation than the one the user named.
+// options. A value in double quotes is read as a Go string literal, so it
+// may hold any character: kernel:image="/a,b/vmlinux" (the quotes go
+// through the shell inside single quotes). An option with no value
+// ("kernel:image=", what kernel:image=$UNSET expands to) is refused, never
+// read as a default: it would compare another implementation than the one
+// the user named.
 func ParseImplName(spec string) (string, Config, error) {
 	name, opts, _ := strings.Cut(spec, ":")
 	cfg := Config{Options: map[string]string{}}
@@ -44,17 +59,50 @@ func ParseImplName(spec string) (string, Config, error) {
 	if opts == "" {
 		return name, cfg, nil
 	}
-	for _, kv := range strings.Split(opts, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return "", cfg, fmt.Errorf("implementation %q: option %q is not key=value", spec, kv)
-		}
-		if v == "" {
-			return "", cfg, fmt.Errorf("implementation %q: option %s= has no value (an unset variable?)", spec, k)
+	for {
+		k, v, rest, err := nextOption(opts)
+		if err != nil {
+			return "", cfg, fmt.Errorf("implementation %q: %w", spec, err)
 		}
 		cfg.Options[k] = v
+		if rest == "" {
+			return name, cfg, nil
+		}
+		opts = rest
 	}
-	return name, cfg, nil
+}
+
+// nextOption reads the first "k=v" or `k="quoted"` of opts and returns
+// the rest after its comma ("" at the end; a comma with nothing after it
+// is an empty option, refused).
+func nextOption(opts string) (k, v, rest string, err error) {
+	field, _, _ := strings.Cut(opts, ",")
+	k, v, ok := strings.Cut(field, "=")
+	if !ok || k == "" {
+		return "", "", "", fmt.Errorf("option %q is not key=value", field)
+	}
+	after := opts[len(k)+1:]
+	if strings.HasPrefix(after, `"`) {
+		q, err := strconv.QuotedPrefix(after)
+		if err != nil {
+			return "", "", "", fmt.Errorf("option %s=: %s is not a closed Go string literal", k, after)
+		}
+		v, _ = strconv.Unquote(q)
+		after = after[len(q):]
+		if after != "" && after[0] != ',' {
+			return "", "", "", fmt.Errorf("option %s=%s: a comma must follow the closing quote", k, q)
+		}
+	} else {
+		after = after[len(v):]
+	}
+	if v == "" {
+		return "", "", "", fmt.Errorf("option %s= has no value (an unset variable?)", k)
+	}
+	rest, comma := strings.CutPrefix(after, ",")
+	if comma && rest == "" {
+		return "", "", "", fmt.Errorf("option %q is not key=value", "")
+	}
+	return k, v, rest, nil
 }
 
 // Info describes an implementation.

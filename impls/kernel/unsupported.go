@@ -5,7 +5,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -22,22 +21,23 @@ func New() (ops.Model, error) {
 // machineFacts reports nothing where the kernel implementation cannot run.
 func machineFacts() ops.Facts { return ops.Facts{} }
 
-// VMOptions say what BootVM boots (unsupported here).
-type VMOptions struct {
-	Image, Init, Caps string
-	Env               []string
-	Console           io.Writer
+// QEMU is the backend that boots a guest in QEMU (unsupported here).
+func QEMU() VMBackend {
+	return VMBackend{Name: "qemu", Doc: "QEMU (needs linux/amd64)", Boot: func(ctx context.Context, s VMSpec) (VMGuest, error) {
+		_, err := BootVM(ctx, s)
+		return nil, err
+	}}
 }
 
 // VM is a guest (never booted here).
 type VM struct{}
 
 // BootVM fails: booting a kernel image needs linux/amd64.
-func BootVM(context.Context, VMOptions) (*VM, error) {
+func BootVM(context.Context, VMSpec) (*VM, error) {
 	return nil, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }
 
-// Addr, Handshake, Pid, Wait, ProcessState and Slowdown never run: no VM
+// Addr, Handshake, Pid, Wait, ProcessState, Slowdown and Kill never run: no VM
 // boots here.
 func (*VM) Addr() net.Addr                 { return nil }
 func (*VM) Handshake() string              { return "" }
@@ -45,6 +45,7 @@ func (*VM) Pid() int                       { return 0 }
 func (*VM) Wait() error                    { return nil }
 func (*VM) ProcessState() *os.ProcessState { return nil }
 func (*VM) Slowdown() float64              { return 1 }
+func (*VM) Kill() error                    { return nil }
 
 // IsGuestInit is false here.
 func IsGuestInit() bool { return false }
@@ -62,6 +63,6 @@ func GuestNote() string { return "" }
 func VMAccel() string { return "tcg" }
 
 // RunVM fails: booting a kernel image needs linux/amd64.
-func RunVM(context.Context, VMOptions, string) (int, error) {
+func RunVM(context.Context, VMSpec, string) (int, error) {
 	return 0, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }

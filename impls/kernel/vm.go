@@ -5,7 +5,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,41 +17,33 @@ import (
 )
 
 // The kernel side in a VM (package internal/vm): kernel:image=PATH boots
-// the image in QEMU and serves this same adapter from the guest.
+// the image in a guest (QEMU, the first of Backends) and serves this same
+// adapter from the guest.
 
 // guestCache is the guest's XDG_CACHE_HOME: the C helpers built on the
 // host are put where the guest's adapter looks for them (they are named by
 // a hash of their source, the same in the guest's binary).
 const guestCache = "/cache"
 
-// EnvGuestCaps names the guest's environment variable that keeps
-// CAP_SYS_RESOURCE for root in the guest ("sys_resource").
-const EnvGuestCaps = "IPCFUZZ_VM_CAPS"
-
-// VMOptions say what BootVM boots.
-type VMOptions struct {
-	// Image is a vmlinux, a bzImage or a Debian kernel package.
-	Image string
-	// Init is the ipcfuzz binary the guest runs as /init (static, or with
-	// its libraries found here).
-	Init string
-	// Env are more "KEY=value" entries of the guest plugin's environment
-	// (the plugin handshake's cookie).
-	Env []string
-	// Caps is the caps option's value: "sys_resource" keeps
-	// CAP_SYS_RESOURCE for the guest's root.
-	Caps string
-	// Console receives the guest's console.
-	Console io.Writer
+// QEMU is the backend that boots the guest in QEMU, KVM where the CPU
+// really has it and TCG otherwise.
+func QEMU() VMBackend {
+	return VMBackend{Name: "qemu", Doc: "QEMU, KVM where the CPU has it, else TCG", Boot: func(ctx context.Context, s VMSpec) (VMGuest, error) {
+		v, err := BootVM(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}}
 }
 
 // VM is a guest whose kernel plugin serves.
-type VM struct{ g *vm.Guest }
+type VM struct{ g *vm.QEMUGuest }
 
 // BootVM builds the guest's initramfs, boots QEMU on the image and waits
 // until the kernel plugin serves in the guest (ctx bounds it).
-func BootVM(ctx context.Context, o VMOptions) (*VM, error) {
-	img, err := vm.Resolve(ctx, o.Image, "")
+func BootVM(ctx context.Context, s VMSpec) (*VM, error) {
+	img, err := vm.Resolve(ctx, s.Image, "")
 	if err != nil {
 		return nil, err
 	}
@@ -63,13 +54,9 @@ func BootVM(ctx context.Context, o VMOptions) (*VM, error) {
 	if p, err := kernelvma.Build(ctx, kernelvma.Options{}); err == nil {
 		files[filepath.Join(guestCache, "ipcfuzz", filepath.Base(p))] = p
 	}
-	env := append([]string{}, o.Env...)
-	if o.Caps != "" {
-		env = append(env, EnvGuestCaps+"="+o.Caps)
-	}
-	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, o.Init, ""), Files: files, Env: env, Console: o.Console})
+	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, s.Init, ""), Files: files, Env: s.Env, Caps: s.Caps, Console: s.Console})
 	if err != nil {
-		return nil, fmt.Errorf("kernel image %s: %w", o.Image, err)
+		return nil, fmt.Errorf("kernel image %s: %w", s.Image, err)
 	}
 	return &VM{g}, nil
 }
@@ -109,11 +96,10 @@ func IsGuestInit() bool { return vm.IsGuestInit() }
 // guest's port. It never returns.
 func GuestInit() {
 	vm.GuestInit(vm.GuestConfig{
-		Args:            []string{"plugin", "serve", "kernel"},
-		Env:             os.Environ(),
-		SlowdownEnv:     task.EnvSlowdown,
-		CacheDir:        guestCache,
-		KeepSysResource: os.Getenv(EnvGuestCaps) == "sys_resource",
+		Args:        []string{"plugin", "serve", "kernel"},
+		Env:         os.Environ(),
+		SlowdownEnv: task.EnvSlowdown,
+		CacheDir:    guestCache,
 	})
 }
 
@@ -135,12 +121,12 @@ func GuestNote() string {
 // VMAccel is how this machine would run a guest: "kvm" or "tcg".
 func VMAccel() string { return vm.ChooseAccel().Name }
 
-// RunVM boots o.Image with prog, a static program, run as the guest's only
-// work, and returns how prog exited there (its status, or 128 plus a
-// signal). o.Init is the guest's /init as for BootVM; o.Console receives
-// the console, prog's output among it. An error is the guest's, never
-// prog's.
-func RunVM(ctx context.Context, o VMOptions, prog string) (int, error) {
+// RunVM boots o.Image in QEMU with prog, a static program, run as the
+// guest's only work, and returns how prog exited there (its status, or 128
+// plus a signal). o.Init is the guest's /init as for BootVM; o.Console
+// receives the console, prog's output among it. An error is the guest's,
+// never prog's.
+func RunVM(ctx context.Context, o VMSpec, prog string) (int, error) {
 	img, err := vm.Resolve(ctx, o.Image, "")
 	if err != nil {
 		return 0, err

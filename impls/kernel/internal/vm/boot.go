@@ -36,6 +36,8 @@ type Config struct {
 	// Env are "KEY=value" entries of /init's environment (no spaces: they
 	// travel on the kernel command line).
 	Env []string
+	// Caps is the capabilities the guest's root keeps (Spec.Caps).
+	Caps string
 	// MemoryMB and CPUs size the guest; 0: 512 MB and 2.
 	MemoryMB, CPUs int
 	// Console receives the guest's console lines and QEMU's messages; nil:
@@ -45,36 +47,8 @@ type Config struct {
 	QEMU string
 }
 
-// The lines /init writes on the console for the host: ready (with the
-// slowdown it measured and the plugin's go-plugin handshake line), or why
-// it failed.
-const (
-	readyPrefix  = "IPCFUZZ-VM-READY "
-	failedPrefix = "IPCFUZZ-VM-FAILED "
-	// exitPrefix is Run's line: how the program exited.
-	exitPrefix = "IPCFUZZ-VM-EXIT "
-)
-
-// The environment of /init that the host sets: that it is ipcfuzz's guest
-// init, and how long the calibration took on the host (nanoseconds).
-const (
-	envInit      = "IPCFUZZ_VM_INIT"
-	envHostCalib = "IPCFUZZ_VM_HOST_NS"
-	// envRun, in Run's guests, is the program /init runs instead of the
-	// plugin.
-	envRun = "IPCFUZZ_VM_RUN"
-)
-
-// EnvGuestAccel names the variable that tells the guest's processes how
-// QEMU runs them ("kvm" or "tcg"), for what they say of themselves.
-const EnvGuestAccel = "IPCFUZZ_VM_GUEST_ACCEL"
-
-// PortName is the name of the guest's virtio-serial port that carries the
-// plugin's gRPC.
-const PortName = "ipcfuzz.0"
-
-// Guest is a booted guest whose plugin serves.
-type Guest struct {
+// QEMUGuest is a guest QEMU booted whose plugin serves.
+type QEMUGuest struct {
 	// Accel is how it runs: "kvm" or "tcg".
 	Accel string
 	// Addr is where the plugin's gRPC is reached: QEMU's end of the port.
@@ -94,19 +68,19 @@ type Guest struct {
 }
 
 // Pid is QEMU's pid.
-func (g *Guest) Pid() int { return g.cmd.Process.Pid }
+func (g *QEMUGuest) Pid() int { return g.cmd.Process.Pid }
 
 // Cmd is QEMU's command; its ProcessState is set once Wait returned.
-func (g *Guest) Cmd() *exec.Cmd { return g.cmd }
+func (g *QEMUGuest) Cmd() *exec.Cmd { return g.cmd }
 
 // Wait waits for QEMU to exit and returns how it did.
-func (g *Guest) Wait() error {
+func (g *QEMUGuest) Wait() error {
 	<-g.done
 	return g.err
 }
 
 // Exited reports whether QEMU has exited.
-func (g *Guest) Exited() bool {
+func (g *QEMUGuest) Exited() bool {
 	select {
 	case <-g.done:
 		return true
@@ -116,7 +90,7 @@ func (g *Guest) Exited() bool {
 }
 
 // Kill kills QEMU (its process group) and waits for it.
-func (g *Guest) Kill() error {
+func (g *QEMUGuest) Kill() error {
 	if err := syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("killing QEMU: %w", err)
 	}
@@ -126,7 +100,7 @@ func (g *Guest) Kill() error {
 
 // Boot starts QEMU on the image and waits until the guest's plugin
 // serves, ctx's deadline at most. On an error nothing is left running.
-func Boot(ctx context.Context, c Config) (*Guest, error) {
+func Boot(ctx context.Context, c Config) (*QEMUGuest, error) {
 	g, ready, tail, err := start(c)
 	if err != nil {
 		return nil, err
@@ -141,10 +115,12 @@ func Boot(ctx context.Context, c Config) (*Guest, error) {
 			_ = g.Kill()
 			return nil, fmt.Errorf("the guest failed: %s", msg)
 		}
-		if err := g.parseReady(strings.TrimPrefix(line, readyPrefix)); err != nil {
+		slowdown, hs, err := parseReady(strings.TrimPrefix(line, readyPrefix))
+		if err != nil {
 			_ = g.Kill()
 			return nil, err
 		}
+		g.Slowdown, g.Handshake = slowdown, hs
 		g.BootTime = time.Since(g.begin)
 		return g, nil
 	case <-g.done:
@@ -207,7 +183,7 @@ func Run(ctx context.Context, c Config, prog string) (int, error) {
 // start starts QEMU on the image with the initramfs of c: ready receives
 // the guest's first line for the host (ready, failed or exited), and is
 // closed if the console ends first.
-func start(c Config) (*Guest, <-chan string, *lastLines, error) {
+func start(c Config) (*QEMUGuest, <-chan string, *lastLines, error) {
 	qemu := c.QEMU
 	if qemu == "" {
 		qemu = "qemu-system-x86_64"
@@ -227,7 +203,7 @@ func start(c Config) (*Guest, <-chan string, *lastLines, error) {
 	}
 	accel := ChooseAccel()
 	hostNS := calibrate()
-	args := qemuArgs(c, accel, sock, append([]string{envInit + "=1", envHostCalib + "=" + strconv.FormatInt(hostNS.Nanoseconds(), 10), EnvGuestAccel + "=" + accel.Name}, c.Env...))
+	args := qemuArgs(c, accel, sock, initEnv(hostNS.Nanoseconds(), accel.Name, c.Caps, c.Env))
 	cmd := exec.Command(qemuPath, args...)
 	cmd.ExtraFiles = []*os.File{initrd} // fd 3: -initrd /dev/fd/3
 	// QEMU dies with the host: the parent-death signal is tied to the
@@ -246,7 +222,7 @@ func start(c Config) (*Guest, <-chan string, *lastLines, error) {
 	}
 	tail := &lastLines{n: 20}
 	cmd.Stderr = &lineWriter{w: console, tail: tail}
-	g := &Guest{Accel: accel.Name, Addr: &net.UnixAddr{Name: "@" + sock, Net: "unix"}, cmd: cmd, done: make(chan struct{})}
+	g := &QEMUGuest{Accel: accel.Name, Addr: &net.UnixAddr{Name: "@" + sock, Net: "unix"}, cmd: cmd, done: make(chan struct{})}
 	started := make(chan error, 1)
 	g.begin = time.Now()
 	go func() {
@@ -269,17 +245,6 @@ func start(c Config) (*Guest, <-chan string, *lastLines, error) {
 	ready := make(chan string, 1)
 	go scanConsole(stdout, console, tail, ready)
 	return g, ready, tail, nil
-}
-
-// parseReady reads "slowdown=F handshake=LINE".
-func (g *Guest) parseReady(s string) error {
-	slow, hs, ok := strings.Cut(s, " handshake=")
-	f, err := strconv.ParseFloat(strings.TrimPrefix(slow, "slowdown="), 64)
-	if !ok || err != nil {
-		return fmt.Errorf("the guest's ready line %q is not \"slowdown=F handshake=LINE\"", s)
-	}
-	g.Slowdown, g.Handshake = max(f, 1), hs
-	return nil
 }
 
 // qemuArgs is QEMU's command line: no default devices, the accelerator,
@@ -420,7 +385,7 @@ func scanConsole(r io.ReadCloser, console io.Writer, tail *lastLines, ready chan
 	defer r.Close()
 	for s.Scan() {
 		line := strings.TrimRight(s.Text(), "\r")
-		if !sent && (strings.HasPrefix(line, readyPrefix) || strings.HasPrefix(line, failedPrefix) || strings.HasPrefix(line, exitPrefix)) {
+		if !sent && isHostLine(line) {
 			ready <- line
 			sent = true
 			continue

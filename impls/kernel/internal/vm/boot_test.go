@@ -36,13 +36,38 @@ func TestChooseAccel(t *testing.T) {
 	require.Equal(t, map[bool]string{true: "kvm", false: "tcg"}[kvmUsable()], ChooseAccel().Name)
 }
 
-// The ready line gives the slowdown (at least 1) and the handshake.
+// The ready line gives the slowdown (at least 1) and the handshake, as
+// /init writes it.
 func TestParseReady(t *testing.T) {
-	var g Guest
-	require.NoError(t, g.parseReady("slowdown=7.250 handshake=1|2|unix|/tmp/plugin1|grpc|"))
-	require.Equal(t, 7.25, g.Slowdown)
-	require.Equal(t, "1|2|unix|/tmp/plugin1|grpc|", g.Handshake)
-	require.NoError(t, g.parseReady("slowdown=0.5 handshake=x"))
-	require.Equal(t, 1.0, g.Slowdown)
-	require.Error(t, g.parseReady("hello"))
+	slowdown, hs, err := parseReady(strings.TrimPrefix(readyLine(7.25, "1|2|unix|/tmp/plugin1|grpc|"), readyPrefix))
+	require.NoError(t, err)
+	require.Equal(t, 7.25, slowdown)
+	require.Equal(t, "1|2|unix|/tmp/plugin1|grpc|", hs)
+	slowdown, hs, err = parseReady("slowdown=0.5 handshake=x")
+	require.NoError(t, err)
+	require.Equal(t, 1.0, slowdown)
+	require.Equal(t, "x", hs)
+	_, _, err = parseReady("hello")
+	require.Error(t, err)
+}
+
+// caps= travels to the guest once, as /init's environment, and only when
+// asked.
+func TestInitEnvCarriesCaps(t *testing.T) {
+	require.Equal(t, []string{envInit + "=1", envHostCalib + "=42", EnvGuestAccel + "=tcg", "K=v"}, initEnv(42, "tcg", "", []string{"K=v"}))
+	require.Contains(t, initEnv(42, "tcg", "sys_resource", nil), envCaps+"=sys_resource")
+}
+
+// The first backend is the default; an unknown name is refused, naming
+// the known ones.
+func TestBackendsLookup(t *testing.T) {
+	table := Backends{{Name: "qemu"}, {Name: "fake"}}
+	b, err := table.Lookup("")
+	require.NoError(t, err)
+	require.Equal(t, "qemu", b.Name)
+	b, err = table.Lookup("fake")
+	require.NoError(t, err)
+	require.Equal(t, "fake", b.Name)
+	_, err = table.Lookup("vng")
+	require.EqualError(t, err, `no VM backend "vng" (known: qemu, fake)`)
 }

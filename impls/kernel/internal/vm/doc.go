@@ -1,6 +1,11 @@
-// Package vm runs the kernel side inside a QEMU guest booted from a kernel
+// Package vm runs the kernel side inside a guest booted from a kernel
 // image: any kernel becomes a side, the stock one beside a patched one
 // (docs/kernel-images.md is the user's guide).
+//
+// A Backend (backend.go) boots a Spec into a Guest whose plugin serves;
+// QEMU is the first (package kernel's QEMU, on Boot here). Every backend
+// keeps the guest protocol of protocol.go: /init's environment, the port
+// PortName and the console's ready line.
 //
 // The host builds the guest's whole initramfs itself (initramfs in
 // boot.go, the cpio writer in cpio.go): the

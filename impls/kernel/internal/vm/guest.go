@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
 // GuestConfig says what /init serves.
@@ -32,10 +34,6 @@ type GuestConfig struct {
 	// CacheDir is the directory the plugin's helpers are found in (set as
 	// XDG_CACHE_HOME).
 	CacheDir string
-	// KeepSysResource keeps CAP_SYS_RESOURCE for root in the guest;
-	// otherwise it is dropped, so that the guest's root has what the
-	// host's usually has (caps=none).
-	KeepSysResource bool
 }
 
 // IsGuestInit reports whether this process is ipcfuzz's /init in a guest
@@ -71,7 +69,10 @@ func serveGuest(c GuestConfig) error {
 	if err := loadModules(); err != nil {
 		return err
 	}
-	if !c.KeepSysResource {
+	// CAP_SYS_RESOURCE is kept for the guest's root only if the host asked
+	// (Spec.Caps); otherwise the guest's root has what the host's usually
+	// has (caps=none).
+	if os.Getenv(envCaps) != ops.CapSysResource {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_RESOURCE, 0, 0, 0); err != nil {
 			return fmt.Errorf("dropping CAP_SYS_RESOURCE: %w", err)
 		}
@@ -90,11 +91,7 @@ func serveGuest(c GuestConfig) error {
 	}
 	cmd := exec.Command(self, c.Args...)
 	// Later entries win: ours over what the kernel gave init.
-	cmd.Env = append(append([]string{}, c.Env...),
-		"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp",
-		"XDG_CACHE_HOME="+c.CacheDir,
-		"PLUGIN_UNIX_SOCKET_DIR=/tmp",
-		fmt.Sprintf("%s=%.3f", c.SlowdownEnv, slowdown))
+	cmd.Env = pluginEnv(c, slowdown)
 	cmd.Stderr = os.Stdout
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -129,7 +126,7 @@ func serveGuest(c GuestConfig) error {
 		_ = cmd.Process.Kill()
 		return fmt.Errorf("opening %s: %w", port, err)
 	}
-	fmt.Printf("%sslowdown=%.3f handshake=%s\n", readyPrefix, slowdown, hs)
+	fmt.Println(readyLine(slowdown, hs))
 	go bridge(fd, addr)
 	if err := <-exited; err != nil {
 		fmt.Printf("the plugin exited: %v\n", err)
