@@ -54,6 +54,9 @@ func cause(op Op, typed bool) string {
 			if a.flag.get(&op) && !reportWords[a.Name] {
 				parts = append(parts, a.Name)
 			}
+		case isMapProt(op, a.field):
+			// A new mapping's protection says what its memory allows,
+			// not what mmap does (mprotect's does).
 		case isChooser(a.field):
 			v := a.field.format(&op)
 			if a.Name != "" {
@@ -68,6 +71,11 @@ func cause(op Op, typed bool) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+func isMapProt(op Op, f field[Op]) bool {
+	_, prot := f.(protField)
+	return prot && op.Kind == KindMap
 }
 
 func isChooser(f field[Op]) bool {

@@ -112,7 +112,7 @@ func TestCauseKey(t *testing.T) {
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
-	require.Equal(t, "vma: map rw-", runner.CauseKey("vma", script[:1], [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
+	require.Equal(t, "vma: map", runner.CauseKey("vma", script[:1], [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
 	require.Equal(t, "sig", runner.CauseKey("vma", nil, [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
 
 	// A stat, a *ctl read or a semctl get only observes: the cause is the
