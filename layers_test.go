@@ -33,8 +33,9 @@ var rooms = map[string][]string{
 	// minimises with the shrinker's renumbering.
 	"harness/worst": {"harness/ops", "harness/complexity", "harness/shrink"},
 	// Performance findings judge patterns through the search's Measure and
-	// are stored like the corpus's findings.
-	"harness/perf": {"harness/ops", "harness/complexity", "harness/worst", "harness/corpus"},
+	// are stored like the corpus's findings; a run draws its scripts as
+	// the runner does and reports in the runner's result.
+	"harness/perf": {"harness/ops", "harness/complexity", "harness/worst", "harness/corpus", "harness/runner"},
 	// Implementations know the vocabulary and one another, nothing of
 	// the harness's machinery or of plugins.
 	"impls/": {"harness/ops", "impls/"},
