@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/ipcfuzz/ipcfuzz/harness/corpus"
+import (
+	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
 
 // NewResult is the result of a run on p before anything ran: the pair's
 // names, subsystem, relation and kernels, the run's seed and engine, and
@@ -30,5 +33,18 @@ func (r *Result) Add(r2 *Result) {
 	r.Engine, r.Relation = r2.Engine, r2.Relation
 	if r2.Kernel != "" {
 		r.Kernel = r2.Kernel
+	}
+}
+
+// Given is the Generate of a run with seed 0 over given scripts: script i
+// of the run is scripts[i] (the first for a seed that is no run's).
+func Given(scripts [][]ops.Op) func(seed uint64) []ops.Op {
+	return func(seed uint64) []ops.Op {
+		for i := range scripts {
+			if ScriptSeed(0, i) == seed {
+				return scripts[i]
+			}
+		}
+		return scripts[0]
 	}
 }
