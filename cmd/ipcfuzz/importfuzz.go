@@ -88,7 +88,7 @@ func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names,
 		if err != nil {
 			return nil, err
 		}
-		version, revision := buildVersion()
+		version, revision := corpus.BuildVersion()
 		res, err := runner.Run(ctx, runner.Options{Version: version, Revision: revision,
 			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
 			Generate: runner.Given(scripts),

@@ -116,7 +116,7 @@ func perfRunOptions(c *compareArgs, o perf.Options, pair *runner.Pair, stdout, s
 	}
 	ro.Header.Command = fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --engine %s --seed %d --sizes %s --threshold %g%s",
 		c.a, c.b, c.sub.Name, c.engine, c.opts.Seed, joinInts(o.Sizes), o.Threshold, metric)
-	ro.Header.Version, ro.Header.Revision = buildVersion()
+	ro.Header.Version, ro.Header.Revision = corpus.BuildVersion()
 	ro.Header.Engine, ro.Header.A, ro.Header.B = c.engine, c.a, c.b
 	return ro
 }

@@ -139,8 +139,8 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func (c *worstArgs) open(ctx context.Context) (func(), error) {
 	var closers []func()
 	closeAll := func() {
-		for _, f := range closers {
-			f()
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
 		}
 	}
 	for i, name := range []string{c.a, c.vs} {
