@@ -58,6 +58,27 @@ func (r *Checker) Stale(c *corpus.Candidate) string {
 	return ""
 }
 
+// Replayers are the built-ins names gives, each replaying a script on a
+// fresh in-process instance: what corpus.Minimize replays on.
+func Replayers(names []string) ([]corpus.Replayer, error) {
+	var rs []corpus.Replayer
+	for _, n := range names {
+		b, err := impls.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, corpus.Replayer{Name: n, Subsystems: b.Subsystems(), Replay: func(sc *ops.Script) (ops.Outcome, error) {
+			m, _, err := b.Start()
+			if err != nil {
+				return ops.Outcome{}, err
+			}
+			defer m.Close()
+			return ops.Run(m, ops.Config{}, sc.Ops())
+		}})
+	}
+	return rs, nil
+}
+
 // unavailable says why spec cannot run subsystem sub here, or "".
 func unavailable(spec, sub string) string {
 	name, _, err := ops.ParseImplName(spec)

@@ -54,3 +54,20 @@ func TestCheckerStale(t *testing.T) {
 	require.Equal(t, "plugin ./no-such-plugin is not here", chk.Stale(candidate(t, "./no-such-plugin", "optimized", "exact")))
 	require.Contains(t, chk.Stale(candidate(t, "nosuch", "optimized", "exact")), "nosuch")
 }
+
+// Replayers replay on fresh instances: nothing carries over from one
+// script to the next.
+func TestReplayers(t *testing.T) {
+	_, err := sides.Replayers([]string{"naive", "nosuch"})
+	require.ErrorContains(t, err, "nosuch")
+	rs, err := sides.Replayers([]string{"naive"})
+	require.NoError(t, err)
+	require.Contains(t, rs[0].Subsystems, "ids")
+	sc, err := ops.ParseString("subsystem ids\nget msg key=0x0 mode=0600\n")
+	require.NoError(t, err)
+	for range 2 {
+		out, err := rs[0].Replay(sc)
+		require.NoError(t, err)
+		require.Equal(t, "id=0", ops.FormatResult(sc.Steps[0].Op, out.Results[0]))
+	}
+}

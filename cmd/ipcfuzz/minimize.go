@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // minimizeCmd is "ipcfuzz corpus minimize [DIR] [--out EMPTY]"
@@ -37,9 +36,9 @@ func minimizeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkEmptyOut(*out); err != nil {
 		return err
 	}
-	rs, err := replayers(strings.Split(*implList, ","))
+	rs, err := sides.Replayers(strings.Split(*implList, ","))
 	if err != nil {
-		return err
+		return usageError{err.Error()}
 	}
 	rep, err := corpus.Minimize(ctx, dir, rs)
 	switch {
@@ -59,27 +58,6 @@ func minimizeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	rep.WriteText(stdout)
 	return nil
-}
-
-// replayers are the built-ins names gives, each replaying on a fresh
-// in-process instance.
-func replayers(names []string) ([]corpus.Replayer, error) {
-	var rs []corpus.Replayer
-	for _, n := range names {
-		b, err := impls.Lookup(n)
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		rs = append(rs, corpus.Replayer{Name: n, Subsystems: b.Subsystems(), Replay: func(sc *ops.Script) (ops.Outcome, error) {
-			model, _, err := b.Start()
-			if err != nil {
-				return ops.Outcome{}, err
-			}
-			defer model.Close()
-			return ops.Run(model, ops.Config{}, sc.Ops())
-		}})
-	}
-	return rs, nil
 }
 
 // checkEmptyOut refuses an --out directory that holds anything.
