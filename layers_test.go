@@ -33,8 +33,9 @@ var rooms = map[string][]string{
 	// minimises with the shrinker's renumbering.
 	"harness/worst": {"harness/ops", "harness/complexity", "harness/shrink"},
 	// Performance findings judge patterns through the search's Measure and
-	// are stored like the corpus's findings.
-	"harness/perf": {"harness/ops", "harness/complexity", "harness/worst", "harness/corpus"},
+	// are stored like the corpus's findings; a run draws its scripts as
+	// the runner does and reports in the runner's result.
+	"harness/perf": {"harness/ops", "harness/complexity", "harness/worst", "harness/corpus", "harness/runner"},
 	// Implementations know the vocabulary and one another, nothing of
 	// the harness's machinery or of plugins.
 	"impls/": {"harness/ops", "impls/"},
@@ -61,12 +62,15 @@ var rooms = map[string][]string{
 	// The tools beside the nightly scripts: the zoo's bench builds kernels,
 	// runs the ipcfuzz binary and writes as the corpus does; the
 	// 0-day-shaped table reads complexity's reports.
-	"ci/":             {"ci", "harness/complexity", "harness/corpus", "harness/ops"},
+	"ci/": {"ci", "harness/complexity", "harness/corpus", "harness/ops"},
+	// The shard table is data of the registry's subsystems, handed in: it
+	// knows their relations' names, not the registry.
+	"ci/shards":       {"harness/equiv"},
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
 	// The command assembles everything.
-	"cmd/": {"harness/", "impls", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
+	"cmd/": {"ci/shards", "harness/", "impls", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
 }
 
 // roomOf is the most specific room that holds pkg.

@@ -100,24 +100,29 @@ func parseCompare(args []string) (*compareArgs, error) {
 			c.opts.Checks = defaultPerfChecks
 		}
 	}
-	if c.sub, err = props.Lookup(*subsystem); err != nil {
-		return nil, usageError{err.Error()}
+	return c, c.resolve(*subsystem, *eq)
+}
+
+// resolve looks the subsystem, the relation, the engine's scripts and the
+// known differences up.
+func (c *compareArgs) resolve(subsystem, eq string) error {
+	var err error
+	if c.sub, err = props.Lookup(subsystem); err != nil {
+		return usageError{err.Error()}
 	}
-	if c.rel, err = equiv.Parse(*eq); err != nil {
-		return nil, usageError{err.Error()}
+	if c.rel, err = equiv.Parse(eq); err != nil {
+		return usageError{err.Error()}
 	}
 	if !slices.Contains(c.sub.Relations, c.rel) {
-		return nil, usageError{fmt.Sprintf("subsystem %s is compared under %s, not %s", c.sub.Name, relationNames(c.sub.Relations), c.rel)}
+		return usageError{fmt.Sprintf("subsystem %s is compared under %s, not %s", c.sub.Name, relationNames(c.sub.Relations), c.rel)}
 	}
 	gen, ok := c.sub.Scripts(c.engine, c.rel)
 	if !ok {
-		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
+		return usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
 	c.opts.Generate = gen
-	if c.opts.Known, err = readKnown(c.known); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c.opts.Known, err = readKnown(c.known)
+	return err
 }
 
 // readKnown reads the known differences --known names: none for "none",
@@ -164,23 +169,15 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The plugins are set up (and closed) outside ctx: a Ctrl-C stops the
 	// run, not the cleanup.
-	setup := context.WithoutCancel(ctx)
-	c.sides.notes = stderr // for the first job's sides
 	o := c.opts
-	for i := range c.jobs {
-		if i > 0 {
-			c.sides.notes = nil
-		}
-		p, closeAll, err := c.sides.openPair(setup, c.a, c.b, c.sub, c.rel)
-		if err != nil {
-			return err
-		}
-		defer closeAll()
-		o.Pairs = append(o.Pairs, p)
+	closeAll, err := c.openPairs(context.WithoutCancel(ctx), &o, stderr)
+	defer closeAll()
+	if err != nil {
+		return err
 	}
 	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", c.a, c.b, c.sub.Name, c.engine, o.Seed, c.rel)
 	o.Engine = c.engine
-	o.Version, o.Revision = buildVersion()
+	o.Version, o.Revision = corpus.BuildVersion()
 	out, err := sink.New(c.format, stdout, stderr)
 	if err != nil {
 		return usageError{err.Error()}
@@ -214,6 +211,30 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return interruptedError{fmt.Sprintf("interrupted after %d checks; nothing found so far", res.Checks)}
 	}
 	return nil
+}
+
+// openPairs opens one pair per job into o.Pairs; closeAll closes those
+// opened, whatever failed.
+func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr io.Writer) (closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	c.sides.notes = stderr // for the first job's sides
+	for i := range c.jobs {
+		if i > 0 {
+			c.sides.notes = nil
+		}
+		p, closePair, err := c.sides.openPair(setup, c.a, c.b, c.sub, c.rel)
+		if err != nil {
+			return closeAll, err
+		}
+		closers = append(closers, closePair)
+		o.Pairs = append(o.Pairs, p)
+	}
+	return closeAll, nil
 }
 
 // sideLabel is sink.SideLabel: a side's name and, for a kernel side, the

@@ -145,7 +145,7 @@ func TestCorpusMinimize(t *testing.T) {
 	t.Parallel()
 	r := ipcfuzz(t, "corpus", "minimize", "../../corpus", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var rep minimizeReport
+	var rep corpus.MinimizeReport
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
 	require.Empty(t, rep.Out)
 	require.Equal(t, rep.Scripts, len(rep.Kept)+len(rep.Dropped)+len(rep.Skipped))
@@ -184,7 +184,7 @@ func TestCorpusMinimizeCoverage(t *testing.T) {
 	require.NoError(t, err, string(out))
 	o, err := exec.Command(cover, "corpus", "minimize", "../../corpus", "--json").Output()
 	require.NoError(t, err)
-	var rep minimizeReport
+	var rep corpus.MinimizeReport
 	require.NoError(t, json.Unmarshal(o, &rep))
 	require.Equal(t, "measured", rep.Coverage)
 	require.NotZero(t, rep.Units)

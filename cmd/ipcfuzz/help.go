@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
@@ -80,6 +81,6 @@ measured tail, as ipcfuzz worst writes them under corpus/perf/:
   }
   measure
   list shm
-`, defaultPatternSizes)
+`, complexity.DefaultPatternSizes)
 	return b.String()
 }

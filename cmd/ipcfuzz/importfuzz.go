@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,31 +18,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
-
-// fuzzFileHeader is the first line of a go test -fuzz corpus file.
-const fuzzFileHeader = "go test fuzz v1"
-
-// readFuzzInput reads the []byte argument of a go test -fuzz corpus file
-// (what a failing input written to testdata/fuzz/FuzzX/ holds).
-func readFuzzInput(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 || strings.TrimSpace(lines[0]) != fuzzFileHeader {
-		return nil, fmt.Errorf("%s: not a go test fuzz v1 file with one argument", path)
-	}
-	arg := strings.TrimSpace(lines[1])
-	if !strings.HasPrefix(arg, "[]byte(") || !strings.HasSuffix(arg, ")") {
-		return nil, fmt.Errorf("%s:2: want []byte(\"...\")", path)
-	}
-	s, err := strconv.Unquote(arg[len("[]byte(") : len(arg)-1])
-	if err != nil {
-		return nil, fmt.Errorf("%s:2: %w", path, err)
-	}
-	return []byte(s), nil
-}
 
 // importFuzzCmd is "ipcfuzz corpus import-fuzz FILE... --subsystem S
 // [--impls A,B,...]": it turns failing go test -fuzz inputs into corpus
@@ -96,7 +69,7 @@ func importFuzzCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 func fuzzScripts(sub engine.Subsystem, files []string) ([][]ops.Op, error) {
 	out := make([][]ops.Op, len(files))
 	for i, f := range files {
-		data, err := readFuzzInput(f)
+		data, err := corpus.ReadFuzzInput(f)
 		if err != nil {
 			return nil, err
 		}
@@ -108,18 +81,17 @@ func fuzzScripts(sub engine.Subsystem, files []string) ([][]ops.Op, error) {
 // importChain compares each neighbouring pair on every script, keeping
 // going, and sums what the runs found.
 func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names, files []string, scripts [][]ops.Op, dir string, stderr io.Writer) (*runner.Result, error) {
-	total := &runner.Result{A: names[0], B: names[len(names)-1], Subsystem: sub.Name, Scripts: []string{}, Findings: []runner.Finding{}, Causes: []runner.Cause{},
-		Events: []runner.Event{}, Expected: []runner.Expected{}, StaleKnown: []*corpus.KnownEntry{}}
+	total := runner.NewResult(&runner.Pair{A: runner.Side{Name: names[0]}, B: runner.Side{Name: names[len(names)-1]}, Subsystem: sub.Name}, 0, "")
 	var report bytes.Buffer
 	for i := 1; i < len(names); i++ {
 		p, closeAll, err := sf.openPair(context.WithoutCancel(ctx), names[i-1], names[i], sub, equiv.Exact)
 		if err != nil {
 			return nil, err
 		}
-		version, revision := buildVersion()
+		version, revision := corpus.BuildVersion()
 		res, err := runner.Run(ctx, runner.Options{Version: version, Revision: revision,
 			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
-			Generate: func(seed uint64) []ops.Op { return scripts[indexOfSeed(seed, len(scripts))] },
+			Generate: runner.Given(scripts),
 			Command:  fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
 			Report:   &report, Engine: "fuzz",
 		})
@@ -127,42 +99,11 @@ func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names,
 		if err != nil {
 			return nil, fmt.Errorf("corpus import-fuzz: %w", err)
 		}
-		addResult(total, res)
+		total.Add(res)
 	}
 	fmt.Fprint(stderr, report.String())
 	if total.Checks == 0 && ctx.Err() != nil {
 		return nil, errors.Join(interruptedError{"corpus import-fuzz interrupted"}, ctx.Err())
 	}
 	return total, nil
-}
-
-// indexOfSeed maps the runner's script seed back to the script's index:
-// the runner asks for ScriptSeed(0, i) in order.
-func indexOfSeed(seed uint64, n int) int {
-	for i := range n {
-		if runner.ScriptSeed(0, i) == seed {
-			return i
-		}
-	}
-	return 0
-}
-
-// addResult adds one pair's run to the total.
-func addResult(total, r *runner.Result) {
-	total.Checks += r.Checks
-	total.Ops += r.Ops
-	total.Divergences += r.Divergences
-	total.Failures += r.Failures
-	total.Seconds += r.Seconds
-	total.Interrupted = total.Interrupted || r.Interrupted
-	total.Scripts = append(total.Scripts, r.Scripts...)
-	total.Findings = append(total.Findings, r.Findings...)
-	total.Causes = append(total.Causes, r.Causes...)
-	total.Infrastructure += r.Infrastructure
-	total.Events = append(total.Events, r.Events...)
-	total.Unstored += r.Unstored
-	total.Engine, total.Relation = r.Engine, r.Relation
-	if r.Kernel != "" {
-		total.Kernel = r.Kernel
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/ci/shards"
 )
 
 // A shard on a built kernel (kernel:image=$IPCFUZZ_IMAGE_STOCK) where the
@@ -17,8 +19,8 @@ func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
 	needNightlyTools(t)
 	id := shardNamed(t, "ids-kernel-image")
 	for _, env := range [][]string{
-		{envImageStock + "="},
-		{envImageStock + "=" + filepath.Join(t.TempDir(), "no-such-vmlinux")},
+		{shards.EnvImageStock + "="},
+		{shards.EnvImageStock + "=" + filepath.Join(t.TempDir(), "no-such-vmlinux")},
 	} {
 		out := t.TempDir()
 		r := nightly(t, env, id, "2s", out)
@@ -28,7 +30,7 @@ func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
 		require.Equal(t, "clean", s["status"])
 		require.Equal(t, true, s["skipped"])
 		require.EqualValues(t, 0, s["checks"])
-		require.Contains(t, s["reason"], "skipped: no kernel image: $"+envImageStock)
+		require.Contains(t, s["reason"], "skipped: no kernel image: $"+shards.EnvImageStock)
 		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
 		require.NoError(t, err)
 		require.Contains(t, string(junit), "skipped")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/ci/shards"
 )
 
 // needNightlyTools skips where ci/nightly.sh cannot run, naming what is missing.
@@ -63,7 +65,7 @@ func shardNamed(t *testing.T, name string) string {
 // table writes a one-row shard table for IPCFUZZ_SHARDS.
 func table(t *testing.T, kind, sub, command string) string {
 	path := filepath.Join(t.TempDir(), "shards.tsv")
-	text := shardHeader + "\n" + strings.Join([]string{"0", "planted", kind, sub, "30m", command}, "\t") + "\n"
+	text := shards.Header + "\n" + strings.Join([]string{"0", "planted", kind, sub, "30m", command}, "\t") + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
 }

@@ -12,15 +12,16 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/perf"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 )
 
 // comparePerf runs compare --perf with --json into a findings directory and
 // returns its summary.
-func comparePerf(t *testing.T, dir string, args ...string) (perfSummary, outcome) {
+func comparePerf(t *testing.T, dir string, args ...string) (perf.Result, outcome) {
 	t.Helper()
 	r := ipcfuzz(t, append([]string{"compare", "--perf", "--json", "--corpus", dir}, args...)...)
-	var s perfSummary
+	var s perf.Result
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &s), "%s\n%s", r.stdout, r.stderr)
 	return s, r

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ipcfuzz/ipcfuzz/ci/shards"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/plugins"
@@ -48,16 +49,16 @@ func pluginCmd(args []string) error {
 func listCmd(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	subsystems := fs.Bool("subsystems", false, "print the subsystems' names, one a line")
-	shards := fs.Bool("shards", false, "print the nightly shard table (ci/shards.tsv)")
+	listShards := fs.Bool("shards", false, "print the nightly shard table (ci/shards.tsv)")
 	asJSON := fs.Bool("json", false, "with --shards: one JSON array (a workflow matrix)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
-	if *shards {
+	if *listShards {
 		if *asJSON {
-			return writeShardsJSON(stdout, shardTable())
+			return shards.WriteJSON(stdout, shardTable())
 		}
-		return writeShardsTSV(stdout, shardTable())
+		return shards.WriteTSV(stdout, shardTable())
 	}
 	if *subsystems {
 		for _, n := range props.Names() {

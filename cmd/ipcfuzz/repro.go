@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/repro"
 )
 
@@ -69,15 +67,18 @@ func reproSource(path, side string) (src []byte, finalOnly string, err error) {
 	if err := f.FillFromTable(string(text)); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	opt, err := reproExpectations(path, f, side)
+	e, err := f.Expect(path, side)
 	if err != nil {
 		return nil, "", err
 	}
+	opt := repro.Options{Expect: e.Results, ExpectFrom: e.From, Notes: e.Notes}
 	if f.IsFinding() {
-		if finalOnly, err = sameAtEveryStep(f); err != nil {
+		same, err := f.SameAtEveryStep()
+		if err != nil {
 			return nil, "", err
 		}
-		if finalOnly != "" {
+		if same {
+			finalOnly = "sides A and B give the same result at every step (they differ in the final state, which the reproducer does not check): it exits 0 whichever side the kernel follows"
 			opt.Notes = append(opt.Notes, finalOnly)
 		}
 	}
@@ -87,77 +88,4 @@ func reproSource(path, side string) (src []byte, finalOnly string, err error) {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	return src, finalOnly, err
-}
-
-// sameAtEveryStep is the warning for a finding whose sides give the same
-// result at every step, "" for one whose results differ somewhere.
-func sameAtEveryStep(f *corpus.Finding) (string, error) {
-	a, err := f.Expected("A")
-	if err != nil {
-		return "", err
-	}
-	b, err := f.Expected("B")
-	if err != nil {
-		return "", err
-	}
-	steps := f.Script.Ops()
-	if len(a) != len(b) {
-		return "", nil
-	}
-	for i := range a {
-		if i < len(steps) && ops.FormatResult(steps[i], a[i]) != ops.FormatResult(steps[i], b[i]) {
-			return "", nil
-		}
-	}
-	return "sides A and B give the same result at every step (they differ in the final state, which the reproducer does not check): it exits 0 whichever side the kernel follows", nil
-}
-
-// reproExpectations takes the expected results from side a or b of a
-// finding or, for a script that is no finding, from the results it
-// states; and what the header says of where it was found, as notes.
-func reproExpectations(path string, f *corpus.Finding, side string) (repro.Options, error) {
-	opt := repro.Options{Notes: []string{"From " + path + "."}}
-	h := f.Header
-	for _, n := range []struct{ key, value string }{
-		{"found by", h.Command}, {"kernel it was found on", h.Kernel}, {"date", h.Date},
-		{"ipcfuzz revision", h.Revision}, {"signature", h.Signature},
-	} {
-		if n.value != "" {
-			opt.Notes = append(opt.Notes, n.key+": "+n.value)
-		}
-	}
-	if h.HasSeed {
-		opt.Notes = append(opt.Notes, fmt.Sprintf("seed: %d (script %d, script seed %d)", h.Seed, h.Index, h.ScriptSeed))
-	}
-	opt.Notes = append(opt.Notes, f.Notes...)
-	steps := f.Script.Ops()
-	opt.Expect = make([]string, len(steps))
-	if !f.IsFinding() {
-		if side == "b" {
-			return opt, fmt.Errorf("%s is a script, not a finding: --expect b needs a finding's side B", path)
-		}
-		opt.ExpectFrom = "the results the script states"
-		for i, st := range f.Script.Steps {
-			if st.Want != nil {
-				opt.Expect[i] = ops.FormatResult(st.Op, *st.Want)
-			}
-		}
-		return opt, nil
-	}
-	letter := strings.ToUpper(side)
-	rs, err := f.Expected(letter)
-	if err != nil {
-		return opt, err
-	}
-	name := f.A.Name
-	if letter == "B" {
-		name = f.B.Name
-	}
-	opt.ExpectFrom = fmt.Sprintf("side %s of the finding, %s", letter, name)
-	for i, r := range rs {
-		if i < len(steps) {
-			opt.Expect[i] = ops.FormatResult(steps[i], r)
-		}
-	}
-	return opt, nil
 }

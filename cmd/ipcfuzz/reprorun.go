@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -16,34 +12,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
-// buildFlags are the compiler flags the reproducer's header says it is
-// built with ("cc -O2 -static -o repro repro.c": IPC scripts are static;
-// a VMA script's is not, since a static glibc puts its TLS on the heap the
-// script uses).
-func buildFlags(src []byte) []string {
-	for _, line := range strings.Split(string(src), "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "*"))
-		if rest, ok := strings.CutPrefix(line, "cc "); ok {
-			if i := strings.Index(rest, " -o repro repro.c"); i >= 0 {
-				return strings.Fields(rest[:i])
-			}
-		}
-	}
-	return []string{"-O2", "-static"}
-}
-
-// reproRunTimeout bounds one guest's boot and run of a reproducer: a
-// reproducer's script is small, but a guest under TCG boots in seconds
-// and runs ten times slower than the host.
-const reproRunTimeout = 10 * time.Minute
-
-// runReproInGuest builds the reproducer src (statically, with the C compiler of
-// this machine), boots the kernel side spec names with it as the guest's
-// only work, and ends as the program did in the guest: nil for 0, exit 1
-// for 1 (a result differs), exit 2 for 2 (it could not set up); a guest
-// that did not run it to its end, or a program killed by a signal, is
-// exit 3, so that `git bisect run` can tell a failed boot from a verdict.
-// keep, when not "", keeps the C source there.
+// runReproInGuest runs the reproducer src in a guest of the kernel side
+// spec names (sides.RunRepro) and ends as the program did in the guest:
+// nil for 0, exit 1 for 1 (a result differs), exit 2 for 2 (it could not
+// set up); a guest that did not run it to its end, or a program killed by
+// a signal, is exit 3, so that `git bisect run` can tell a failed boot
+// from a verdict. keep, when not "", keeps the C source there.
 func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, stdout, stderr io.Writer) error {
 	name, cfg, err := ops.ParseImplName(spec)
 	if err != nil {
@@ -59,37 +33,18 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	if err != nil {
 		return cliError(err)
 	}
-	dir, err := os.MkdirTemp("", "ipcfuzz-repro-run-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	cfile, prog := filepath.Join(dir, "repro.c"), filepath.Join(dir, "repro")
 	if keep != "" {
 		if err := corpus.WriteFileAtomic(keep, src, 0o644); err != nil {
 			return fmt.Errorf("repro: %w", err)
 		}
 	}
-	if err := os.WriteFile(cfile, src, 0o644); err != nil {
+	code, err := sides.RunRepro(ctx, image, src, stdout)
+	var ge *sides.GuestError
+	switch {
+	case errors.As(err, &ge):
+		return infrastructureError{fmt.Sprintf("repro --run %s: %v", spec, ge.Err)}
+	case err != nil:
 		return err
-	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	flags := buildFlags(src)
-	if out, err := exec.CommandContext(ctx, cc, append(flags, "-o", prog, cfile)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("repro --run: %s %s: %v: %s (Debian: apt-get install gcc libc6-dev)", cc, strings.Join(flags, " "), err, firstLine(string(out)))
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("repro --run: finding this executable for the guest's /init: %w", err)
-	}
-	rctx, cancel := context.WithTimeout(ctx, reproRunTimeout)
-	defer cancel()
-	code, err := impls.RunVM(rctx, impls.VMSpec{Image: image, Init: self, Console: stdout}, prog)
-	if err != nil {
-		return infrastructureError{fmt.Sprintf("repro --run %s: %v", spec, err)}
 	}
 	switch code {
 	case 0:

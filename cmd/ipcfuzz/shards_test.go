@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/props"
+
+	"github.com/ipcfuzz/ipcfuzz/ci/shards"
 )
 
 // The committed table is the one the registry gives: every consumer
@@ -37,10 +39,10 @@ func TestShardTableIsCommitted(t *testing.T) {
 // Every subsystem of the registry is fuzzed every night: it has compare,
 // fuzz and rapid shards, and every compare command is one compare takes.
 func TestShardTableCoversRegistry(t *testing.T) {
-	shards := shardTable()
+	table := shardTable()
 	kinds := map[string]map[string]int{}
 	names := map[string]bool{}
-	for i, s := range shards {
+	for i, s := range table {
 		require.Equal(t, i, s.ID)
 		require.False(t, names[s.Name], "shard name %s twice", s.Name)
 		names[s.Name] = true
@@ -50,27 +52,27 @@ func TestShardTableCoversRegistry(t *testing.T) {
 		kinds[s.Subsystem][s.Kind]++
 		_, err := time.ParseDuration(s.Budget)
 		require.NoError(t, err, s.Name)
-		if s.Kind == shardCompare {
+		if s.Kind == shards.Compare {
 			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz compare "))
 			_, err := parseCompare(args)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
 		}
-		if s.Kind == shardPerf && strings.HasPrefix(s.Command, "ipcfuzz compare ") {
+		if s.Kind == shards.Perf && strings.HasPrefix(s.Command, "ipcfuzz compare ") {
 			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz compare "))
 			c, err := parseCompare(args)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
 			require.True(t, c.perf.on, "shard %s: a perf shard that compares compares costs: %s", s.Name, s.Command)
-		} else if s.Kind == shardPerf {
+		} else if s.Kind == shards.Perf {
 			args := strings.Fields(strings.TrimPrefix(s.Command, "ipcfuzz worst "))
 			_, err := parseWorst(args, io.Discard)
 			require.NoError(t, err, "shard %s: %s", s.Name, s.Command)
 		}
 	}
 	for _, sub := range props.Names() {
-		require.GreaterOrEqual(t, kinds[sub][shardCompare], 1, sub)
-		require.Equal(t, 1, kinds[sub][shardFuzz], sub)
-		require.Equal(t, 1, kinds[sub][shardRapid], sub)
-		require.Equal(t, 2, kinds[sub][shardPerf], sub) // worst, and compare --perf
+		require.GreaterOrEqual(t, kinds[sub][shards.Compare], 1, sub)
+		require.Equal(t, 1, kinds[sub][shards.Fuzz], sub)
+		require.Equal(t, 1, kinds[sub][shards.Rapid], sub)
+		require.Equal(t, 2, kinds[sub][shards.Perf], sub) // worst, and compare --perf
 	}
 	require.Len(t, kinds, len(props.Names()))
 }
@@ -105,7 +107,7 @@ func TestFuzzShardsMatchFuzzTargets(t *testing.T) {
 	}
 	fuzzed := map[string]bool{}
 	for _, s := range shardTable() {
-		if s.Kind == shardFuzz {
+		if s.Kind == shards.Fuzz {
 			fuzzed[s.Command[strings.LastIndex(s.Command, " ")+1:]] = true
 		}
 	}
@@ -116,7 +118,7 @@ func TestFuzzShardsMatchFuzzTargets(t *testing.T) {
 func TestListShardsJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, run(context.Background(), []string{"list", "--shards", "--json"}, &out, &errb), errb.String())
-	var got []Shard
+	var got []shards.Shard
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	require.Equal(t, shardTable(), got)
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(out.String()), "\n")+1, "one line, for a workflow output")

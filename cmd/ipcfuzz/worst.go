@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -95,74 +93,24 @@ func parseWorst(args []string, stderr io.Writer) (*worstArgs, error) {
 	return c, nil
 }
 
-// worstSummary is the JSON object of --json.
-type worstSummary struct {
-	A         string             `json:"a"`
-	Vs        string             `json:"vs,omitempty"`
-	Subsystem string             `json:"subsystem"`
-	Metric    string             `json:"metric"`
-	Seed      uint64             `json:"seed"`
-	Found     bool               `json:"found"`
-	Pattern   string             `json:"pattern,omitempty"`
-	File      string             `json:"file,omitempty"`
-	Search    worst.Score        `json:"search"`
-	Report    *complexity.Report `json:"report,omitempty"`
-	Ratio     *complexity.Fit    `json:"ratio,omitempty"`
-	Evaluated int                `json:"evaluated"`
-	Invalid   int                `json:"invalid"`
-	Removed   int                `json:"removed"`
-	CutShort  bool               `json:"cut_short"`
-	Seconds   float64            `json:"seconds"`
-}
-
 func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseWorst(args, stderr)
 	if err != nil {
 		return err
 	}
-	open := func(name string) (complexity.Subject, func(), error) {
-		s, _, err := c.sides.open(context.WithoutCancel(ctx), name)
-		if err != nil {
-			return complexity.Subject{}, nil, err
-		}
-		return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}, func() { _ = s.Impl.Close() }, nil
-	}
-	a, closeA, err := open(c.a)
+	closeAll, err := c.open(ctx)
+	defer closeAll()
 	if err != nil {
 		return err
 	}
-	defer closeA()
-	c.opts.A = a
-	subjects := []complexity.Subject{a}
-	if c.vs != "" {
-		b, closeB, err := open(c.vs)
-		if err != nil {
-			return err
-		}
-		defer closeB()
-		c.opts.B = &b
-		subjects = append(subjects, b)
-	}
-	command := fmt.Sprintf("ipcfuzz worst %s", c.a)
-	if c.vs != "" {
-		command += " --vs " + c.vs
-	}
-	command += fmt.Sprintf(" --subsystem %s", c.sub.Name)
-	if c.opts.Metric != "" {
-		command += " --metric " + c.opts.Metric
-	}
-	command += fmt.Sprintf(" --seed %d --candidates %d", c.opts.Seed, c.opts.Candidates)
+	command := c.command()
 	fmt.Fprintf(stderr, "ipcfuzz: %s (budget %s)\n", command, c.opts.Budget)
 	c.opts.Progress = stderr
 	res, err := worst.Search(ctx, c.opts)
 	if err != nil {
 		return err
 	}
-	sum := worstSummary{A: a.Name, Subsystem: c.sub.Name, Metric: metricLabel(c.opts.Metric), Seed: c.opts.Seed,
-		Found: res.Found, Evaluated: res.Evaluated, Invalid: res.Invalid, Removed: res.Removed, CutShort: res.CutShort, Seconds: res.Seconds}
-	if c.opts.B != nil {
-		sum.Vs = c.opts.B.Name
-	}
+	sum := worst.Summarize(c.opts, res)
 	out := stdout
 	if c.asJSON {
 		out = stderr
@@ -173,81 +121,105 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(out, "%d candidates measured (%d without a score) in %.1fs%s\n", res.Evaluated, res.Invalid, res.Seconds, cut)
 	if !res.Found {
-		fmt.Fprintf(out, "no candidate had a score: %s\n", noScoreReason(c))
+		fmt.Fprintf(out, "no candidate had a score: %s\n", worst.NoScore(c.opts.Metric))
 		return finishWorst(c, stdout, sum, 0)
 	}
-	best := res.Best
-	sum.Pattern, sum.Search = ops.FormatPattern(best.Pattern), best.Score
 	if ctx.Err() != nil {
-		fmt.Fprintf(out, "interrupted; the steepest so far, %s:\n%s\n", best.Score.Fit, indent(sum.Pattern))
+		fmt.Fprintf(out, "interrupted; the steepest so far, %s:\n%s\n", res.Best.Score.Fit, indent(sum.Pattern))
 		if err := finishWorst(c, stdout, sum, 0); err != nil {
 			return err
 		}
 		return interruptedError{"worst interrupted; the steepest pattern so far is above, not written"}
 	}
-	what := fmt.Sprintf("%s %s per measured operation", a.Name, metricLabel(c.opts.Metric))
+	printSteepest(out, c, res)
+	return writeWorst(ctx, c, res, command, &sum, out, stdout, stderr)
+}
+
+// open opens IMPL (and --vs IMPL2) as the search's sides.
+func (c *worstArgs) open(ctx context.Context) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	for i, name := range []string{c.a, c.vs} {
+		if name == "" {
+			continue
+		}
+		s, _, err := c.sides.open(context.WithoutCancel(ctx), name)
+		if err != nil {
+			return closeAll, err
+		}
+		closers = append(closers, func() { _ = s.Impl.Close() })
+		subject := complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
+		if i == 0 {
+			c.opts.A = subject
+		} else {
+			c.opts.B = &subject
+		}
+	}
+	return closeAll, nil
+}
+
+// command is the search's command line, with its seed.
+func (c *worstArgs) command() string {
+	command := fmt.Sprintf("ipcfuzz worst %s", c.a)
+	if c.vs != "" {
+		command += " --vs " + c.vs
+	}
+	command += fmt.Sprintf(" --subsystem %s", c.sub.Name)
+	if c.opts.Metric != "" {
+		command += " --metric " + c.opts.Metric
+	}
+	return command + fmt.Sprintf(" --seed %d --candidates %d", c.opts.Seed, c.opts.Candidates)
+}
+
+// printSteepest says how the found pattern grows, and what bounded its fit.
+func printSteepest(out io.Writer, c *worstArgs, res *worst.Result) {
+	best := res.Best
+	what := fmt.Sprintf("%s %s per measured operation", c.opts.A.Name, worst.MetricLabel(c.opts.Metric))
 	if c.opts.B != nil {
-		what = fmt.Sprintf("%s/%s of %s per measured operation", a.Name, c.opts.B.Name, metricLabel(c.opts.Metric))
+		what = fmt.Sprintf("%s/%s of %s per measured operation", c.opts.A.Name, c.opts.B.Name, worst.MetricLabel(c.opts.Metric))
 	}
 	fmt.Fprintf(out, "steepest: %s grows %s over n=%v (%d operations removed by minimisation)\n", what, best.Score.Fit, best.Score.Sizes, res.Removed)
 	if len(best.Score.Sizes) < len(c.opts.Sizes) || best.Score.Sizes[len(best.Score.Sizes)-1] < c.opts.Sizes[len(c.opts.Sizes)-1] {
-		fmt.Fprintf(out, "note: the fit had %d points only, n <= %d: what the pattern's body takes (%s)\n", len(best.Score.Sizes), best.Pattern.MaxN(), varyLimit(best.Pattern))
+		fmt.Fprintf(out, "note: the fit had %d points only, n <= %d: what the pattern's body takes (%s)\n", len(best.Score.Sizes), best.Pattern.MaxN(), worst.VaryLimit(best.Pattern))
 	}
 	if best.Score.Note != "" {
 		fmt.Fprintf(out, "note: %s\n", best.Score.Note)
 	}
-	// The found pattern, measured again at the report's sizes.
-	w := ops.PatternWorkload(best.Pattern)
-	metric, counter := complexity.Counter, c.opts.Metric
-	reps := 1
-	if c.opts.Metric == worst.Wall {
-		metric, counter, reps = complexity.Wall, "", c.opts.Reps
-	}
-	sizes := worst.SizesFor(best.Pattern, c.reportSizes)
-	rep, err := complexity.Run(ctx, subjects, w, sizes, reps, counter, nil)
+}
+
+// writeWorst measures the found pattern again at the report's sizes,
+// writes it under --out and prints it.
+func writeWorst(ctx context.Context, c *worstArgs, res *worst.Result, command string, sum *worst.Summary, out, stdout, stderr io.Writer) error {
+	best := res.Best
+	f, err := worst.Remeasure(ctx, c.opts, best.Pattern, c.reportSizes)
 	if err != nil {
-		return fmt.Errorf("measuring the found pattern at %v: %w", sizes, err)
-	}
-	name := perfName(c.sub.Name, a.Name, best.Pattern)
-	rep.Label = name
-	sum.Report = rep
-	if c.opts.B != nil {
-		if f, ok := ratioFit(rep, metric); ok {
-			sum.Ratio = &f
-		}
-	}
-	var table strings.Builder
-	if err := complexity.WriteTable(&table, rep, metric); err != nil {
 		return err
 	}
-	if sum.Ratio != nil {
-		fmt.Fprintf(&table, "  %s/%s ratio %s\n", a.Name, c.opts.B.Name, sum.Ratio)
-	}
-	header := []string{"found by: " + command,
-		fmt.Sprintf("search: %s over n=%v, %d candidates", best.Score.Fit, best.Score.Sizes, res.Evaluated),
-		"measure it: ipcfuzz complexity " + strings.Join(subjectNames(subjects), " ") + " --workload " + filepath.Join(c.out, name+".perf") + " --metric " + string(metric) + counterFlag(counter)}
+	sum.Report, sum.Ratio = f.Report, f.Ratio
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return inputError{fmt.Errorf("--out %s: %w", c.out, err)}
 	}
-	file := filepath.Join(c.out, name+".perf")
-	if err := os.WriteFile(file, []byte(ops.FormatPattern(best.Pattern, header...)), 0o644); err != nil {
-		return inputError{fmt.Errorf("writing %s: %w", file, err)}
+	file, noPlot, err := f.Write(c.out, "found by: "+command,
+		fmt.Sprintf("search: %s over n=%v, %d candidates", best.Score.Fit, best.Score.Sizes, res.Evaluated),
+		"measure it: "+f.Measure(c.out))
+	if err != nil {
+		return inputError{err}
 	}
-	if err := os.WriteFile(filepath.Join(c.out, name+".txt"), []byte(table.String()), 0o644); err != nil {
-		return inputError{fmt.Errorf("writing the table: %w", err)}
-	}
-	plot := filepath.Join(c.out, name+".svg")
-	if err := complexity.Plot(rep, metric, plot); err != nil {
-		fmt.Fprintf(stderr, "ipcfuzz: no plot: %v\n", err)
+	if noPlot != nil {
+		fmt.Fprintf(stderr, "ipcfuzz: no plot: %v\n", noPlot)
 	}
 	sum.File = file
-	fmt.Fprintf(out, "\n%s\n%s\nwritten: %s (the table in %s.txt, the plot in %s.svg)\n", indent(ops.FormatPattern(best.Pattern)), table.String(), file, name, name)
-	return finishWorst(c, stdout, sum, best.Score.Fit.CI[0])
+	fmt.Fprintf(out, "\n%s\n%s\nwritten: %s (the table in %s.txt, the plot in %s.svg)\n", indent(ops.FormatPattern(best.Pattern)), f.Table, file, f.Name, f.Name)
+	return finishWorst(c, stdout, *sum, best.Score.Fit.CI[0])
 }
 
 // finishWorst writes the JSON summary and fails when the lower end of the
 // found growth's interval exceeds --fail-above.
-func finishWorst(c *worstArgs, stdout io.Writer, sum worstSummary, exponent float64) error {
+func finishWorst(c *worstArgs, stdout io.Writer, sum worst.Summary, exponent float64) error {
 	if c.asJSON {
 		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
 			return err
@@ -257,89 +229,6 @@ func finishWorst(c *worstArgs, stdout io.Writer, sum worstSummary, exponent floa
 		return foundError{fmt.Sprintf("the found pattern grows at least n^%.2f (its interval's lower end), above --fail-above %.2f", exponent, c.failAbove)}
 	}
 	return nil
-}
-
-func noScoreReason(c *worstArgs) string {
-	if c.opts.Metric == worst.Wall {
-		return "every candidate failed or took no time"
-	}
-	return fmt.Sprintf("the metric %s was missing or 0 at some size in every candidate (see ipcfuzz complexity --format json for what each implementation counts)", metricLabel(c.opts.Metric))
-}
-
-func metricLabel(m string) string {
-	if m == "" {
-		return "primary counter"
-	}
-	return m
-}
-
-func counterFlag(counter string) string {
-	if counter == "" {
-		return ""
-	}
-	return " --counter " + counter
-}
-
-func subjectNames(s []complexity.Subject) []string {
-	var out []string
-	for _, x := range s {
-		out = append(out, x.Name)
-	}
-	return out
-}
-
-// varyLimit says what bounds the sizes of a pattern.
-func varyLimit(p ops.Pattern) string {
-	for i := range p.Body {
-		if p.VaryOf(i).Task {
-			return fmt.Sprintf("task=t$i: one task per repetition, t1..t%d", ops.MaxTask)
-		}
-	}
-	for i := range p.Body {
-		if p.VaryOf(i).Page > 0 {
-			return fmt.Sprintf("$i pages within a window of %d pages", ops.VMAPatternPages)
-		}
-	}
-	return "the work of its body"
-}
-
-// perfName names a found pattern's files: subsystem, implementation, and a
-// hash of the pattern.
-func perfName(sub, impl string, p ops.Pattern) string {
-	h := sha256.Sum256([]byte(ops.FormatPattern(p)))
-	base := strings.Map(func(r rune) rune {
-		if r == '/' || r == '.' || r == ':' || r == '=' || r == ',' || r == ' ' {
-			return '_'
-		}
-		return r
-	}, filepath.Base(impl))
-	return fmt.Sprintf("%s-%s-%s", sub, strings.Trim(base, "_"), hex.EncodeToString(h[:4]))
-}
-
-// ratioFit fits the ratio of the first series' shown values to the
-// second's.
-func ratioFit(r *complexity.Report, metric complexity.Metric) (complexity.Fit, bool) {
-	if len(r.Impls) < 2 {
-		return complexity.Fit{}, false
-	}
-	a, b := r.Impls[0], r.Impls[1]
-	samples := make([][]float64, len(r.Sizes))
-	for i := range r.Sizes {
-		var x, y float64
-		if metric == complexity.Wall {
-			x, y = float64(a.WallNs[i]), float64(b.WallNs[i])
-		} else {
-			if a.ShownValues == nil || b.ShownValues == nil {
-				return complexity.Fit{}, false
-			}
-			x, y = a.ShownValues[i], b.ShownValues[i]
-		}
-		if y == 0 {
-			return complexity.Fit{}, false
-		}
-		samples[i] = []float64{x / y}
-	}
-	return complexity.FitSeries(r.Sizes, samples), true
 }
 
 func indent(s string) string {

@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
+	"github.com/ipcfuzz/ipcfuzz/harness/worst"
 )
 
 // worstRun runs a worst search into a temporary directory and returns its
 // summary.
-func worstRun(t *testing.T, args ...string) (worstSummary, outcome) {
+func worstRun(t *testing.T, args ...string) (worst.Summary, outcome) {
 	t.Helper()
 	dir := t.TempDir()
 	r := ipcfuzz(t, append([]string{"worst", "--out", dir, "--json"}, args...)...)
 	require.Equal(t, 0, r.code, r.stderr)
-	var s worstSummary
+	var s worst.Summary
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &s), r.stdout)
 	require.False(t, s.CutShort, "the budget cut the search short: %s", r.stderr)

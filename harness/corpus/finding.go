@@ -297,8 +297,7 @@ func (h *Header) field(key, value string) (handled bool, err error) {
 	case "date":
 		h.Date = value
 	case "command":
-		h.Command = value
-		h.fromCommand()
+		h.Command = value // for people: the fields below are read as fields
 	case "seed":
 		h.Seed, err = strconv.ParseUint(value, 10, 64)
 		h.HasSeed = err == nil
@@ -410,8 +409,9 @@ func (p *headerParser) finalLine(f *Finding, body string) bool {
 }
 
 // fromCommand takes the pair, the relation, the seed and the engine from a
-// command line of the form "ipcfuzz compare A B ... --equiv R ...", where
-// the header does not state them.
+// format 1 file's "found by: ipcfuzz compare A B ... --equiv R ..." line,
+// the only place such a file states them. A format 2 header states each
+// as a field of its own, and its command is for people only.
 func (h *Header) fromCommand() {
 	f := strings.Fields(h.Command)
 	if len(f) >= 4 && strings.HasSuffix(f[0], "ipcfuzz") && f[1] == "compare" && h.A == "" {

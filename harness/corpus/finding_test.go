@@ -137,6 +137,37 @@ stat msg id=-1
 	require.Len(t, g.Notes, 1)
 }
 
+// A format 2 header's seed, engine, relation and sides are its fields: the
+// command line is for people, and nothing is read back out of it.
+func TestFindingFormat2FieldsNotCommand(t *testing.T) {
+	text := `# ipcfuzz divergence
+# format: 2
+# command: ipcfuzz compare kernel optimized --subsystem ids --engine gopter --seed 5 --equiv ids-renamed
+# seed: 7
+# script: 1 (script seed 3)
+# engine: rapid
+# side A: naive
+# side B: optimized
+# signature: ids/x
+subsystem ids
+stat msg id=-1
+`
+	g, err := corpus.ParseFinding("new.ops", text)
+	require.NoError(t, err)
+	require.Equal(t, 2, g.Format)
+	require.Equal(t, uint64(7), g.Seed)
+	require.Equal(t, "rapid", g.Engine)
+	require.Equal(t, "exact", g.Relation, "no relation field: the default, not the command's --equiv")
+	require.Equal(t, "naive", g.Header.A)
+	require.Equal(t, "optimized", g.Header.B)
+
+	bare := strings.Replace(text, "# seed: 7\n# script: 1 (script seed 3)\n# engine: rapid\n", "", 1)
+	g, err = corpus.ParseFinding("new.ops", bare)
+	require.NoError(t, err)
+	require.False(t, g.HasSeed, "a seed only in the command is not read back")
+	require.Empty(t, g.Engine)
+}
+
 // A header line that does not parse names its file and line.
 func TestFindingBadHeader(t *testing.T) {
 	text := corpus.Render(sample(t, "a", "b"))

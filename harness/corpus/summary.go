@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -82,4 +83,21 @@ func (r *MergeReport) countsTable() string {
 		}
 	}
 	return b.String()
+}
+
+// WriteText prints the report for people: a line of counts for the
+// corpus into, then one line per new signature, per signature seen again
+// and per dropped file.
+func (r *MergeReport) WriteText(w io.Writer, into string) {
+	fmt.Fprintf(w, "merged %d files into %s: %d added, %d already there, %d duplicates, %d larger than their signature's script, %d flaky (kept, marked); dropped %d not reproduced, %d stale, %d unparsable\n",
+		r.Files, into, len(r.Added), r.Known, r.Duplicates, r.Larger, r.Flaky, r.NotReproduced, r.Stale, r.Unparsable)
+	for _, s := range r.New {
+		fmt.Fprintf(w, "new   %s: %d hits, %d ops, %s\n", s.Signature, s.Tonight, s.Ops, s.Script)
+	}
+	for _, s := range r.Again {
+		fmt.Fprintf(w, "again %s: %d hits tonight, %d in all, first seen %s\n", s.Signature, s.Tonight, s.Hits, s.FirstSeen)
+	}
+	for _, d := range r.Dropped {
+		fmt.Fprintf(w, "drop  %s: %s\n", d.Path, d.Why)
+	}
 }

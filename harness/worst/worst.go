@@ -38,6 +38,15 @@ import (
 // Wall is the metric of wall time measured inside the implementation.
 const Wall = "wall"
 
+// MetricLabel names a metric for people: "primary counter" for "" (each
+// side's own), else the metric as given.
+func MetricLabel(m string) string {
+	if m == "" {
+		return "primary counter"
+	}
+	return m
+}
+
 // Options configure a search.
 type Options struct {
 	// Subsystem is the subsystem of the patterns.

@@ -1,4 +1,4 @@
-package main
+package corpus
 
 import (
 	"runtime/debug"
@@ -7,10 +7,11 @@ import (
 // unstamped is the revision of a build that recorded none.
 const unstamped = "unknown (the build stamped none: go run, go test or -buildvcs=false)"
 
-// buildVersion returns this binary's module version ("(devel)" when built
+// BuildVersion returns this binary's module version ("(devel)" when built
 // in a checkout) and its VCS revision, "(modified)" after it when the tree
-// had changes, or unstamped.
-func buildVersion() (version, revision string) {
+// had changes, or unstamped: what a finding header records of the binary
+// that found it.
+func BuildVersion() (version, revision string) {
 	version, revision = "unknown", unstamped
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
