@@ -51,7 +51,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
-	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
+	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race; time each operation inside each side (median per kind)")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
 	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
 	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
@@ -74,6 +74,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
+	c.opts.Observe.Time = c.opts.Stats
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if !seedGiven {
@@ -226,6 +227,9 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
+	}
+	for _, k := range res.Timing {
+		fmt.Fprintf(stdout, "time inside: %-12s %8d ops, median %s %s, %s %s\n", k.Kind, k.Ops, res.A, time.Duration(k.MedianNanosA), res.B, time.Duration(k.MedianNanosB))
 	}
 	printKnown(stdout, res)
 	if c.opts.KeepGoing {

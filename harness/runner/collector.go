@@ -17,7 +17,8 @@ import (
 // the run's result.
 type collector struct {
 	o            Options
-	pair         *Pair // the first job's, for shrinking and names
+	pair         *Pair     // the first job's, for shrinking and names
+	times        kindTimes // each kind's observed times (Options.Observe.Time); nil: none
 	res          *Result
 	start        time.Time
 	lastProgress time.Time
@@ -53,6 +54,9 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		c.res.Ops += len(script)
 		if c.res.Stats != nil {
 			c.res.Stats.add(script, v.Out[0], v.Out[1])
+		}
+		if c.times != nil {
+			c.times.add(script, v.Out)
 		}
 		if !v.Diverged() {
 			continue

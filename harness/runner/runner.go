@@ -44,6 +44,12 @@ type Options struct {
 	// Stats counts the scripts that had a task blocked and later completed,
 	// and those with a race (see ScriptStats).
 	Stats bool
+	// Observe asks both sides of every pair for these observations of
+	// each operation (the side channel, ops.Observation): Run sets it in
+	// the sides' Config. Observations are never compared. With Time,
+	// the result has each operation kind's median time inside each side
+	// (Result.Timing).
+	Observe ops.Observing
 	// KeepGoing records every divergence instead of stopping at the
 	// first: each signature is shrunk once and counted every time it
 	// recurs.
@@ -103,6 +109,11 @@ type Result struct {
 	StaleKnown []*corpus.KnownEntry `json:"stale_known"`
 	// Stats is filled in when Options.Stats asks for it.
 	Stats *Stats `json:"stats,omitempty"`
+	// Timing is, per operation kind in kind order, its median time
+	// inside each side, from the observations; filled in when
+	// Options.Observe.Time asks for them. Like Seconds, it is a
+	// measurement: the same seed gives other figures.
+	Timing []KindTiming `json:"timing,omitempty"`
 }
 
 // Finding is one distinct thing a run found: a divergence or a plugin
@@ -152,8 +163,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
+	for _, p := range o.Pairs {
+		p.A.Config.Observe, p.B.Config.Observe = o.Observe, o.Observe
+	}
 	start := time.Now()
+	var times kindTimes
+	if o.Observe.Time {
+		times = kindTimes{}
+	}
 	defer func() {
+		if times != nil {
+			res.Timing = times.medians()
+		}
 		res.Causes = groupCauses(res.Findings)
 		res.Seconds = time.Since(start).Seconds()
 		if res.Seconds > 0 {
@@ -167,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
+	c := &collector{o: o, times: times, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
 	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
