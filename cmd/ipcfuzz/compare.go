@@ -105,7 +105,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	if !ok {
 		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
-	c.opts.Generate = gen
+	c.opts.Source = runner.Seeded(gen)
 	if c.opts.Known, err = readKnown(c.known); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,7 +77,7 @@ func observationsTravel(t *testing.T, sub string) {
 	}
 
 	res, err := runner.Run(ctx, runner.Options{
-		Pairs: []*runner.Pair{p}, Generate: gen, Seed: 11, Checks: 100,
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(gen), Seed: 11, Checks: 100,
 		Observe: ops.Observing{Time: true},
 	})
 	require.NoError(t, err)
@@ -88,4 +89,43 @@ func observationsTravel(t *testing.T, sub string) {
 		total += k.Ops
 	}
 	require.Equal(t, res.Ops, total, "every operation's time is counted once, under its kind")
+}
+
+// recording is a Learner that draws the seeded scripts and records what
+// it is told.
+type recording struct {
+	runner.Seeded
+	mu   sync.Mutex
+	told [][]ops.Op
+	seen int // observations fed back
+}
+
+func (r *recording) Feedback(script []ops.Op, outs [2]ops.Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.told = append(r.told, script)
+	r.seen += len(outs[0].Observed) + len(outs[1].Observed)
+}
+
+// A Source that takes feedback is told, in script order, what every
+// compared script did on both sides, observations included; its findings
+// record no script seed (the seed alone does not draw its script).
+func TestLearnerIsToldEveryScriptInOrder(t *testing.T) {
+	s, err := props.Lookup("ids")
+	require.NoError(t, err)
+	gen := s.RapidScripts(equiv.Exact)
+	p, ok := pairOf(t, open(t, "naive", false), open(t, "optimized", false), "ids", equiv.Exact)
+	require.True(t, ok)
+	src := &recording{Seeded: gen}
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: src, Seed: 5, Checks: 120, Batch: 16,
+		Observe: ops.Observing{Time: true},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 120, res.Checks)
+	require.Len(t, src.told, 120)
+	for i, sc := range src.told {
+		require.Equal(t, gen(runner.ScriptSeed(5, i)), sc, "script %d out of order", i)
+	}
+	require.Equal(t, 2*res.Ops, src.seen)
 }

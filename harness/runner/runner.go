@@ -27,8 +27,9 @@ type Options struct {
 	// job; each has processes (and kernel namespaces) of its own. They
 	// compare one subsystem's scripts under one relation.
 	Pairs []*Pair
-	// Generate returns the script for one seed. It must be deterministic.
-	Generate func(seed uint64) []ops.Op
+	// Source draws the scripts (Seeded: from their seed alone); a
+	// Learner is told what each script did, in script order.
+	Source   Source
 	Seed     uint64
 	Checks   int           // scripts to run; 0 with Duration means "until the time is up"
 	Duration time.Duration // stop after this long (0: no limit)
@@ -157,6 +158,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Pairs) == 0 {
 		return nil, errors.New("runner: no pair to run")
 	}
+	if o.Source == nil {
+		return nil, errors.New("runner: no source of scripts")
+	}
 	first := o.Pairs[0]
 	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{}, Expected: []Expected{}, StaleKnown: []*corpus.KnownEntry{},
 		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
@@ -188,7 +192,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, times: times, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
+	learner, _ := o.Source.(Learner)
+	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
 	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
@@ -277,7 +282,7 @@ func generate(ctx context.Context, o Options) <-chan batch {
 			var cost int64
 			for i := 0; i < n && cost < BatchCost; i++ {
 				seed := ScriptSeed(o.Seed, next+i)
-				script := o.Generate(seed)
+				script := o.Source.Next(seed)
 				bt.seeds, bt.scripts = append(bt.seeds, seed), append(bt.scripts, script)
 				cost += ops.Cost(script)
 			}
