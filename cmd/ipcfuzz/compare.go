@@ -228,8 +228,8 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
 	}
-	for _, k := range res.Timing {
-		fmt.Fprintf(stdout, "time inside: %-12s %8d ops, median %s %s, %s %s\n", k.Kind, k.Ops, res.A, time.Duration(k.MedianNanosA), res.B, time.Duration(k.MedianNanosB))
+	for _, line := range res.TimingLines() {
+		fmt.Fprintln(stdout, line)
 	}
 	printKnown(stdout, res)
 	if c.opts.KeepGoing {

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"fmt"
 	"maps"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -74,6 +76,16 @@ type KindTiming struct {
 	// (durations).
 	MedianNanosA int64 `json:"median_ns_a"`
 	MedianNanosB int64 `json:"median_ns_b"`
+}
+
+// TimingLines are Timing for a human, one line per kind: "time inside:
+// msgsnd 2612 ops, median naive 2.528µs, optimized 3.296µs".
+func (r *Result) TimingLines() []string {
+	lines := make([]string, len(r.Timing))
+	for i, k := range r.Timing {
+		lines[i] = fmt.Sprintf("time inside: %-12s %8d ops, median %s %v, %s %v", k.Kind, k.Ops, r.A, time.Duration(k.MedianNanosA), r.B, time.Duration(k.MedianNanosB))
+	}
+	return lines
 }
 
 // kindTimes counts the observed times of each kind's operations on each
