@@ -71,7 +71,7 @@ func (l *Local) Reset(_ context.Context, cfg Config) error {
 func (l *Local) Apply(ctx context.Context, batch []Op, follow []Result) ([]Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := stepper{Model: Following(l.model), Handles: l.handles}
+	st := stepper{Model: l.model, Handles: l.handles}
 	out, err := st.Steps(ctx, batch, follow, follow != nil)
 	return out.Results, err
 }

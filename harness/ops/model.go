@@ -144,8 +144,7 @@ func RunFollowing(m Model, cfg Config, script []Op, other *Outcome) (Outcome, er
 	if err := m.Reset(cfg); err != nil {
 		return Outcome{}, fmt.Errorf("reset: %w", err)
 	}
-	f := Following(m)
-	st := stepper{Model: f, Observe: cfg.Observe}
+	st := stepper{Model: m, Observe: cfg.Observe}
 	var want []Result
 	if other != nil {
 		want = other.Results
@@ -154,11 +153,12 @@ func RunFollowing(m Model, cfg Config, script []Op, other *Outcome) (Outcome, er
 	if err != nil {
 		return out, err
 	}
-	var snapOther *Snapshot
 	if other != nil {
-		snapOther = &other.Snapshot
+		out.Snapshot, err = Following(m).SnapshotFollowing(&other.Snapshot)
+	} else {
+		out.Snapshot, err = m.Snapshot()
 	}
-	if out.Snapshot, err = f.SnapshotFollowing(snapOther); err != nil {
+	if err != nil {
 		return out, fmt.Errorf("snapshot: %w", err)
 	}
 	return out, nil
@@ -167,9 +167,11 @@ func RunFollowing(m Model, cfg Config, script []Op, other *Outcome) (Outcome, er
 // stepper applies operations on a model one after the other: it resolves
 // and records handles (across calls), follows the other side's results
 // where asked, and observes each operation as Observe asks, timing the
-// model's own call alone.
+// model's own call alone. Not following, it calls the model's Apply, never
+// ApplyFollowing: a model that wraps a Follower and overrides Apply alone
+// (a mutant) is what runs.
 type stepper struct {
-	Model   Follower
+	Model   Model
 	Observe Observing
 	Handles Handles // nil: a fresh set, made by the first Steps
 }
@@ -194,7 +196,7 @@ func (s *stepper) Steps(ctx context.Context, script []Op, other []Result, follow
 		if follow && i < len(other) {
 			want = &other[i]
 		}
-		r, obs, err := s.step(s.Handles.Resolve(op), want)
+		r, obs, err := s.step(s.Handles.Resolve(op), want, follow)
 		if err != nil {
 			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
 		}
@@ -209,12 +211,19 @@ func (s *stepper) Steps(ctx context.Context, script []Op, other []Result, follow
 
 // step applies one resolved operation, timed when Observe.Time asks (and
 // only then is the clock read).
-func (s *stepper) step(op Op, want *Result) (Result, Observation, error) {
+func (s *stepper) step(op Op, want *Result, follow bool) (Result, Observation, error) {
 	if !s.Observe.Time {
-		r, err := s.Model.ApplyFollowing(op, want)
+		r, err := s.apply(op, want, follow)
 		return r, Observation{}, err
 	}
 	start := time.Now()
-	r, err := s.Model.ApplyFollowing(op, want)
+	r, err := s.apply(op, want, follow)
 	return r, Observation{Nanos: time.Since(start).Nanoseconds()}, err
+}
+
+func (s *stepper) apply(op Op, want *Result, follow bool) (Result, error) {
+	if follow {
+		return Following(s.Model).ApplyFollowing(op, want)
+	}
+	return s.Model.Apply(op)
 }
