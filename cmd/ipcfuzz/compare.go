@@ -53,7 +53,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	var ff formatFlag
 	ff.register(fs)
-	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
+	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race; time each operation inside each side (median per kind)")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
 	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
 	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
@@ -83,6 +83,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
+	c.opts.Observe.Time = c.opts.Stats
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if !seedGiven {
@@ -120,7 +121,7 @@ func (c *compareArgs) resolve(subsystem, eq string) error {
 	if !ok {
 		return usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
-	c.opts.Generate = gen
+	c.opts.Source = runner.Seeded(gen)
 	c.opts.Known, err = readKnown(c.known)
 	return err
 }

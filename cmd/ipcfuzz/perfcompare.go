@@ -108,7 +108,7 @@ func perfRunOptions(c *compareArgs, o perf.Options, pair *runner.Pair, stdout, s
 	if c.perf.metric != "" {
 		metric = " --metric " + c.perf.metric
 	}
-	ro := perf.RunOptions{Options: o, Pair: pair, Generate: c.opts.Generate, Seed: c.opts.Seed, Checks: c.opts.Checks, Duration: c.opts.Duration,
+	ro := perf.RunOptions{Options: o, Pair: pair, Generate: c.opts.Source.Next, Seed: c.opts.Seed, Checks: c.opts.Checks, Duration: c.opts.Duration,
 		KeepGoing: c.opts.KeepGoing, Corpus: c.opts.Corpus, Report: stdout, Notes: stderr,
 		Replay: fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --sizes %s --threshold %g%s --workload FILE", c.a, c.b, c.sub.Name, joinInts(o.Sizes), o.Threshold, metric)}
 	if c.asJSON {

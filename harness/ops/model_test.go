@@ -48,3 +48,44 @@ func TestParseImplNameReadsQuotedValues(t *testing.T) {
 		require.ErrorContains(t, err, want, spec)
 	}
 }
+
+// leader is a Follower that answers id 1 (2 when following).
+type leader struct{}
+
+func (leader) Reset(ops.Config) error                                { return nil }
+func (leader) Apply(ops.Op) (ops.Result, error)                      { return ops.Result{ID: 1}, nil }
+func (leader) Snapshot() (ops.Snapshot, error)                       { return ops.Snapshot{}, nil }
+func (leader) Close() error                                          { return nil }
+func (leader) SnapshotFollowing(*ops.Snapshot) (ops.Snapshot, error) { return ops.Snapshot{}, nil }
+func (leader) ApplyFollowing(_ ops.Op, o *ops.Result) (ops.Result, error) {
+	return ops.Result{ID: 2}, nil
+}
+
+// mutant wraps the Follower and overrides Apply alone.
+type mutant struct{ leader }
+
+func (mutant) Apply(ops.Op) (ops.Result, error) { return ops.Result{ID: 3}, nil }
+
+// Not following, Run and Local.Apply call the model's Apply (the mutant's
+// override), and observe nothing unless asked; following, ApplyFollowing.
+func TestRunAppliesTheModelsOwnApply(t *testing.T) {
+	script := []ops.Op{{Kind: ops.KindList}}
+	out, err := ops.Run(mutant{}, ops.Config{}, script)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), out.Results[0].ID)
+	require.Nil(t, out.Observed)
+	out, err = ops.Run(mutant{}, ops.Config{Observe: ops.Observing{Time: true}}, script)
+	require.NoError(t, err)
+	require.Len(t, out.Observed, 1)
+	out, err = ops.RunFollowing(mutant{}, ops.Config{}, script, &ops.Outcome{Results: []ops.Result{{}}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), out.Results[0].ID)
+
+	l := ops.NewLocal(ops.Info{}, mutant{})
+	rs, err := l.Apply(t.Context(), script, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), rs[0].ID)
+	rs, err = l.Apply(t.Context(), script, []ops.Result{{}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), rs[0].ID)
+}

@@ -39,7 +39,7 @@ func TestSinkIsToldEveryScript(t *testing.T) {
 	require.NoError(t, err)
 	rec := &recorder{}
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact), Command: "the command", Engine: "rapid",
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)), Command: "the command", Engine: "rapid",
 		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: t.TempDir(), Known: &corpus.Known{Entries: entries}, Sink: rec,
 	})
 	require.NoError(t, err)

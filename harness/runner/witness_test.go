@@ -49,7 +49,7 @@ func TestFinalDivergenceGetsAWitnessStep(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact),
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
 		Seed: 1, Checks: 200, Batch: 32, KeepGoing: true, Corpus: dir,
 	})
 	require.NoError(t, err)

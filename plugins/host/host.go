@@ -419,18 +419,13 @@ func (p *Plugin) Reset(ctx context.Context, cfg ops.Config) error {
 }
 
 // Apply implements ops.Impl. With a Failed error it also returns the results
-// of the operations before the failing one.
-func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
-	return p.ApplyFollowing(ctx, batch, nil)
-}
-
-// ApplyFollowing implements ops.Impl: other travels with the operations. A
-// plugin that does not say it followed them (one that predates following
-// in Apply) answers garbage.
-func (p *Plugin) ApplyFollowing(ctx context.Context, batch []ops.Op, other []ops.Result) ([]ops.Result, error) {
+// of the operations before the failing one. follow, when not nil, travels
+// with the operations; a plugin that does not say it followed them (one
+// that predates following in Apply) answers garbage.
+func (p *Plugin) Apply(ctx context.Context, batch []ops.Op, follow []ops.Result) ([]ops.Result, error) {
 	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.PackOps(batch)}
-	if other != nil {
-		req.Follow, req.FollowSet = plugins.PackResults(other), true
+	if follow != nil {
+		req.Follow, req.FollowSet = plugins.PackResults(follow), true
 	}
 	resp, err := call(ctx, p, "apply", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ApplyResponse, error) {
 		return c.Apply(ctx, req)
@@ -456,16 +451,12 @@ func (p *Plugin) ApplyFollowing(ctx context.Context, batch []ops.Op, other []ops
 	return results, nil
 }
 
-// Snapshot implements ops.Impl.
-func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
-	return p.SnapshotFollowing(ctx, nil)
-}
-
-// SnapshotFollowing implements ops.Impl: other travels with the request.
-func (p *Plugin) SnapshotFollowing(ctx context.Context, other *ops.Snapshot) (ops.Snapshot, error) {
+// Snapshot implements ops.Impl: follow, when not nil, travels with the
+// request.
+func (p *Plugin) Snapshot(ctx context.Context, follow *ops.Snapshot) (ops.Snapshot, error) {
 	req := &ipcfuzzv1.SnapshotRequest{}
-	if other != nil {
-		req.Follow, req.FollowSet = plugins.PackSnapshot(*other), true
+	if follow != nil {
+		req.Follow, req.FollowSet = plugins.PackSnapshot(*follow), true
 	}
 	resp, err := call(ctx, p, "snapshot", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.SnapshotResponse, error) {
 		return c.Snapshot(ctx, req)
@@ -529,7 +520,7 @@ func (p *Plugin) exec(ctx context.Context, cfg ops.Config, packed [][]byte, lens
 	}
 	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: packed}
 	if others != nil {
-		req.Follow = plugins.OutcomesToProto(others)
+		req.Follow = plugins.OutcomesToProto(withoutObserved(others))
 		req.FollowSet = true
 	}
 	resp, err := call(ctx, p, "exec", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ExecResponse, error) {
@@ -543,7 +534,7 @@ func (p *Plugin) exec(ctx context.Context, cfg ops.Config, packed [][]byte, lens
 	}
 	wire := make([]ops.WireOutcome, len(resp.Outcomes))
 	for i, o := range resp.Outcomes {
-		wire[i] = ops.WireOutcome{Results: o.GetResults(), Snapshot: o.GetSnapshot()}
+		wire[i] = ops.WireOutcome{Results: o.GetResults(), Snapshot: o.GetSnapshot(), Observed: o.GetObserved()}
 	}
 	if resp.Failure != nil {
 		return wire, p.failed("exec", resp.Failure)
@@ -561,10 +552,34 @@ func (p *Plugin) Decode(w ops.WireOutcome, script, n int) (ops.Outcome, error) {
 			if len(rs) != n {
 				return ops.Outcome{}, p.garbage("exec", fmt.Errorf("script %d: %d results for %d operations", script+1, len(rs), n))
 			}
-			return ops.Outcome{Results: rs, Snapshot: snap}, nil
+			obs, err := p.DecodeObserved(w, script, n)
+			return ops.Outcome{Results: rs, Snapshot: snap, Observed: obs}, err
 		}
 	}
 	return ops.Outcome{}, p.garbage("exec", fmt.Errorf("outcome %d: %w", script+1, err))
+}
+
+// DecodeObserved implements ops.Wire: observations that do not decode, or
+// that are not one per operation, are garbage; none at all are nil.
+func (p *Plugin) DecodeObserved(w ops.WireOutcome, script, n int) ([]ops.Observation, error) {
+	obs, err := plugins.UnpackObserved(w.Observed)
+	switch {
+	case err != nil:
+		return nil, p.garbage("exec", fmt.Errorf("outcome %d: %w", script+1, err))
+	case obs != nil && len(obs) != n:
+		return nil, p.garbage("exec", fmt.Errorf("script %d: %d observations for %d operations", script+1, len(obs), n))
+	}
+	return obs, nil
+}
+
+// withoutObserved is outcomes to follow as they travel: a follower needs
+// the other side's results and snapshot, never its observations.
+func withoutObserved(outs []ops.Outcome) []ops.Outcome {
+	stripped := make([]ops.Outcome, len(outs))
+	for i, o := range outs {
+		stripped[i] = ops.Outcome{Results: o.Results, Snapshot: o.Snapshot}
+	}
+	return stripped
 }
 
 // Measure implements ops.Impl.
