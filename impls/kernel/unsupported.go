@@ -65,3 +65,6 @@ func VMAccel() string { return "tcg" }
 func RunVM(context.Context, VMOptions, string) (int, error) {
 	return 0, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }
+
+// Handles reports that the adapter runs no kind here.
+func Handles(ops.Kind) bool { return false }
