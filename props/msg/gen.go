@@ -136,15 +136,7 @@ var (
 
 func pick[T any](src Source, pool []T, label string) T { return engine.Pick(src, pool, label) }
 
-func (s *Shadow) live() []*queue {
-	var out []*queue
-	for _, q := range s.queues {
-		if q.live {
-			out = append(out, q)
-		}
-	}
-	return out
-}
+func (s *Shadow) live() []*queue { return engine.Live(s.queues, func(q *queue) bool { return q.live }) }
 
 // queue draws one of the live queues.
 func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") }

@@ -86,15 +86,7 @@ func setSops(op *ops.Op, sops ...ops.Sop) {
 	op.Sem.NSops = uint8(len(sops))
 }
 
-func (s *Shadow) live() []*array {
-	var out []*array
-	for _, a := range s.arrays {
-		if a.live {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (s *Shadow) live() []*array { return engine.Live(s.arrays, func(a *array) bool { return a.live }) }
 
 // array draws one of the live arrays.
 func (s *Shadow) array(src Source) *array { return engine.Pick(src, s.live(), "array") }

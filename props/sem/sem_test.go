@@ -19,10 +19,7 @@ func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec
 
 // The checks every subsystem has (sidestest.Suite).
 func TestSuite(t *testing.T) {
-	sidestest.Suite{Sub: sub, RoundTrip: "optimized",
-		Machines: []sidestest.Compared{sidestest.Exactly("naive", "optimized"), sidestest.Exactly("optimized", "kernel")},
-		Commands: []sidestest.Compared{sidestest.Exactly("naive", "optimized")}, Seed: 9, MaxSize: 30,
-	}.Run(t)
+	sidestest.Suite{Sub: sub, Commands: sidestest.Models()[:1], Seed: 9, MaxSize: 30}.Run(t)
 }
 
 // The generator must reach every situation the subsystem is about: tasks

@@ -19,10 +19,7 @@ import (
 var sub = vma.Subsystem
 
 // The checks every subsystem has (sidestest.Suite).
-func TestSuite(t *testing.T) {
-	pairs := []sidestest.Compared{sidestest.Exactly("naive", "optimized"), sidestest.Exactly("optimized", "kernel")}
-	sidestest.Suite{Sub: sub, RoundTrip: "optimized", Machines: pairs, Commands: pairs, Seed: 1}.Run(t)
-}
+func TestSuite(t *testing.T) { sidestest.Suite{Sub: sub}.Run(t) }
 
 // model starts the built-in called name (its vma part is what runs).
 func model(t testing.TB, name string) ops.Model {

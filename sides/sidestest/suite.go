@@ -20,15 +20,23 @@ import (
 type Suite struct {
 	Sub engine.Subsystem
 	// RoundTrip is the built-in the drawn scripts run on before their
-	// text is printed and parsed back ("": no round trip).
+	// text is printed and parsed back ("": optimized).
 	RoundTrip string
-	// Machines are the pairs rapid's state machine compares.
+	// Machines are the pairs rapid's state machine compares (nil:
+	// Models(); empty: none).
 	Machines []Compared
-	// Commands are the pairs gopter's command sequences compare, drawn
-	// from Seed, at most MaxSize commands long (0: gopter's default).
+	// Commands are the pairs gopter's command sequences compare (nil:
+	// Models()), drawn from Seed (0: 1), at most MaxSize commands long (0:
+	// gopter's default).
 	Commands []Compared
 	Seed     int64
 	MaxSize  int
+}
+
+// Models are the pairs a suite compares unless it says otherwise: the
+// models with each other, then the optimized one with the live kernel.
+func Models() []Compared {
+	return []Compared{Exactly("naive", "optimized"), Exactly("optimized", "kernel")}
 }
 
 // Compared is a pair of sides (Open's specs) and the relation they are
@@ -43,6 +51,21 @@ type Compared struct {
 // Exactly is the pair a, b compared exactly.
 func Exactly(a, b string) Compared { return Compared{A: a, B: b, Rel: equiv.Exact} }
 
+func (s *Suite) defaults() {
+	if s.RoundTrip == "" {
+		s.RoundTrip = "optimized"
+	}
+	if s.Machines == nil {
+		s.Machines = Models()
+	}
+	if s.Commands == nil {
+		s.Commands = Models()
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+}
+
 func (c Compared) sub(s engine.Subsystem) engine.Subsystem {
 	if c.Sub != nil {
 		return *c.Sub
@@ -54,7 +77,8 @@ func (c Compared) String() string { return c.A + " vs " + c.B + " " + string(c.R
 
 // Run runs the suite's checks as subtests of t.
 func (s Suite) Run(t *testing.T) {
-	if s.RoundTrip != "" {
+	s.defaults()
+	{
 		t.Run("round trip on "+s.RoundTrip, func(t *testing.T) {
 			b, err := impls.Lookup(s.RoundTrip)
 			if err != nil {
