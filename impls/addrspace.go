@@ -74,34 +74,36 @@ type vmaHandler func(m *AddressSpaceModel, op ops.Op) (ops.Result, error)
 // is one call of ops.AddressSpace.
 var vmaHandlers = ops.NewHandlers[vmaHandler]("the vma part")
 
-// onRange adapts a call on op's range; onFile one on op's file.
-func onRange(f func(ops.AddressSpace, ops.VMAArgs) (ops.Errno, error)) vmaHandler {
+// on adapts a call of the space on what args takes of the operation.
+func on[A any](args func(ops.Op) A, f func(ops.AddressSpace, A) (ops.Errno, error)) vmaHandler {
 	return func(m *AddressSpaceModel, op ops.Op) (ops.Result, error) {
-		e, err := f(m.as, op.VMA)
+		e, err := f(m.as, args(op))
 		return ops.Result{Err: e}, err
 	}
+}
+
+// onRange adapts a call on op's range; onFile one on op's file.
+func onRange(f func(ops.AddressSpace, ops.VMAArgs) (ops.Errno, error)) vmaHandler {
+	return on(func(op ops.Op) ops.VMAArgs { return op.VMA }, f)
 }
 
 func onFile(f func(ops.AddressSpace, ops.VMAFileArgs) (ops.Errno, error)) vmaHandler {
-	return func(m *AddressSpaceModel, op ops.Op) (ops.Result, error) {
-		e, err := f(m.as, op.FileArgs())
-		return ops.Result{Err: e}, err
-	}
+	return on(ops.Op.FileArgs, f)
 }
 
 func init() {
-	vmaHandlers.Add(onRange(ops.AddressSpace.Map), ops.KindMap)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Unmap), ops.KindUnmap)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Protect), ops.KindProtect)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Touch), ops.KindTouch)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Advise), ops.KindAdvise)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Lock), ops.KindLock)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Unlock), ops.KindUnlock)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Brk), ops.KindBrk)
-	vmaHandlers.Add(onRange(ops.AddressSpace.Seal), ops.KindSeal)
-	vmaHandlers.Add(onFile(ops.AddressSpace.Open), ops.KindOpen)
-	vmaHandlers.Add(onFile(ops.AddressSpace.Reopen), ops.KindReopen)
-	vmaHandlers.Add(onFile(ops.AddressSpace.Dup), ops.KindDup)
+	for k, f := range map[ops.Kind]func(ops.AddressSpace, ops.VMAArgs) (ops.Errno, error){
+		ops.KindMap: ops.AddressSpace.Map, ops.KindUnmap: ops.AddressSpace.Unmap, ops.KindProtect: ops.AddressSpace.Protect,
+		ops.KindTouch: ops.AddressSpace.Touch, ops.KindAdvise: ops.AddressSpace.Advise, ops.KindLock: ops.AddressSpace.Lock,
+		ops.KindUnlock: ops.AddressSpace.Unlock, ops.KindBrk: ops.AddressSpace.Brk, ops.KindSeal: ops.AddressSpace.Seal,
+	} {
+		vmaHandlers.Add(onRange(f), k)
+	}
+	for k, f := range map[ops.Kind]func(ops.AddressSpace, ops.VMAFileArgs) (ops.Errno, error){
+		ops.KindOpen: ops.AddressSpace.Open, ops.KindReopen: ops.AddressSpace.Reopen, ops.KindDup: ops.AddressSpace.Dup,
+	} {
+		vmaHandlers.Add(onFile(f), k)
+	}
 	vmaHandlers.Add(func(m *AddressSpaceModel, op ops.Op) (ops.Result, error) {
 		if op.VMA.MayMove {
 			at, e, err := m.as.RemapMayMove(op.VMA)

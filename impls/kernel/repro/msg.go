@@ -83,11 +83,7 @@ func (g *gen) msgctl(op ops.Op) (string, error) {
 	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_msgctl, %s, %s, %s);", id, cmd, buf(op, "buf"))) + fail
 	switch op.MCmd {
 	case ops.MsgIPCStat, ops.MsgStat, ops.MsgStatAny:
-		rowID := "r"
-		if op.MCmd == ops.MsgIPCStat {
-			rowID = "0L"
-		}
-		s += fmt.Sprintf("\tput(out, \"ret=%%ld \", %s);\n\tput_msg_row(out, buf, %s);\n\tput(out, \" qbytes=%%ld\", I64(buf, 88));\n", rowID, rowID)
+		s += fmt.Sprintf("\tput(out, \"ret=%%ld \", %[1]s);\n\tput_msg_row(out, buf, %[1]s);\n\tput(out, \" qbytes=%%ld\", I64(buf, 88));\n", rowID(op.MCmd == ops.MsgIPCStat))
 	case ops.MsgIPCInfo, ops.MsgInfoCmd:
 		s += "\tput(out, \"ret=%ld msgpool=%d msgmap=%d msgmax=%d msgmnb=%d msgmni=%d msgssz=%d msgtql=%d msgseg=%d\", r, I32(buf, 0), I32(buf, 4), I32(buf, 8), I32(buf, 12), I32(buf, 16), I32(buf, 20), I32(buf, 24), U16(buf, 28));\n"
 	default:

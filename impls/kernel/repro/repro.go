@@ -308,6 +308,15 @@ var typeNr = map[ops.IPCType][3]string{
 	ops.Shm: {"SYS_shmget", "SYS_shmctl", "shm"},
 }
 
+// rowID is the id a *_STAT row shows: the call's return, except for
+// IPC_STAT, which returns 0.
+func rowID(ipcStat bool) string {
+	if ipcStat {
+		return "0L"
+	}
+	return "r"
+}
+
 // ctl is the C call of a *ctl of type t on id with cmd and buffer arg.
 func ctl(t ops.IPCType, id, cmd, arg string) string {
 	if t == ops.Sem {

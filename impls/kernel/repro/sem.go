@@ -113,11 +113,7 @@ func (g *gen) semctl(op ops.Op) (string, error) {
 	s += asWrap(op, call(buf(op, "buf"))) + fail
 	switch op.Sem.Cmd {
 	case ops.SemIPCStat, ops.SemStat, ops.SemStatAny:
-		rowID := "r"
-		if op.Sem.Cmd == ops.SemIPCStat {
-			rowID = "0L"
-		}
-		s += fmt.Sprintf("\tput(out, \"ret=%%ld \", %s);\n\tput_sem_row(out, buf, %s);\n", rowID, rowID)
+		s += fmt.Sprintf("\tput(out, \"ret=%%ld \", %[1]s);\n\tput_sem_row(out, buf, %[1]s);\n", rowID(op.Sem.Cmd == ops.SemIPCStat))
 	case ops.SemIPCInfo, ops.SemInfoCmd:
 		s += "\tput(out, \"ret=%ld semmap=%d semmni=%d semmns=%d semmnu=%d semmsl=%d semopm=%d semume=%d semusz=%d semvmx=%d semaem=%d\", r, I32(buf, 0), I32(buf, 4), I32(buf, 8), I32(buf, 12), I32(buf, 16), I32(buf, 20), I32(buf, 24), I32(buf, 28), I32(buf, 32), I32(buf, 36));\n"
 	default:

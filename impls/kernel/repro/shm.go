@@ -84,11 +84,7 @@ func (g *gen) shmctl(op ops.Op) (string, error) {
 	s += asWrap(op, fmt.Sprintf("long r = syscall(SYS_shmctl, %s, %s, %s);", g.ref(op.Obj), cmd, buf(op, "buf"))) + fail
 	switch op.Cmd {
 	case ops.ShmIPCStat, ops.ShmStat, ops.ShmStatAny:
-		rowID := "r"
-		if op.Cmd == ops.ShmIPCStat {
-			rowID = "0L"
-		}
-		s += fmt.Sprintf("\tput_shm_row(out, buf, %s);\n", rowID)
+		s += fmt.Sprintf("\tput_shm_row(out, buf, %s);\n", rowID(op.Cmd == ops.ShmIPCStat))
 	case ops.ShmIPCInfo:
 		s += "\tput(out, \"ret=%ld shmmax=%lu shmmin=%lu shmmni=%lu shmseg=%lu shmall=%lu\", r, (unsigned long)I64(buf, 0), (unsigned long)I64(buf, 8), (unsigned long)I64(buf, 16), (unsigned long)I64(buf, 24), (unsigned long)I64(buf, 32));\n"
 	case ops.ShmInfoCmd:
