@@ -13,6 +13,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
+	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
@@ -28,7 +29,7 @@ func TestSuite(t *testing.T) {
 	legacy := sidestest.Compared{A: "naive:alloc=legacy", B: "optimized", Rel: equiv.IDsRenamed}
 	kernel := sidestest.Compared{A: "optimized", B: "kernel", Rel: equiv.Exact, Sub: &ids.NoWrap}
 	pairs := []sidestest.Compared{sidestest.Models()[0], legacy, kernel}
-	sidestest.Suite{Sub: sub, RoundTrip: "naive", Machines: pairs, Commands: pairs}.Run(t)
+	sidestest.Suite{Sub: sub, RoundTrip: naive.New, Machines: pairs, Commands: pairs}.Run(t)
 }
 
 // The legacy allocator numbers ids differently; an exact comparison must find

@@ -10,6 +10,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/msg"
 	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
@@ -22,7 +23,7 @@ func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec
 // The checks every subsystem has (sidestest.Suite); the state machines
 // are TestNaiveOptimized and TestOptimizedKernel (a replay each).
 func TestSuite(t *testing.T) {
-	sidestest.Suite{Sub: sub, Machines: []sidestest.Compared{}, Commands: sidestest.Models()[:1], Seed: 7, MaxSize: 30}.Run(t)
+	sidestest.Suite{Sub: sub, RoundTrip: optimized.New, Machines: []sidestest.Compared{}, Commands: sidestest.Models()[:1], Seed: 7, MaxSize: 30}.Run(t)
 }
 
 // check replays one script on the pair (the follower after the other) and

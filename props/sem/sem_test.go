@@ -9,6 +9,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/props/sem"
 	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
@@ -19,7 +20,7 @@ func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec
 
 // The checks every subsystem has (sidestest.Suite).
 func TestSuite(t *testing.T) {
-	sidestest.Suite{Sub: sub, Commands: sidestest.Models()[:1], Seed: 9, MaxSize: 30}.Run(t)
+	sidestest.Suite{Sub: sub, RoundTrip: optimized.New, Commands: sidestest.Models()[:1], Seed: 9, MaxSize: 30}.Run(t)
 }
 
 // The generator must reach every situation the subsystem is about: tasks

@@ -20,7 +20,7 @@ import (
 var sub = shm.Subsystem
 
 // The checks every subsystem has (sidestest.Suite).
-func TestSuite(t *testing.T) { sidestest.Suite{Sub: sub}.Run(t) }
+func TestSuite(t *testing.T) { sidestest.Suite{Sub: sub, RoundTrip: naive.New}.Run(t) }
 
 // The generator must reach every situation the subsystem is about.
 func TestGeneratorReaches(t *testing.T) {

@@ -19,7 +19,10 @@ import (
 var sub = vma.Subsystem
 
 // The checks every subsystem has (sidestest.Suite).
-func TestSuite(t *testing.T) { sidestest.Suite{Sub: sub}.Run(t) }
+func TestSuite(t *testing.T) {
+	start := func() (ops.Model, error) { return model(t, "optimized"), nil }
+	sidestest.Suite{Sub: sub, RoundTrip: start}.Run(t)
+}
 
 // model starts the built-in called name (its vma part is what runs).
 func model(t testing.TB, name string) ops.Model {

@@ -8,7 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
 
@@ -19,9 +19,9 @@ import (
 // alone). What a subsystem checks besides is its own.
 type Suite struct {
 	Sub engine.Subsystem
-	// RoundTrip is the built-in the drawn scripts run on before their
-	// text is printed and parsed back ("": optimized).
-	RoundTrip string
+	// RoundTrip starts the model the drawn scripts run on before their
+	// text is printed and parsed back (nil: no round trip).
+	RoundTrip func() (ops.Model, error)
 	// Machines are the pairs rapid's state machine compares (nil:
 	// Models(); empty: none).
 	Machines []Compared
@@ -52,9 +52,6 @@ type Compared struct {
 func Exactly(a, b string) Compared { return Compared{A: a, B: b, Rel: equiv.Exact} }
 
 func (s *Suite) defaults() {
-	if s.RoundTrip == "" {
-		s.RoundTrip = "optimized"
-	}
 	if s.Machines == nil {
 		s.Machines = Models()
 	}
@@ -78,13 +75,9 @@ func (c Compared) String() string { return c.A + " vs " + c.B + " " + string(c.R
 // Run runs the suite's checks as subtests of t.
 func (s Suite) Run(t *testing.T) {
 	s.defaults()
-	{
-		t.Run("round trip on "+s.RoundTrip, func(t *testing.T) {
-			b, err := impls.Lookup(s.RoundTrip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := b.Start()
+	if s.RoundTrip != nil {
+		t.Run("text round trip", func(t *testing.T) {
+			m, err := s.RoundTrip()
 			if err != nil {
 				t.Fatal(err)
 			}
