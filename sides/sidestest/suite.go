@@ -14,9 +14,10 @@ import (
 
 // Suite is the checks every subsystem's property tests share, each a
 // subtest of Run: the text round trip of drawn scripts on a built-in,
-// rapid's state machine on pairs of sides, and gopter's command sequences
-// on pairs of sides (each pair a subtest: one that cannot run here skips
-// alone). What a subsystem checks besides is its own.
+// rapid's state machine on pairs of sides (each pair a subtest: one that
+// cannot run here skips alone), and gopter's command sequences on pairs of
+// sides, one property each, drawn in turn from one seed (a pair that
+// cannot run here skips them all). What a subsystem checks besides is its own.
 type Suite struct {
 	Sub engine.Subsystem
 	// RoundTrip starts the model the drawn scripts run on before their
@@ -91,17 +92,17 @@ func (s Suite) Run(t *testing.T) {
 			rapid.Check(t, sub.Machine(Pair(t, sub, c.A, c.B, c.Rel)))
 		})
 	}
-	for _, c := range s.Commands {
-		t.Run("gopter commands "+c.String(), func(t *testing.T) {
-			params := gopter.DefaultTestParameters()
-			params.Rng.Seed(s.Seed)
-			if s.MaxSize > 0 {
-				params.MaxSize = s.MaxSize
-			}
-			props := gopter.NewProperties(params)
+	t.Run("gopter commands", func(t *testing.T) {
+		params := gopter.DefaultTestParameters()
+		params.Rng.Seed(s.Seed)
+		if s.MaxSize > 0 {
+			params.MaxSize = s.MaxSize
+		}
+		props := gopter.NewProperties(params)
+		for _, c := range s.Commands {
 			sub := c.sub(s.Sub)
 			props.Property(c.String(), commands.Prop(sub.Commands(Pair(t, sub, c.A, c.B, c.Rel))))
-			props.TestingRun(t)
-		})
-	}
+		}
+		props.TestingRun(t)
+	})
 }
