@@ -58,50 +58,67 @@ func (m *AddressSpaceModel) Facts() ops.Facts {
 	return ops.Facts{}
 }
 
-// Apply implements ops.Model.
+// Apply implements ops.Model: the space's call for op's kind (vmaHandlers).
 func (m *AddressSpaceModel) Apply(op ops.Op) (ops.Result, error) {
-	var e ops.Errno
-	var err error
-	switch op.Kind {
-	case ops.KindMap:
-		e, err = m.as.Map(op.VMA)
-	case ops.KindUnmap:
-		e, err = m.as.Unmap(op.VMA)
-	case ops.KindProtect:
-		e, err = m.as.Protect(op.VMA)
-	case ops.KindTouch:
-		e, err = m.as.Touch(op.VMA)
-	case ops.KindAdvise:
-		e, err = m.as.Advise(op.VMA)
-	case ops.KindLock:
-		e, err = m.as.Lock(op.VMA)
-	case ops.KindUnlock:
-		e, err = m.as.Unlock(op.VMA)
-	case ops.KindRemap:
+	h, ok := vmaHandlers.Of(op.Kind)
+	if !ok {
+		return ops.Result{}, vmaHandlers.Unhandled(op.Kind)
+	}
+	return h(m, op)
+}
+
+// vmaHandler runs one operation of its kind on the vma part.
+type vmaHandler func(m *AddressSpaceModel, op ops.Op) (ops.Result, error)
+
+// vmaHandlers is the vma part's table of kinds (ops.Handlers): each kind
+// is one call of ops.AddressSpace.
+var vmaHandlers = ops.NewHandlers[vmaHandler]("the vma part")
+
+// on adapts a call of the space on what args takes of the operation.
+func on[A any](args func(ops.Op) A, f func(ops.AddressSpace, A) (ops.Errno, error)) vmaHandler {
+	return func(m *AddressSpaceModel, op ops.Op) (ops.Result, error) {
+		e, err := f(m.as, args(op))
+		return ops.Result{Err: e}, err
+	}
+}
+
+// onRange adapts a call on op's range; onFile one on op's file.
+func onRange(f func(ops.AddressSpace, ops.VMAArgs) (ops.Errno, error)) vmaHandler {
+	return on(func(op ops.Op) ops.VMAArgs { return op.VMA }, f)
+}
+
+func onFile(f func(ops.AddressSpace, ops.VMAFileArgs) (ops.Errno, error)) vmaHandler {
+	return on(ops.Op.FileArgs, f)
+}
+
+func init() {
+	for k, f := range map[ops.Kind]func(ops.AddressSpace, ops.VMAArgs) (ops.Errno, error){
+		ops.KindMap: ops.AddressSpace.Map, ops.KindUnmap: ops.AddressSpace.Unmap, ops.KindProtect: ops.AddressSpace.Protect,
+		ops.KindTouch: ops.AddressSpace.Touch, ops.KindAdvise: ops.AddressSpace.Advise, ops.KindLock: ops.AddressSpace.Lock,
+		ops.KindUnlock: ops.AddressSpace.Unlock, ops.KindBrk: ops.AddressSpace.Brk, ops.KindSeal: ops.AddressSpace.Seal,
+	} {
+		vmaHandlers.Add(onRange(f), k)
+	}
+	for k, f := range map[ops.Kind]func(ops.AddressSpace, ops.VMAFileArgs) (ops.Errno, error){
+		ops.KindOpen: ops.AddressSpace.Open, ops.KindReopen: ops.AddressSpace.Reopen, ops.KindDup: ops.AddressSpace.Dup,
+	} {
+		vmaHandlers.Add(onFile(f), k)
+	}
+	vmaHandlers.Add(func(m *AddressSpaceModel, op ops.Op) (ops.Result, error) {
 		if op.VMA.MayMove {
 			at, e, err := m.as.RemapMayMove(op.VMA)
 			return ops.Result{Err: e, ID: at}, err
 		}
-		e, err = m.as.Remap(op.VMA)
-	case ops.KindBrk:
-		e, err = m.as.Brk(op.VMA)
-	case ops.KindOpen:
-		e, err = m.as.Open(op.FileArgs())
-	case ops.KindReopen:
-		e, err = m.as.Reopen(op.FileArgs())
-	case ops.KindDup:
-		e, err = m.as.Dup(op.FileArgs())
-	case ops.KindSeal:
-		e, err = m.as.Seal(op.VMA)
-	case ops.KindFork:
-		e, err = m.as.Fork()
-	case ops.KindLayout:
+		return onRange(ops.AddressSpace.Remap)(m, op)
+	}, ops.KindRemap)
+	vmaHandlers.Add(func(m *AddressSpaceModel, _ ops.Op) (ops.Result, error) {
+		e, err := m.as.Fork()
+		return ops.Result{Err: e}, err
+	}, ops.KindFork)
+	vmaHandlers.Add(func(m *AddressSpaceModel, _ ops.Op) (ops.Result, error) {
 		st, err := m.shown()
 		return ops.Result{Layout: st}, err
-	default:
-		return ops.Result{}, fmt.Errorf("operation %s is not in the vma subsystem", op.Kind)
-	}
-	return ops.Result{Err: e}, err
+	}, ops.KindLayout)
 }
 
 // Snapshot implements ops.Model. A model shows the VmFlags as the other

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
 	kernelvma "github.com/ipcfuzz/ipcfuzz/impls/kernel/vma"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
@@ -43,6 +44,10 @@ type PartSpec struct {
 	Subsystems []string
 	Options    ops.OptionSpecs
 	Start      func() (ops.Model, error)
+	// Handles reports whether the part has a handler for a kind (each
+	// part's table of kinds, ops.Handlers); a test asks it of every kind of
+	// the part's subsystems.
+	Handles func(ops.Kind) bool
 	// Optional: the implementation runs without this part where it cannot
 	// start; Start's error is then a note of its Info.
 	Optional bool
@@ -66,16 +71,16 @@ func VMAPart(m ops.Model) Part { return Part{Subsystems: vmaKinds, Model: m} }
 func builtins() []Builtin {
 	return []Builtin{
 		{Name: "kernel", Version: kernel.Release(), ExactIDs: true, Parts: []PartSpec{
-			{Subsystems: ipcKinds, Options: kernel.Options, Start: kernel.New},
-			{Subsystems: vmaKinds, Start: startKernelVMA, Optional: true},
+			{Subsystems: ipcKinds, Options: kernel.Options, Start: kernel.New, Handles: kernel.Handles},
+			{Subsystems: vmaKinds, Start: startKernelVMA, Handles: vmaHandlers.Handles, Optional: true},
 		}},
 		{Name: "naive", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
-			{Subsystems: ipcKinds, Options: naive.Options, Start: naive.New},
-			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) })},
+			{Subsystems: ipcKinds, Options: naive.Options, Start: naive.New, Handles: ipcns.Handles},
+			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewNaive(q) }), Handles: vmaHandlers.Handles},
 		}},
 		{Name: "optimized", Version: "1", ExactIDs: true, Counters: true, Parts: []PartSpec{
-			{Subsystems: ipcKinds, Options: optimized.Options, Start: optimized.New},
-			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) })},
+			{Subsystems: ipcKinds, Options: optimized.Options, Start: optimized.New, Handles: ipcns.Handles},
+			{Subsystems: vmaKinds, Options: vmaModelOptions, Start: vmaModel(func(q ops.VMAQuirks) ops.AddressSpace { return vma.NewOptimized(q) }), Handles: vmaHandlers.Handles},
 		}},
 	}
 }

@@ -66,7 +66,11 @@
 //  2. New values go in the subsystem's group of Op, Result or Snapshot
 //     (an Args struct, a result field); the packed wire, the text, the
 //     shrinker, handle renumbering and equality follow from the table.
-//  3. The implementations: the models (impls/ipcns or impls/vma), the
-//     kernel adapter (impls/kernel), then the subsystem's generator
-//     (props/<subsystem>).
+//  3. Its handlers, one per side, each registered from init in a
+//     [Handlers] table beside the code that runs it: the model
+//     (impls/ipcns, or a call of [AddressSpace] in impls/addrspace.go),
+//     the kernel adapter (impls/kernel) and the C reproducer
+//     (impls/kernel/repro). Tests in impls and impls/kernel/repro fail
+//     while a kind has no handler on a side that runs its subsystem.
+//     Then the subsystem's generator (props/<subsystem>).
 package ops

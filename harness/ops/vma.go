@@ -534,6 +534,29 @@ type VMAState struct {
 	BrkBytes int64
 }
 
+// ObserveVMAs is the VMAs field of a state: each of vmas (in address
+// order) as observe shows it, the window's before the heap area's, nil
+// when there are none. Every address space writes its state through it,
+// so the canonical order is said once.
+func ObserveVMAs[V any](vmas []V, observe func(V) (VMA, error)) ([]VMA, error) {
+	var window, heap []VMA
+	for _, v := range vmas {
+		o, err := observe(v)
+		if err != nil {
+			return nil, err
+		}
+		if o.Heap {
+			heap = append(heap, o)
+		} else {
+			window = append(window, o)
+		}
+	}
+	if len(window)+len(heap) == 0 {
+		return nil, nil
+	}
+	return append(window, heap...), nil
+}
+
 // formatBrk writes a break: "N" pages, or "N+B" with B bytes more.
 func formatBrk(pages, bytes int64) string {
 	if bytes == 0 {

@@ -57,6 +57,24 @@ func (ns *Namespace) forkTask(op ops.Op) ops.Errno {
 	return ops.OK
 }
 
+func init() {
+	handlers.Add(errno((*Namespace).forkTask), ops.KindForkTask)
+	handlers.Add(result((*Namespace).switchSpace), ops.KindUnshare, ops.KindSetns)
+	handlers.Add(result((*Namespace).exitTask), ops.KindExit)
+	handlers.Add(result(func(ns *Namespace, op ops.Op) ops.Result { return ns.interrupt(op.Task) }), ops.KindInterrupt)
+}
+
+// exitTask ends a task the way its process exits: its attachments, its
+// semaphore undo list, its place in a namespace.
+func (ns *Namespace) exitTask(op ops.Op) ops.Result {
+	ns.exit(op.Task)
+	done := ns.semExit(op.Task)
+	ns.shm.gen[op.Task]++
+	ns.used[op.Task] = false
+	ns.in[op.Task] = nil
+	return ops.Result{Done: done}
+}
+
 // markUsed records that task t ran an operation of its present
 // incarnation (the slot is not free for a fork's child any more).
 func (ns *Namespace) markUsed(op ops.Op) {

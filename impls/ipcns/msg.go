@@ -56,15 +56,10 @@ func (ns *Namespace) msgEnv(o *Obj) msgq.Env {
 // busy reports whether a task sleeps in an earlier msgsnd or msgrcv.
 func (ns *Namespace) busy(task uint8) bool { return ns.asleep[task] != nil }
 
-// applyMsg runs a msg operation, following other's result where allowed.
-func (ns *Namespace) applyMsg(op ops.Op, other *ops.Result) ops.Result {
-	switch op.Kind {
-	case ops.KindMsgsnd:
-		return ns.msgsnd(op, other)
-	case ops.KindMsgrcv:
-		return ns.msgrcv(op, other)
-	}
-	return ns.msgctl(op, other)
+func init() {
+	handlers.Add((*Namespace).msgsnd, ops.KindMsgsnd)
+	handlers.Add((*Namespace).msgrcv, ops.KindMsgrcv)
+	handlers.Add((*Namespace).msgctl, ops.KindMsgctl)
 }
 
 func (ns *Namespace) lookupMsg(id int64) *Obj { return ns.cur.types[ops.Msg].lookup(id) }

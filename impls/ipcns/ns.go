@@ -157,60 +157,39 @@ func (ns *Namespace) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, e
 		return ops.Result{}, err
 	}
 	ns.cur = ns.spaceOf(op.Task)
-	if op.Kind == ops.KindInterrupt {
-		return ns.interrupt(op.Task), nil // sent to the task, not issued by it
-	}
-	if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
-		return ops.Result{Err: ops.EBUSY}, nil
-	}
-	ns.markUsed(op)
-	switch op.Kind {
-	case ops.KindSemop:
-		return ns.semop(op), nil
-	case ops.KindSemctl:
-		return ns.semctl(op), nil
-	case ops.KindSemLimits:
-		return ops.Result{Err: ns.setSemLimits(op)}, nil
-	case ops.KindForkTask:
-		return ops.Result{Err: ns.forkTask(op)}, nil
-	case ops.KindUnshare, ops.KindSetns:
-		return ns.switchSpace(op), nil
-	case ops.KindExit:
-		ns.exit(op.Task)
-		done := ns.semExit(op.Task)
-		ns.shm.gen[op.Task]++
-		ns.used[op.Task] = false
-		ns.in[op.Task] = nil
-		return ops.Result{Done: done}, nil
-	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
-		return ns.applyMsg(op, other), nil
-	case ops.KindChurn:
-		return ns.churn(op), nil
-	case ops.KindFill:
-		return ns.fill(op), nil
-	case ops.KindGet:
-		return ns.get(op), nil
-	case ops.KindRmid:
-		var r ops.Result
-		r.Err, r.Done = ns.rmid(op)
-		return r, nil
-	case ops.KindStat:
-		return ns.stat(op), nil
-	case ops.KindNextID:
-		return ops.Result{Err: ns.setNextID(op)}, nil
-	case ops.KindReadNextID:
-		return ops.Result{ID: ns.cur.types[op.Type].nextID}, nil
-	case ops.KindLimit:
-		return ops.Result{Err: ns.setLimit(op)}, nil
-	case ops.KindList:
-		if op.Rows {
-			return ns.listRows(op.Type, other), nil
+	if op.Kind != ops.KindInterrupt { // sent to the task, not issued by it
+		if int(op.Task) < len(ns.asleep) && ns.busy(op.Task) {
+			return ops.Result{Err: ops.EBUSY}, nil
 		}
-		return ns.list(op.Type), nil
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced, ops.KindShmRead, ops.KindShmWrite:
-		return ns.applyShm(op), nil
+		ns.markUsed(op)
 	}
-	return ops.Result{}, fmt.Errorf("operation %s is not in the ids subsystem", op.Kind)
+	h, ok := handlers.Of(op.Kind)
+	if !ok {
+		return ops.Result{}, handlers.Unhandled(op.Kind)
+	}
+	return h(ns, op, other), nil
+}
+
+func init() {
+	handlers.Add(result((*Namespace).get), ops.KindGet)
+	handlers.Add(func(ns *Namespace, op ops.Op, _ *ops.Result) (r ops.Result) {
+		r.Err, r.Done = ns.rmid(op)
+		return r
+	}, ops.KindRmid)
+	handlers.Add(result((*Namespace).stat), ops.KindStat)
+	handlers.Add(result((*Namespace).churn), ops.KindChurn)
+	handlers.Add(result((*Namespace).fill), ops.KindFill)
+	handlers.Add(errno((*Namespace).setNextID), ops.KindNextID)
+	handlers.Add(func(ns *Namespace, op ops.Op, _ *ops.Result) ops.Result {
+		return ops.Result{ID: ns.cur.types[op.Type].nextID}
+	}, ops.KindReadNextID)
+	handlers.Add(errno((*Namespace).setLimit), ops.KindLimit)
+	handlers.Add(func(ns *Namespace, op ops.Op, other *ops.Result) ops.Result {
+		if op.Rows {
+			return ns.listRows(op.Type, other)
+		}
+		return ns.list(op.Type)
+	}, ops.KindList)
 }
 
 // get is ipcget(): ipcget_public for a key, ipcget_new for IPC_PRIVATE.

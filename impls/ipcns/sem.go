@@ -35,6 +35,12 @@ func (ns *Namespace) newArray(o *Obj) {
 
 func (ns *Namespace) lookupSem(id int64) *Obj { return ns.cur.types[ops.Sem].lookup(id) }
 
+func init() {
+	handlers.Add(result((*Namespace).semop), ops.KindSemop)
+	handlers.Add(result((*Namespace).semctl), ops.KindSemctl)
+	handlers.Add(errno((*Namespace).setSemLimits), ops.KindSemLimits)
+}
+
 // semop is do_semtimedop with the checks in the order of ipc-spec §3.3.
 func (ns *Namespace) semop(op ops.Op) ops.Result {
 	sops := op.Sem.SopList()

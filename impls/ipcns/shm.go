@@ -56,21 +56,17 @@ func (ns *Namespace) taskPID(task uint8) ops.PID {
 	return ops.TaskPID(int(task), ns.shm.gen[task])
 }
 
-func (ns *Namespace) applyShm(op ops.Op) ops.Result {
-	switch op.Kind {
-	case ops.KindShmat:
-		return ns.shmat(op)
-	case ops.KindShmdt:
-		return ops.Result{Err: ns.shmdt(op)}
-	case ops.KindShmctl:
-		return ns.shmctl(op)
-	case ops.KindShmRead, ops.KindShmWrite:
-		return ns.shmAccess(op)
-	}
-	if op.As != 0 {
-		return ops.Result{Err: ops.EACCES} // the sysctl file is root's
-	}
-	return ops.Result{Err: ns.setRmidForced(op.Value)}
+func init() {
+	handlers.Add(result((*Namespace).shmat), ops.KindShmat)
+	handlers.Add(errno((*Namespace).shmdt), ops.KindShmdt)
+	handlers.Add(result((*Namespace).shmctl), ops.KindShmctl)
+	handlers.Add(result((*Namespace).shmAccess), ops.KindShmRead, ops.KindShmWrite)
+	handlers.Add(errno(func(ns *Namespace, op ops.Op) ops.Errno {
+		if op.As != 0 {
+			return ops.EACCES // the sysctl file is root's
+		}
+		return ns.setRmidForced(op.Value)
+	}), ops.KindRmidForced)
 }
 
 // shmat is do_shmat: the address checks, the lookup and permission, then

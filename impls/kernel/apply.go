@@ -77,48 +77,54 @@ func (n *ns) do(op ops.Op) (ops.Result, error) {
 	return r, nil
 }
 
-// dispatch runs op by its kind.
-func (n *ns) dispatch(op ops.Op) (r ops.Result, e unix.Errno, err error) {
-	switch op.Kind {
-	case ops.KindGet:
-		r.ID, e, err = n.get(op)
-	case ops.KindRmid:
-		e, err = n.ctl(op, unix.IPC_RMID, nil)
-	case ops.KindStat:
-		r.Obj, e, err = n.statObject(op)
-	case ops.KindChurn:
-		r.ID, e, err = churn(op)
-	case ops.KindFill:
-		r.ID, e = fill(op)
-	case ops.KindShmat, ops.KindShmdt, ops.KindShmctl, ops.KindRmidForced, ops.KindShmRead, ops.KindShmWrite:
-		r, e, err = n.doShm(op)
-	case ops.KindExit:
-		err = n.exitTask(int(op.Task))
-	case ops.KindForkTask:
-		e, err = n.forkTask(op)
-	case ops.KindUnshare:
-		err = n.unshare(op)
-	case ops.KindSetns:
-		err = n.setns(op)
-	case ops.KindInterrupt:
-		err = n.tasks.interrupt(int(op.Task))
-	case ops.KindSemop, ops.KindSemctl, ops.KindSemLimits:
-		r, e, err = n.doSem(op)
-	case ops.KindMsgsnd, ops.KindMsgrcv, ops.KindMsgctl:
-		r, e, err = n.doMsg(op)
-	case ops.KindNextID:
-		n.nextIDWritten[op.Type] = true
-		e, err = setNextID(op.Type, op.Value)
-	case ops.KindReadNextID:
-		r.ID, err = n.proc.readInt("/proc/sys/kernel/" + op.Type.String() + "_next_id")
-	case ops.KindLimit:
-		e, err = n.proc.setLimit(op.Type, op.Value)
-	case ops.KindList:
-		r, e, err = n.list(op)
-	default:
-		err = fmt.Errorf("no IPC operation of kind %d", op.Kind)
+// dispatch runs op by its kind (calls).
+func (n *ns) dispatch(op ops.Op) (ops.Result, unix.Errno, error) {
+	c, ok := calls.Of(op.Kind)
+	if !ok {
+		return ops.Result{}, 0, calls.Unhandled(op.Kind)
 	}
-	return r, e, err
+	return c(n, op)
+}
+
+// call runs one operation of its kind with the thread's credentials: its
+// result, or the errno of the call that failed, or an error of the adapter.
+type call func(n *ns, op ops.Op) (ops.Result, unix.Errno, error)
+
+// calls is the adapter's table of kinds: each file adds those it
+// implements, from init (ops.Handlers).
+var calls = ops.NewHandlers[call]("the kernel adapter")
+
+// Handles reports whether the adapter runs operations of kind k (the test
+// of the built-ins' parts asks it of every kind their subsystems have).
+func Handles(k ops.Kind) bool { return calls.Handles(k) }
+
+// errnoCall adapts a call whose result is its errno alone; errCall one
+// that only fails.
+func errnoCall(f func(*ns, ops.Op) (unix.Errno, error)) call {
+	return func(n *ns, op ops.Op) (ops.Result, unix.Errno, error) {
+		e, err := f(n, op)
+		return ops.Result{}, e, err
+	}
+}
+
+func errCall(f func(*ns, ops.Op) error) call {
+	return func(n *ns, op ops.Op) (ops.Result, unix.Errno, error) { return ops.Result{}, 0, f(n, op) }
+}
+
+// idCall adapts a call whose result is an id.
+func idCall(f func(*ns, ops.Op) (int64, unix.Errno, error)) call {
+	return func(n *ns, op ops.Op) (ops.Result, unix.Errno, error) {
+		id, e, err := f(n, op)
+		return ops.Result{ID: id}, e, err
+	}
+}
+
+func init() {
+	calls.Add(errCall(func(n *ns, op ops.Op) error { return n.exitTask(int(op.Task)) }), ops.KindExit)
+	calls.Add(errCall(func(n *ns, op ops.Op) error { return n.tasks.interrupt(int(op.Task)) }), ops.KindInterrupt)
+	calls.Add(errnoCall((*ns).forkTask), ops.KindForkTask)
+	calls.Add(errCall((*ns).unshare), ops.KindUnshare)
+	calls.Add(errCall((*ns).setns), ops.KindSetns)
 }
 
 // list is a list op: the listing's rows, or its ids and keys.

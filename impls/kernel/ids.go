@@ -163,6 +163,30 @@ func ipcLimits(t ops.IPCType) (limit, maxIdx int64, e unix.Errno) {
 	return limit, int64(r), 0
 }
 
+func init() {
+	calls.Add(idCall((*ns).get), ops.KindGet)
+	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) { return n.ctl(op, unix.IPC_RMID, nil) }), ops.KindRmid)
+	calls.Add(func(n *ns, op ops.Op) (r ops.Result, e unix.Errno, err error) {
+		r.Obj, e, err = n.statObject(op)
+		return r, e, err
+	}, ops.KindStat)
+	calls.Add(idCall(func(_ *ns, op ops.Op) (int64, unix.Errno, error) { return churn(op) }), ops.KindChurn)
+	calls.Add(idCall(func(_ *ns, op ops.Op) (int64, unix.Errno, error) {
+		id, e := fill(op)
+		return id, e, nil
+	}), ops.KindFill)
+	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) {
+		n.nextIDWritten[op.Type] = true
+		return setNextID(op.Type, op.Value)
+	}), ops.KindNextID)
+	calls.Add(func(n *ns, op ops.Op) (r ops.Result, _ unix.Errno, err error) {
+		r.ID, err = n.proc.readInt("/proc/sys/kernel/" + op.Type.String() + "_next_id")
+		return r, 0, err
+	}, ops.KindReadNextID)
+	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) { return n.proc.setLimit(op.Type, op.Value) }), ops.KindLimit)
+	calls.Add((*ns).list, ops.KindList)
+}
+
 // get is the get op's syscall, issued by op's task.
 func (n *ns) get(op ops.Op) (int64, unix.Errno, error) {
 	if op.Huge && op.Type == ops.Shm {

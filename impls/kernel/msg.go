@@ -58,17 +58,10 @@ func msgFlags(f uint8) uintptr {
 	return k
 }
 
-// doMsg runs a msg operation.
-func (n *ns) doMsg(op ops.Op) (ops.Result, unix.Errno, error) {
-	switch op.Kind {
-	case ops.KindMsgsnd:
-		return n.msgsnd(op)
-	case ops.KindMsgrcv:
-		return n.msgrcv(op)
-	case ops.KindMsgctl:
-		return n.msgctl(op)
-	}
-	return ops.Result{}, 0, fmt.Errorf("not a msg operation")
+func init() {
+	calls.Add((*ns).msgsnd, ops.KindMsgsnd)
+	calls.Add((*ns).msgrcv, ops.KindMsgrcv)
+	calls.Add((*ns).msgctl, ops.KindMsgctl)
 }
 
 // msgBuf is a struct msgbuf with room for size bytes of text: an mtype,

@@ -49,19 +49,13 @@ var semCmds = map[ops.SemCmd]int{
 // sembufSize is the size of a struct sembuf: sem_num, sem_op, sem_flg.
 const sembufSize = 6
 
-// doSem runs a sem operation.
-func (n *ns) doSem(op ops.Op) (ops.Result, unix.Errno, error) {
-	switch op.Kind {
-	case ops.KindSemop:
-		return n.semop(op)
-	case ops.KindSemctl:
-		return n.semctl(op)
-	case ops.KindSemLimits:
+func init() {
+	calls.Add((*ns).semop, ops.KindSemop)
+	calls.Add((*ns).semctl, ops.KindSemctl)
+	calls.Add(errnoCall(func(_ *ns, op ops.Op) (unix.Errno, error) {
 		l := op.Sem.Limits
-		e, err := writeProc("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", l[0], l[1], l[2], l[3]))
-		return ops.Result{}, e, err
-	}
-	return ops.Result{}, 0, fmt.Errorf("not a sem operation")
+		return writeProc("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", l[0], l[1], l[2], l[3]))
+	}), ops.KindSemLimits)
 }
 
 // semTimespec is the timeout of a semtimedop (nil for a plain semop).

@@ -66,23 +66,15 @@ func (n *ns) addrsOf(t int) []uintptr {
 	return out
 }
 
-// doShm runs a shm operation.
-func (n *ns) doShm(op ops.Op) (r ops.Result, e unix.Errno, err error) {
-	switch op.Kind {
-	case ops.KindShmat:
-		return n.shmat(op)
-	case ops.KindShmdt:
-		return n.shmdt(op)
-	case ops.KindShmctl:
-		return n.shmctl(op)
-	case ops.KindShmRead, ops.KindShmWrite:
-		return n.touch(op)
-	case ops.KindRmidForced:
+func init() {
+	calls.Add((*ns).shmat, ops.KindShmat)
+	calls.Add((*ns).shmdt, ops.KindShmdt)
+	calls.Add((*ns).shmctl, ops.KindShmctl)
+	calls.Add((*ns).touch, ops.KindShmRead, ops.KindShmWrite)
+	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) {
 		n.shm.forcedWritten = true
-		e, err = writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
-		return ops.Result{}, e, err
-	}
-	return ops.Result{}, 0, fmt.Errorf("not a shm operation")
+		return writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
+	}), ops.KindRmidForced)
 }
 
 func (n *ns) shmat(op ops.Op) (ops.Result, unix.Errno, error) {

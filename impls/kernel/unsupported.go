@@ -66,3 +66,6 @@ func VMAccel() string { return "tcg" }
 func RunVM(context.Context, VMSpec, string) (int, error) {
 	return 0, fmt.Errorf("kernel image: not supported on %s/%s (needs linux/amd64)", runtime.GOOS, runtime.GOARCH)
 }
+
+// Handles reports that the adapter runs no kind here.
+func Handles(ops.Kind) bool { return false }

@@ -102,23 +102,9 @@ func (s *Space) abs(heap bool, page int64) int64 {
 func (s *Space) State() (ops.VMAState, error) {
 	st := ops.VMAState{Brk: s.brk - s.startBrk, BrkBytes: s.brkBytes}
 	shm := map[*Inode]int{}
-	var heap []ops.VMA
-	for _, v := range s.layout.All() {
-		o, err := s.observe(v, shm)
-		if err != nil {
-			return st, err
-		}
-		if o.Heap {
-			heap = append(heap, o)
-		} else {
-			st.VMAs = append(st.VMAs, o)
-		}
-	}
-	st.VMAs = append(st.VMAs, heap...)
-	if len(st.VMAs) == 0 {
-		st.VMAs = nil
-	}
-	return st, nil
+	var err error
+	st.VMAs, err = ops.ObserveVMAs(s.layout.All(), func(v *VMA) (ops.VMA, error) { return s.observe(v, shm) })
+	return st, err
 }
 
 // observe is what maps and smaps show of v.

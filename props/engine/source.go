@@ -86,6 +86,17 @@ func (b *ByteSource) next() int {
 	return int(b.Data[b.pos-1])
 }
 
+// Live is the objects of a shadow that are alive, in their order.
+func Live[T any](objs []T, alive func(T) bool) []T {
+	var out []T
+	for _, o := range objs {
+		if alive(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // Pick draws one element of pool.
 func Pick[T any](src Source, pool []T, label string) T {
 	return pool[src.Intn(len(pool), label)]

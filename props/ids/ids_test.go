@@ -6,10 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/commands"
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
@@ -26,24 +23,19 @@ var sub = ids.Subsystem
 
 func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
-func TestTextRoundTrip(t *testing.T) {
-	m, err := naive.New()
-	require.NoError(t, err)
-	rapid.Check(t, sub.TextRoundTrip(m))
+// The checks every subsystem has (sidestest.Suite); against the kernel
+// without the seq wrap (ids.NoWrap): one wrap costs seconds there.
+func TestSuite(t *testing.T) {
+	legacy := sidestest.Compared{A: "naive:alloc=legacy", B: "optimized", Rel: equiv.IDsRenamed}
+	kernel := sidestest.Compared{A: "optimized", B: "kernel", Rel: equiv.Exact, Sub: &ids.NoWrap}
+	sidestest.Suite{Sub: sub, RoundTrip: naive.New, Machines: []sidestest.Compared{sidestest.Models()[0], legacy, kernel},
+		Commands: []sidestest.Compared{sidestest.Models()[0], legacy}}.Run(t)
 }
 
-func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
-}
-
-func TestMachineLegacyRenamed(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.IDsRenamed)))
-}
-
-// Against the kernel without the seq wrap (ids.NoWrap): one wrap costs
-// seconds there.
-func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, ids.NoWrap.Machine(sidestest.Pair(t, ids.NoWrap, "optimized", "kernel", equiv.Exact)))
+// gopter's command sequences against the kernel, from a seed of their own.
+func TestSuiteKernel(t *testing.T) {
+	kernel := sidestest.Compared{A: "optimized", B: "kernel", Rel: equiv.Exact, Sub: &ids.NoWrap}
+	sidestest.Suite{Sub: sub, Machines: []sidestest.Compared{}, Commands: []sidestest.Compared{kernel}}.Run(t)
 }
 
 // The legacy allocator numbers ids differently; an exact comparison must find
@@ -73,23 +65,6 @@ func TestSameSeedSameScripts(t *testing.T) {
 		require.Equal(t, g1(seed), g2(seed))
 	}
 	require.NotEqual(t, r1(1), r1(2))
-}
-
-func TestGopterCommands(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(1)
-	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
-	props.Property("legacy = optimized up to renaming", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.IDsRenamed))))
-	props.TestingRun(t)
-}
-
-func TestGopterCommandsKernel(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(1)
-	props := gopter.NewProperties(params)
-	props.Property("optimized = kernel", commands.Prop(ids.NoWrap.Commands(sidestest.Pair(t, ids.NoWrap, "optimized", "kernel", equiv.Exact))))
-	props.TestingRun(t)
 }
 
 // earlyWrap is the cyclic allocator with a seq that wraps one value early

@@ -24,7 +24,7 @@ var actions = engine.Actions[*Shadow]{
 	{Name: "list", Weight: 1, Draw: func(*Shadow, Source) ops.Op { return ops.Op{Kind: ops.KindList, Type: ops.Msg, Rows: true} }},
 	{Name: "busy", Weight: 1, When: hasSleepers, Draw: (*Shadow).busy},
 	{Name: "fork", Weight: 1, When: hasFree, Draw: func(s *Shadow, src Source) ops.Op {
-		return s.slots.Fork(src, engine.Pick(src, s.freeTasks(), "parent"))
+		return s.Slots.Fork(src, engine.Pick(src, s.freeTasks(), "parent"))
 	}},
 	{Name: "bad", Weight: 1, Draw: (*Shadow).bad},
 	{Name: "queue at msgmnb", Weight: 1, Draw: (*Shadow).atMsgmnb},
@@ -32,7 +32,7 @@ var actions = engine.Actions[*Shadow]{
 }
 
 func hasFree(s *Shadow) bool     { return len(s.freeTasks()) > 0 }
-func hasSleepers(s *Shadow) bool { return len(engine.FreeTasks(&s.asleep, s.span)) < s.span }
+func hasSleepers(s *Shadow) bool { return len(engine.FreeTasks(&s.asleep, s.Span)) < s.Span }
 
 // shrink lowers a queue's qbytes (as root), which lets sleeping senders in
 // if their message fits.

@@ -91,18 +91,12 @@ func (q *queue) fits(size int64) bool {
 
 // Shadow is the generator's idea of the state a script has reached.
 type Shadow struct {
-	queues     []*queue
-	asleep     [ops.NumTasks]*sleeper
-	span       int // the highest task the script names (engine.DrawTaskSpan)
-	nextHandle int
-	swarm      engine.Swarm
-	// plan holds operations drawn ahead (a race set up at the start, a
-	// scenario begun by an earlier step), which Step hands out first.
-	plan engine.Plan
-	// slots are the task slots used, for a fork's child.
-	slots engine.Slots
-	// away are the tasks in another IPC namespace (ns.go).
-	away engine.Away
+	queues []*queue
+	asleep [ops.NumTasks]*sleeper
+	// Progress holds the task span, handles, swarm, plan (a race set up
+	// at the start, a scenario begun by an earlier step), fork slots and
+	// the tasks in another namespace (ns.go).
+	engine.Progress
 	// mayRmid: this step may remove a queue (one step in twelve).
 	mayRmid bool
 }
@@ -111,14 +105,14 @@ type Shadow struct {
 // drawn from src; one script in two starts by setting up a race, one in
 // eight with a permission scenario.
 func NewShadow(src Source) *Shadow {
-	s := &Shadow{swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
+	s := &Shadow{Progress: engine.NewProgress(src, actions.Swarm(src))}
 	switch src.Intn(8, "setup") {
 	case 0, 1, 2, 3:
-		s.plan.Add(s.raceSetup(src)...)
+		s.Plan.Add(s.raceSetup(src)...)
 	case 4:
-		s.plan.Add(s.permSetup(src)...)
+		s.Plan.Add(s.permSetup(src)...)
 	case 5:
-		s.plan.Add(s.countSetup(src)...)
+		s.Plan.Add(s.countSetup(src)...)
 	}
 	return s
 }
@@ -142,15 +136,7 @@ var (
 
 func pick[T any](src Source, pool []T, label string) T { return engine.Pick(src, pool, label) }
 
-func (s *Shadow) live() []*queue {
-	var out []*queue
-	for _, q := range s.queues {
-		if q.live {
-			out = append(out, q)
-		}
-	}
-	return out
-}
+func (s *Shadow) live() []*queue { return engine.Live(s.queues, func(q *queue) bool { return q.live }) }
 
 // queue draws one of the live queues.
 func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") }
@@ -159,14 +145,11 @@ func (s *Shadow) queue(src Source) *queue { return pick(src, s.live(), "queue") 
 // the next one a setup or scenario planned, a first queue while there is
 // none, or one of the actions that make sense now.
 func (s *Shadow) Step(src Source) ops.Op {
-	op := s.step(src)
-	s.slots.Note(op)
-	s.away.Note(op)
-	return op
+	return s.Note(s.step(src))
 }
 
 func (s *Shadow) step(src Source) ops.Op {
-	if op, ok := s.plan.Next(); ok {
+	if op, ok := s.Plan.Next(); ok {
 		s.noteBlocker(op)
 		return op
 	}
@@ -174,7 +157,7 @@ func (s *Shadow) step(src Source) ops.Op {
 		return s.create(src)
 	}
 	s.mayRmid = src.Intn(12, "rmid?") == 0
-	op, _ := actions.Step(src, s.swarm, s) // a receive always makes sense
+	op, _ := actions.Step(src, s.Swarm, s) // a receive always makes sense
 	s.noteBlocker(op)
 	return op
 }
@@ -199,8 +182,8 @@ func (q *queue) mayBlock(t uint8) bool {
 }
 
 func (s *Shadow) create(src Source) ops.Op {
-	s.nextHandle++
-	q := &queue{handle: s.nextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:5], "mode"), live: true}
+	s.NextHandle++
+	q := &queue{handle: s.NextHandle, qbytes: ops.DefaultMsgmnb, mode: pick(src, modePool[:5], "mode"), live: true}
 	if src.Intn(5, "owned by uid 1000") == 0 {
 		q.owner = 1000
 	}
@@ -251,7 +234,7 @@ const MaxLen = 60
 func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 
 func (s *Shadow) clone() *Shadow {
-	c := &Shadow{nextHandle: s.nextHandle, swarm: s.swarm, span: s.span, plan: s.plan.Copy(), slots: s.slots, away: s.away}
+	c := &Shadow{Progress: s.Progress.Copy()}
 	for _, q := range s.queues {
 		n := *q
 		n.msgs = append([]int64(nil), q.msgs...)

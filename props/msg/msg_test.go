@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/commands"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
@@ -22,6 +20,12 @@ var sub = msg.Subsystem
 
 func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
+// The checks every subsystem has (sidestest.Suite); the state machines
+// are TestNaiveOptimized and TestOptimizedKernel (a replay each).
+func TestSuite(t *testing.T) {
+	sidestest.Suite{Sub: sub, RoundTrip: optimized.New, Machines: []sidestest.Compared{}, Commands: sidestest.Models()[:1], Seed: 7, MaxSize: 30}.Run(t)
+}
+
 // check replays one script on the pair (the follower after the other) and
 // fails on any divergence.
 func check(t interface{ Fatalf(string, ...any) }, p *runner.Pair, script []ops.Op) {
@@ -31,12 +35,6 @@ func check(t interface{ Fatalf(string, ...any) }, p *runner.Pair, script []ops.O
 		}
 		t.Fatalf("%s vs %s: %v", p.A.Name, p.B.Name, err)
 	}
-}
-
-func TestTextRoundTrip(t *testing.T) {
-	m, err := optimized.New()
-	require.NoError(t, err)
-	rapid.Check(t, sub.TextRoundTrip(m))
 }
 
 func TestNaiveOptimized(t *testing.T) {
@@ -71,15 +69,6 @@ func TestGeneratorMakesBlockingAndRaces(t *testing.T) {
 	t.Logf("%d of %d scripts had a task blocked then completed, %d a race", blocked, n, races)
 	require.GreaterOrEqual(t, blocked*100/n, 30)
 	require.GreaterOrEqual(t, races*100/n, 5)
-}
-
-func TestGopterCommands(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(7)
-	params.MaxSize = 30
-	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
-	props.TestingRun(t)
 }
 
 // FuzzMsg turns the fuzzer's bytes into a script (one byte a choice) and

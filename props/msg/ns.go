@@ -17,8 +17,8 @@ var visitKeys = []int32{0x4d51, 0x4d52}
 // visit's. The queue's handle is never drawn again.
 func (s *Shadow) visit(src Source) ops.Op {
 	t, u := engine.Visitors(src, s.freeTasks())
-	s.nextHandle++
-	h := s.nextHandle
+	s.NextHandle++
+	h := s.NextHandle
 	ref := ops.Ref{Handle: h}
 	key := pick(src, visitKeys, "key")
 	during := []ops.Op{
@@ -28,13 +28,13 @@ func (s *Shadow) visit(src Source) ops.Op {
 		{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgInfoCmd, Task: t},
 	}
 	after := []ops.Op{{Kind: ops.KindMsgrcv, Type: ops.Msg, Obj: ref, Size: pick(src, bufPool, "bufsize"), MsgFlags: ops.MsgNowait | ops.MsgNoerror, Task: u}}
-	v := engine.Visit(src, t, u, s.away == 0, during, after)
-	s.plan.Add(v[1:]...)
-	s.plan.Add(
+	v := engine.Visit(src, t, u, s.Away == 0, during, after)
+	s.Plan.Add(v[1:]...)
+	s.Plan.Add(
 		ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: key, Mode: 0o666},
 		ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat})
 	return v[0]
 }
 
-// freeTasks lists the tasks t1..span at home and awake.
-func (s *Shadow) freeTasks() []uint8 { return s.away.Home(engine.FreeTasks(&s.asleep, s.span)) }
+// freeTasks lists the tasks t1..Span at home and awake.
+func (s *Shadow) freeTasks() []uint8 { return s.Away.Home(engine.FreeTasks(&s.asleep, s.Span)) }

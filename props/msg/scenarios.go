@@ -108,7 +108,7 @@ func (s *Shadow) atMsgmnb(src Source) ops.Op {
 	}
 	full := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 1, Size: ops.DefaultMsgmax, MsgFlags: ops.MsgNowait}
 	last := ops.Op{Kind: ops.KindMsgsnd, Type: ops.Msg, Obj: ref, Mtype: 2, Size: 1, MsgFlags: ops.MsgNowait}
-	s.plan.Add(ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: qbytes, Mode: 0o600, As: q.owner}, full, full)
+	s.Plan.Add(ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCSet, Value: qbytes, Mode: 0o600, As: q.owner}, full, full)
 	q.qbytes, q.mode = ops.DefaultMsgmnb, 0o600
 	q.msgs, q.mtypes = []int64{ops.DefaultMsgmax, ops.DefaultMsgmax}, []int64{1, 1}
 	switch free := s.freeTasks(); {
@@ -119,6 +119,6 @@ func (s *Shadow) atMsgmnb(src Source) ops.Op {
 		last.MsgFlags, last.Task = 0, pick(src, free, "task")
 		s.asleep[last.Task] = &sleeper{queue: q.handle, send: true, size: 1}
 	}
-	s.plan.Add(last, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat})
+	s.Plan.Add(last, ops.Op{Kind: ops.KindMsgctl, Type: ops.Msg, Obj: ref, MCmd: ops.MsgIPCStat})
 	return create
 }

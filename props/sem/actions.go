@@ -112,7 +112,7 @@ func (s *Shadow) exit(src Source) ops.Op {
 }
 
 func (s *Shadow) interrupt(src Source) ops.Op {
-	t := uint8(1 + src.Intn(s.span, "task"))
+	t := uint8(1 + src.Intn(s.Span, "task"))
 	s.asleep[t] = nil
 	return ops.Op{Kind: ops.KindInterrupt, Task: t}
 }

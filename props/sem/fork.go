@@ -18,8 +18,8 @@ func (s *Shadow) forkTask(src Source) ops.Op {
 	if len(undo) > 0 && src.Intn(2, "fork with undo") == 0 {
 		free = undo
 	}
-	op := s.slots.Fork(src, engine.Pick(src, free, "parent"))
-	if !s.slots[op.ForkChild()] {
+	op := s.Slots.Fork(src, engine.Pick(src, free, "parent"))
+	if !s.Slots[op.ForkChild()] {
 		s.undo[op.ForkChild()] = false
 	}
 	return op
@@ -41,7 +41,7 @@ func (s *Shadow) forkUndo(src Source) ops.Op {
 	setSops(&take, ops.Sop{Num: uint16(n), Op: 1, Flags: ops.SemNowait | ops.SemUndo})
 	get := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemGetVal, Num: int64(n)}}
 	fork := ops.Op{Kind: ops.KindForkTask, Task: parent, Value: int64(child)}
-	s.plan.Add(take, ops.Op{Kind: ops.KindExit, Task: child}, fork, ops.Op{Kind: ops.KindExit, Task: child}, get,
+	s.Plan.Add(take, ops.Op{Kind: ops.KindExit, Task: child}, fork, ops.Op{Kind: ops.KindExit, Task: child}, get,
 		ops.Op{Kind: ops.KindExit, Task: parent}, get)
 	a.vals[n] = 1
 	s.undo[parent], s.undo[child] = false, false

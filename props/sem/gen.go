@@ -37,18 +37,13 @@ type Shadow struct {
 	asleep [ops.NumTasks]*array
 	// waitOn is the operation a task sleeps on in sleep(): what its array's
 	// GETNCNT or GETZCNT count.
-	waitOn     [ops.NumTasks]ops.Sop
-	undo       [ops.NumTasks]bool
-	span       int // the highest task the script names (engine.DrawTaskSpan)
-	nextHandle int
-	semopm     int64
-	swarm      engine.Swarm
-	// plan holds the rest of a scenario begun by an earlier step.
-	plan engine.Plan
-	// slots are the task slots used, for a fork's child.
-	slots engine.Slots
-	// away are the tasks in another IPC namespace (ns.go).
-	away engine.Away
+	waitOn [ops.NumTasks]ops.Sop
+	undo   [ops.NumTasks]bool
+	semopm int64
+	// Progress holds the task span, handles, swarm, plan (the rest of a
+	// scenario begun by an earlier step), fork slots and the tasks in
+	// another namespace (ns.go).
+	engine.Progress
 	// mayRmid: this step may remove an array (one step in ten).
 	mayRmid bool
 }
@@ -56,7 +51,7 @@ type Shadow struct {
 // NewShadow returns the shadow of a fresh namespace, with swarm weights
 // drawn from src.
 func NewShadow(src Source) *Shadow {
-	return &Shadow{semopm: ops.DefaultSemopm, swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
+	return &Shadow{semopm: ops.DefaultSemopm, Progress: engine.NewProgress(src, actions.Swarm(src))}
 }
 
 var (
@@ -70,21 +65,18 @@ var (
 // the next one a scenario planned, a first array while there is none, or
 // one of the actions that make sense now.
 func (s *Shadow) Step(src Source) ops.Op {
-	op := s.step(src)
-	s.slots.Note(op)
-	s.away.Note(op)
-	return op
+	return s.Note(s.step(src))
 }
 
 func (s *Shadow) step(src Source) ops.Op {
-	if op, ok := s.plan.Next(); ok {
+	if op, ok := s.Plan.Next(); ok {
 		return op
 	}
 	if len(s.live()) == 0 {
 		return s.create(src, ops.IPCPrivate)
 	}
 	s.mayRmid = src.Intn(10, "rmid?") == 0
-	op, _ := actions.Step(src, s.swarm, s) // semop always makes sense
+	op, _ := actions.Step(src, s.Swarm, s) // semop always makes sense
 	return op
 }
 
@@ -94,15 +86,7 @@ func setSops(op *ops.Op, sops ...ops.Sop) {
 	op.Sem.NSops = uint8(len(sops))
 }
 
-func (s *Shadow) live() []*array {
-	var out []*array
-	for _, a := range s.arrays {
-		if a.live {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (s *Shadow) live() []*array { return engine.Live(s.arrays, func(a *array) bool { return a.live }) }
 
 // array draws one of the live arrays.
 func (s *Shadow) array(src Source) *array { return engine.Pick(src, s.live(), "array") }
@@ -141,9 +125,9 @@ func (s *Shadow) caller(src Source) uint32 {
 }
 
 func (s *Shadow) create(src Source, key int32) ops.Op {
-	s.nextHandle++
+	s.NextHandle++
 	n := 1 + src.Intn(4, "nsems")
-	op := ops.Op{Kind: ops.KindGet, Type: ops.Sem, Bind: s.nextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"), Size: int64(n)}
+	op := ops.Op{Kind: ops.KindGet, Type: ops.Sem, Bind: s.NextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"), Size: int64(n)}
 	if key != ops.IPCPrivate {
 		op.Creat = true
 	}
@@ -155,7 +139,7 @@ func (s *Shadow) create(src Source, key int32) ops.Op {
 		op.Size = ops.DefaultSemmsl + 1
 		return op
 	}
-	a := &array{handle: s.nextHandle, vals: make([]int, n), live: true, mode: op.Mode}
+	a := &array{handle: s.NextHandle, vals: make([]int, n), live: true, mode: op.Mode}
 	if key == ops.IPCPrivate && src.Intn(5, "owned by uid 1000") == 0 {
 		a.owner, op.As = 1000, 1000
 	}
@@ -180,7 +164,7 @@ func (s *Shadow) Copy() engine.Shadow {
 	for t, a := range s.asleep {
 		c.asleep[t] = m[a]
 	}
-	c.plan = s.plan.Copy()
+	c.Progress = s.Progress.Copy()
 	return &c
 }
 

@@ -22,8 +22,8 @@ func (s *Shadow) visit(src Source) ops.Op {
 	if u != 0 {
 		s.undo[u] = false
 	}
-	s.nextHandle++
-	h := s.nextHandle
+	s.NextHandle++
+	h := s.NextHandle
 	ref := ops.Ref{Handle: h}
 	key := engine.Pick(src, visitKeys, "key")
 	raise := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref, Task: t}
@@ -35,9 +35,9 @@ func (s *Shadow) visit(src Source) ops.Op {
 		raise,
 		withTask(get, t),
 	}
-	v := engine.Visit(src, t, u, s.away == 0, during, []ops.Op{withTask(get, u)})
-	s.plan.Add(v[1:]...)
-	s.plan.Add(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: key, Mode: 0o666}, get)
+	v := engine.Visit(src, t, u, s.Away == 0, during, []ops.Op{withTask(get, u)})
+	s.Plan.Add(v[1:]...)
+	s.Plan.Add(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: key, Mode: 0o666}, get)
 	return v[0]
 }
 
@@ -46,5 +46,5 @@ func withTask(op ops.Op, t uint8) ops.Op {
 	return op
 }
 
-// freeTasks lists the tasks t1..span at home and awake.
-func (s *Shadow) freeTasks() []uint8 { return s.away.Home(engine.FreeTasks(&s.asleep, s.span)) }
+// freeTasks lists the tasks t1..Span at home and awake.
+func (s *Shadow) freeTasks() []uint8 { return s.Away.Home(engine.FreeTasks(&s.asleep, s.Span)) }

@@ -27,7 +27,7 @@ func (s *Shadow) undoExit(src Source, a *array) ops.Op {
 	}
 	a.vals[n] = 0
 	s.undo[undoer] = false
-	s.plan.Add(take, wait, ops.Op{Kind: ops.KindExit, Task: undoer})
+	s.Plan.Add(take, wait, ops.Op{Kind: ops.KindExit, Task: undoer})
 	return set
 }
 
@@ -54,7 +54,7 @@ func (s *Shadow) exitClamp(src Source) ops.Op {
 	back := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref}
 	setSops(&back, ops.Sop{Num: uint16(n), Op: int16(-d), Flags: ops.SemNowait})
 	get := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemGetVal, Num: int64(n)}}
-	s.plan.Add(take, back, ops.Op{Kind: ops.KindExit, Task: u}, get)
+	s.Plan.Add(take, back, ops.Op{Kind: ops.KindExit, Task: u}, get)
 	a.vals[n] = end
 	s.undo[u] = false
 	s.forgetSleepers(a)
@@ -95,14 +95,14 @@ func (s *Shadow) globalQueue(src Source) ops.Op {
 		simple.Task, complexOp.Task = t1, t2
 		setSops(&complexOp, ops.Sop{Num: uint16(m), Op: -1}, ops.Sop{Num: uint16(n), Op: 1})
 		setSops(&wake, ops.Sop{Num: uint16(m), Op: 1, Flags: ops.SemNowait})
-		s.plan.Add(simple, complexOp, wake)
+		s.Plan.Add(simple, complexOp, wake)
 		return zeros
 	}
 	complexOp.Task, simple.Task = t1, t2
 	setSops(&complexOp, ops.Sop{Num: uint16(n), Op: -1}, ops.Sop{Num: uint16(m), Op: 1})
 	k := 1 + src.Intn(2, "enough for both")
 	setSops(&wake, ops.Sop{Num: uint16(n), Op: int16(k), Flags: ops.SemNowait})
-	s.plan.Add(complexOp, simple, wake)
+	s.Plan.Add(complexOp, simple, wake)
 	if k == 1 && m != n {
 		s.asleep[t2], s.waitOn[t2] = a, simple.Sem.Sops[0]
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/commands"
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -21,27 +18,9 @@ var sub = sem.Subsystem
 
 func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
 
-func TestTextRoundTrip(t *testing.T) {
-	m, err := optimized.New()
-	require.NoError(t, err)
-	rapid.Check(t, sub.TextRoundTrip(m))
-}
-
-func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
-}
-
-func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
-}
-
-func TestGopterCommands(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(9)
-	params.MaxSize = 30
-	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
-	props.TestingRun(t)
+// The checks every subsystem has (sidestest.Suite).
+func TestSuite(t *testing.T) {
+	sidestest.Suite{Sub: sub, RoundTrip: optimized.New, Commands: sidestest.Models()[:1], Seed: 9, MaxSize: 30}.Run(t)
 }
 
 // The generator must reach every situation the subsystem is about: tasks

@@ -40,7 +40,7 @@ var actions = engine.Actions[*Shadow]{
 	}},
 	{Name: "detach by another task", Weight: 1, When: hasLiveAtt, Draw: func(s *Shadow, src engine.Source) ops.Op {
 		a := engine.Pick(src, s.attHandles(true), "attachment")
-		return s.detach(a, src.Intn(s.span+1, "task"))
+		return s.detach(a, src.Intn(s.Span+1, "task"))
 	}},
 	{Name: "exit attached", Weight: 1, When: hasLiveAtt, Draw: (*Shadow).exitTask},
 	{Name: "attach at", Weight: 3, When: hasLive, Draw: func(s *Shadow, src engine.Source) ops.Op { return s.attachAt(src, s.pick(src, true)) }},
@@ -87,7 +87,7 @@ func (s *Shadow) statIdx(src engine.Source) ops.Op {
 }
 
 func (s *Shadow) exitTask(src engine.Source) ops.Op {
-	n := 1 + src.Intn(s.span, "task")
+	n := 1 + src.Intn(s.Span, "task")
 	s.exit(n)
 	return ops.Op{Kind: ops.KindExit, Task: uint8(n)}
 }
@@ -105,8 +105,8 @@ func (s *Shadow) otherType(src engine.Source) ops.Op {
 	if src.Intn(2, "list") == 0 {
 		return ops.Op{Kind: ops.KindList, Type: t, Rows: true}
 	}
-	s.nextHandle++
-	op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.nextHandle, Mode: engine.Pick(src, modePool, "mode")}
+	s.NextHandle++
+	op := ops.Op{Kind: ops.KindGet, Type: t, Bind: s.NextHandle, Mode: engine.Pick(src, modePool, "mode")}
 	if t == ops.Sem {
 		op.Size = 1 + int64(src.Intn(3, "nsems"))
 	}

@@ -20,9 +20,9 @@ func (s *Shadow) forkTask(src engine.Source) ops.Op {
 	if len(holders) > 0 && src.Intn(4, "a holder?") != 0 {
 		parent = engine.Pick(src, holders, "holder")
 	}
-	op := s.slots.Fork(src, parent)
+	op := s.Slots.Fork(src, parent)
 	child := int(op.ForkChild())
-	if s.slots[child] {
+	if s.Slots[child] {
 		return op // EBUSY
 	}
 	p := int(parent)

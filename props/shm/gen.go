@@ -44,34 +44,29 @@ type attachment struct {
 
 // Shadow is the generator's idea of the state a script has reached.
 type Shadow struct {
-	segs       map[int]*segment
-	segOrder   []int
-	keys       map[int32]*segment
-	atts       map[int]*attachment
-	attOrder   []int
-	nextHandle int
-	nextAtt    int
-	gen        [ops.NumTasks]int
-	span       int // the highest task the script names (engine.DrawTaskSpan)
-	forced     bool
-	renamed    bool
-	swarm      engine.Swarm
-	huge       bool // the get being drawn asks for SHM_HUGETLB
-	// slots are the task slots used, for a fork's child (fork.go).
-	slots engine.Slots
+	segs     map[int]*segment
+	segOrder []int
+	keys     map[int32]*segment
+	atts     map[int]*attachment
+	attOrder []int
+	nextAtt  int
+	gen      [ops.NumTasks]int
+	forced   bool
+	renamed  bool
+	huge     bool // the get being drawn asks for SHM_HUGETLB
 	// copies are the forks' copies of attachments (fork.go).
 	copies []*attachment
-	// plan holds the rest of a visit to another namespace (ns.go); away
-	// are the tasks there.
-	plan engine.Plan
-	away engine.Away
+	// Progress holds the task span, handles, swarm, plan (the rest of a
+	// visit to another namespace, ns.go), fork slots (fork.go) and the
+	// tasks in another namespace.
+	engine.Progress
 }
 
 // NewShadow returns the shadow of a fresh namespace for scripts compared
 // under rel, with swarm weights drawn from src.
 func NewShadow(src engine.Source, rel equiv.Relation) *Shadow {
 	return &Shadow{segs: map[int]*segment{}, keys: map[int32]*segment{}, atts: map[int]*attachment{},
-		renamed: rel == equiv.IDsRenamed, swarm: actions.Swarm(src), span: engine.DrawTaskSpan(src)}
+		renamed: rel == equiv.IDsRenamed, Progress: engine.NewProgress(src, actions.Swarm(src))}
 }
 
 var (
@@ -88,15 +83,13 @@ var (
 // Step draws one operation and advances the shadow by its expected effect:
 // one of the actions (actions.go) that make sense now.
 func (s *Shadow) Step(src engine.Source) ops.Op {
-	op, planned := s.plan.Next()
+	op, planned := s.Plan.Next()
 	if !planned {
-		op, _ = actions.Step(src, s.swarm, s) // a create always makes sense
+		op, _ = actions.Step(src, s.Swarm, s) // a create always makes sense
 	} else if op.Kind == ops.KindExit {
 		s.exit(int(op.Task))
 	}
-	s.slots.Note(op)
-	s.away.Note(op)
-	return op
+	return s.Note(op)
 }
 
 // task is usually the main task, otherwise one of the others.
@@ -104,7 +97,7 @@ func (s *Shadow) task(src engine.Source) uint8 {
 	if src.Intn(3, "other task") == 0 {
 		return 0
 	}
-	if t := uint8(1 + src.Intn(s.span, "task")); !s.away.Has(t) {
+	if t := uint8(1 + src.Intn(s.Span, "task")); !s.Away.Has(t) {
 		return t
 	}
 	return 0 // a task away draws nothing of the script's namespace
@@ -152,8 +145,8 @@ func permitted(g *segment, as uint32, acc uint16) bool {
 }
 
 func (s *Shadow) get(src engine.Source, key int32) ops.Op {
-	s.nextHandle++
-	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"),
+	s.NextHandle++
+	op := ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.NextHandle, Key: key, Mode: engine.Pick(src, modePool, "mode"),
 		Size: engine.Pick(src, sizePool, "size"), As: s.caller(src), Task: s.task(src), Huge: s.huge}
 	if key != ops.IPCPrivate {
 		switch src.Intn(5, "flags") {
@@ -199,8 +192,8 @@ func bitsOf(u uint64) int64 { return int64(u) }
 // atShmmax draws a get of a new segment whose size is at the top of the
 // range (shmmaxSizes): never created, EINVAL or ENOMEM.
 func (s *Shadow) atShmmax(src engine.Source) ops.Op {
-	s.nextHandle++
-	return ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.nextHandle, Mode: 0o600, Size: engine.Pick(src, shmmaxSizes, "size"), Task: s.task(src)}
+	s.NextHandle++
+	return ops.Op{Kind: ops.KindGet, Type: ops.Shm, Bind: s.NextHandle, Mode: 0o600, Size: engine.Pick(src, shmmaxSizes, "size"), Task: s.task(src)}
 }
 
 func (s *Shadow) bind(h int, g *segment) {

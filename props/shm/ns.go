@@ -19,9 +19,9 @@ const visitKey = 0x5301
 func (s *Shadow) visit(src engine.Source) ops.Op {
 	t, u := engine.Visitors(src, s.homeTasks())
 	s.orphan(int(t))
-	s.nextHandle++
+	s.NextHandle++
 	s.nextAtt++
-	h, a := s.nextHandle, s.nextAtt
+	h, a := s.NextHandle, s.nextAtt
 	ref := ops.Ref{Handle: h}
 	stat := ops.Op{Kind: ops.KindShmctl, Type: ops.Shm, Obj: ref, Cmd: ops.ShmIPCStat}
 	during := []ops.Op{
@@ -30,21 +30,21 @@ func (s *Shadow) visit(src engine.Source) ops.Op {
 		{Kind: ops.KindGet, Type: ops.Shm, Key: visitKey, Mode: 0o666, Task: t},
 	}
 	stat.Task = u
-	v := engine.Visit(src, t, u, s.away == 0, during, []ops.Op{{Kind: ops.KindShmdt, Type: ops.Shm, Att: a, Task: t}, stat})
+	v := engine.Visit(src, t, u, s.Away == 0, during, []ops.Op{{Kind: ops.KindShmdt, Type: ops.Shm, Att: a, Task: t}, stat})
 	if u == 0 {
 		v = append(v, ops.Op{Kind: ops.KindShmdt, Type: ops.Shm, Att: a, Task: t})
 	}
-	s.plan.Add(v[1:]...)
+	s.Plan.Add(v[1:]...)
 	stat.Task = 0
-	s.plan.Add(ops.Op{Kind: ops.KindGet, Type: ops.Shm, Key: visitKey, Mode: 0o666}, stat)
+	s.Plan.Add(ops.Op{Kind: ops.KindGet, Type: ops.Shm, Key: visitKey, Mode: 0o666}, stat)
 	return v[0]
 }
 
-// homeTasks lists the tasks t1..span in the script's namespace.
+// homeTasks lists the tasks t1..Span in the script's namespace.
 func (s *Shadow) homeTasks() []uint8 {
 	var home []uint8
-	for t := uint8(1); int(t) <= s.span; t++ {
-		if !s.away.Has(t) {
+	for t := uint8(1); int(t) <= s.Span; t++ {
+		if !s.Away.Has(t) {
 			home = append(home, t)
 		}
 	}

@@ -3,8 +3,6 @@ package shm_test
 import (
 	"testing"
 
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/commands"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
@@ -21,11 +19,8 @@ import (
 
 var sub = shm.Subsystem
 
-func TestTextRoundTrip(t *testing.T) {
-	m, err := naive.New()
-	require.NoError(t, err)
-	rapid.Check(t, sub.TextRoundTrip(m))
-}
+// The checks every subsystem has (sidestest.Suite).
+func TestSuite(t *testing.T) { sidestest.Suite{Sub: sub, RoundTrip: naive.New}.Run(t) }
 
 // The generator must reach every situation the subsystem is about.
 func TestGeneratorReaches(t *testing.T) {
@@ -75,14 +70,6 @@ func TestGeneratorReaches(t *testing.T) {
 	for _, k := range []string{"attach by several tasks", "exit", "shm_rmid_forced 1", "SHM_LOCK EPERM", "SHM_LOCK as owner", "IPC_SET", "SHM_STAT", "*_INFO > 0", "SHM_DEST seen"} {
 		require.True(t, want[k], "no script of 300 reached %q", k)
 	}
-}
-
-func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
-}
-
-func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
 }
 
 // tabled is a model whose tables can be inspected.
@@ -136,15 +123,6 @@ func TestListingAndMaxIdx(t *testing.T) {
 			}
 		}
 	})
-}
-
-func TestGopterCommands(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(1)
-	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
-	props.TestingRun(t)
 }
 
 // FuzzShm turns the fuzzer's bytes into a script (one byte a choice),

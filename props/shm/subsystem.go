@@ -26,7 +26,7 @@ func (s *Shadow) Copy() engine.Shadow { return s.clone() }
 // clone copies the shadow so that gopter's states are never shared.
 func (s *Shadow) clone() *Shadow {
 	c := *s
-	c.plan = s.plan.Copy()
+	c.Progress = s.Progress.Copy()
 	segs := map[*segment]*segment{}
 	cp := func(g *segment) *segment {
 		if g == nil {

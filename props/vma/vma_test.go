@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/commands"
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -21,6 +18,12 @@ import (
 
 var sub = vma.Subsystem
 
+// The checks every subsystem has (sidestest.Suite).
+func TestSuite(t *testing.T) {
+	start := func() (ops.Model, error) { return model(t, "optimized"), nil }
+	sidestest.Suite{Sub: sub, RoundTrip: start}.Run(t)
+}
+
 // model starts the built-in called name (its vma part is what runs).
 func model(t testing.TB, name string) ops.Model {
 	t.Helper()
@@ -30,10 +33,6 @@ func model(t testing.TB, name string) ops.Model {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	return m
-}
-
-func TestTextRoundTrip(t *testing.T) {
-	rapid.Check(t, sub.TextRoundTrip(model(t, "optimized")))
 }
 
 // Every operation the generator draws, from every source (rapid, gopter,
@@ -106,23 +105,6 @@ func TestInvariants(t *testing.T) {
 		require.NoError(t, err, bad)
 		require.Error(t, vma.CheckInvariants(ops.Snapshot{VMA: st}), bad)
 	}
-}
-
-func TestMachineNaiveOptimized(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact)))
-}
-
-func TestMachineOptimizedKernel(t *testing.T) {
-	rapid.Check(t, sub.Machine(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact)))
-}
-
-func TestGopterCommands(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	params.Rng.Seed(1)
-	props := gopter.NewProperties(params)
-	props.Property("naive = optimized", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "naive", "optimized", equiv.Exact))))
-	props.Property("optimized = kernel", commands.Prop(sub.Commands(sidestest.Pair(t, sub, "optimized", "kernel", equiv.Exact))))
-	props.TestingRun(t)
 }
 
 // FuzzVMA turns the fuzzer's bytes into a script (one byte a choice) and

@@ -205,3 +205,14 @@ func TestEveryAdviceTranslates(t *testing.T) {
 		require.NoError(t, err, "advice %s", a)
 	}
 }
+
+// The reproducer writes every kind of the vocabulary (its table of kinds,
+// ops.Handlers): a kind added without its writer fails here the day it is
+// added.
+func TestEveryKindHasAWriter(t *testing.T) {
+	for _, s := range ops.Specs() {
+		if !repro.Handles(s.Kind) {
+			t.Errorf("the C reproducer has no writer for %s (subsystem %s)", s.Name, s.Subsystem)
+		}
+	}
+}

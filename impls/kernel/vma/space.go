@@ -255,23 +255,8 @@ func (h *Helper) parseState(text []byte, brk uint64) (ops.VMAState, error) {
 		return st, err
 	}
 	shm := map[uint64]int{}
-	var heap []ops.VMA
-	for _, sv := range vmas {
-		v, err := h.observe(sv, shm)
-		if err != nil {
-			return st, err
-		}
-		if v.Heap {
-			heap = append(heap, v)
-		} else {
-			st.VMAs = append(st.VMAs, v)
-		}
-	}
-	st.VMAs = append(st.VMAs, heap...)
-	if len(st.VMAs) == 0 {
-		st.VMAs = nil
-	}
-	return st, nil
+	st.VMAs, err = ops.ObserveVMAs(vmas, func(sv smapsVMA) (ops.VMA, error) { return h.observe(sv, shm) })
+	return st, err
 }
 
 // observe places a VMA in its region and names its file.
