@@ -163,3 +163,37 @@ func TestPackedMatchesTheRules(t *testing.T) {
 		check("snapshot", PackSnapshot(snap), snap)
 	})
 }
+
+// Observations (the side channel) round-trip, and outcomes carry them
+// through the envelope; none at all travel as no bytes.
+func TestObservationsRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		obs := rapid.SliceOf(rapid.Custom(func(t *rapid.T) ops.Observation {
+			return ops.Observation{
+				Nanos: rapid.Int64().Draw(t, "nanos"),
+				PCs:   rapid.SliceOf(rapid.Uint64()).Draw(t, "pcs"),
+			}
+		})).Draw(t, "observed")
+		got, err := UnpackObserved(PackObserved(obs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := normalized(obs); !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+		outs, err := OutcomesFromProto(OutcomesToProto([]ops.Outcome{{Observed: obs}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := normalized(obs); !reflect.DeepEqual(outs[0].Observed, want) {
+			t.Fatalf("through an outcome: got %v, want %v", outs[0].Observed, want)
+		}
+	})
+	if PackObserved(nil) != nil {
+		t.Fatal("no observations pack to bytes")
+	}
+	cfg := ConfigFromProto(ConfigToProto(ops.Config{Observe: ops.Observing{Time: true}}))
+	if !cfg.Observe.Time || cfg.Observe.Cover {
+		t.Fatalf("observe travels as %+v", cfg.Observe)
+	}
+}

@@ -47,7 +47,11 @@ func clipped(s string) string {
 
 // ConfigToProto converts an ops.Config.
 func ConfigToProto(cfg ops.Config) *ipcfuzzv1.Config {
-	return &ipcfuzzv1.Config{Options: cfg.Options, Facts: cfg.Facts.Map()}
+	m := &ipcfuzzv1.Config{Options: cfg.Options, Facts: cfg.Facts.Map()}
+	if cfg.Observe.Any() {
+		m.Observe = &ipcfuzzv1.Observing{Time: cfg.Observe.Time, Cover: cfg.Observe.Cover}
+	}
+	return m
 }
 
 // ConfigFromProto converts back; the options are never nil. A fact this
@@ -58,14 +62,15 @@ func ConfigFromProto(m *ipcfuzzv1.Config) ops.Config {
 		opts[k] = v
 	}
 	facts, _ := ops.FactsFromMap(m.GetFacts())
-	return ops.Config{Options: opts, Facts: facts}
+	obs := m.GetObserve()
+	return ops.Config{Options: opts, Facts: facts, Observe: ops.Observing{Time: obs.GetTime(), Cover: obs.GetCover()}}
 }
 
 // OutcomesToProto packs outcomes.
 func OutcomesToProto(outs []ops.Outcome) []*ipcfuzzv1.Outcome {
 	ms := make([]*ipcfuzzv1.Outcome, len(outs))
 	for i, o := range outs {
-		ms[i] = &ipcfuzzv1.Outcome{Results: PackResults(o.Results), Snapshot: PackSnapshot(o.Snapshot)}
+		ms[i] = &ipcfuzzv1.Outcome{Results: PackResults(o.Results), Snapshot: PackSnapshot(o.Snapshot), Observed: PackObserved(o.Observed)}
 	}
 	return ms
 }
@@ -82,7 +87,11 @@ func OutcomesFromProto(ms []*ipcfuzzv1.Outcome) ([]ops.Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("outcome %d: %w", i+1, err)
 		}
-		out[i] = ops.Outcome{Results: rs, Snapshot: snap}
+		obs, err := UnpackObserved(m.GetObserved())
+		if err != nil {
+			return nil, fmt.Errorf("outcome %d: %w", i+1, err)
+		}
+		out[i] = ops.Outcome{Results: rs, Snapshot: snap, Observed: obs}
 	}
 	return out, nil
 }

@@ -46,14 +46,16 @@ var (
 	opsCodec      = codecFor(reflect.TypeFor[[]ops.Op]())
 	resultsCodec  = codecFor(reflect.TypeFor[[]ops.Result]())
 	snapshotCodec = codecFor(reflect.TypeFor[ops.Snapshot]())
-	layout        = describe(reflect.TypeFor[ops.Op](), reflect.TypeFor[ops.Result](), reflect.TypeFor[ops.Snapshot]())
+	observedCodec = codecFor(reflect.TypeFor[[]ops.Observation]())
+	layout        = describe(reflect.TypeFor[ops.Op](), reflect.TypeFor[ops.Result](), reflect.TypeFor[ops.Snapshot](), reflect.TypeFor[ops.Observation]())
 	layoutVersion = func() string {
 		sum := sha256.Sum256([]byte(layout))
 		return "packed-" + hex.EncodeToString(sum[:6])
 	}()
 )
 
-// Layout describes the packed layout of Op, Result and Snapshot: each
+// Layout describes the packed layout of Op, Result, Snapshot and
+// Observation: each
 // struct's fields in order with their types (PROTOCOL.md quotes it).
 func Layout() string { return layout }
 
@@ -101,6 +103,27 @@ func PackSnapshot(s ops.Snapshot) []byte {
 func UnpackSnapshot(b []byte) (ops.Snapshot, error) {
 	var s ops.Snapshot
 	return s, unpack(b, snapshotCodec, &s, "snapshot")
+}
+
+// PackObserved encodes the observations of a script (the side channel,
+// Outcome.Observed).
+func PackObserved(obs []ops.Observation) []byte {
+	if len(obs) == 0 {
+		return nil
+	}
+	p := &packer{b: make([]byte, 0, 4*len(obs)+4)}
+	observedCodec.enc(p, unsafe.Pointer(&obs))
+	return p.b
+}
+
+// UnpackObserved decodes what PackObserved wrote; no bytes are no
+// observations (nil).
+func UnpackObserved(b []byte) ([]ops.Observation, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var out []ops.Observation
+	return out, unpack(b, observedCodec, &out, "observations")
 }
 
 func unpack[T any](b []byte, c codec, out *T, what string) error {

@@ -15,6 +15,11 @@ type Config struct {
 	// that machine does where an answer depends on the machine. A side
 	// that does not model a fact ignores it.
 	Facts Facts
+	// Observe asks for observations of each operation beside its result
+	// (Outcome.Observed); Exec honours it, Reset, Apply and Measure
+	// ignore it. It is not an option of the implementation: String
+	// leaves it out.
+	Observe Observing
 }
 
 // String writes the options in a stable order, "k=v,k=v".
@@ -92,6 +97,11 @@ type Model interface {
 type Outcome struct {
 	Results  []Result
 	Snapshot Snapshot
+	// Observed holds an Observation per operation (Observed[i] of
+	// operation i) when the run asked for any (Config.Observe), nil
+	// otherwise; an implementation that observes nothing leaves it nil.
+	// It is the side channel: never compared, never part of equality.
+	Observed []Observation
 }
 
 // Follower is a Model whose operations may end in several allowed ways

@@ -4,12 +4,16 @@ import "context"
 
 // WireOutcome is one script's outcome as an implementation sent it over a
 // wire, before it is decoded: its results and its final snapshot, each in
-// the packed form of plugins/PROTOCOL.md.
+// the packed form of plugins/PROTOCOL.md, and its observations (the side
+// channel; empty unless the run asked for them).
 type WireOutcome struct {
 	Results, Snapshot []byte
+	Observed          []byte
 }
 
-// Same reports whether two wire outcomes are the same bytes.
+// Same reports whether two wire outcomes are the same bytes: their results
+// and snapshots. Observations are not compared: two sides that answered
+// alike are the same however long each took.
 func (w WireOutcome) Same(o WireOutcome) bool {
 	return string(w.Results) == string(o.Results) && string(w.Snapshot) == string(o.Snapshot)
 }
@@ -36,4 +40,8 @@ type Wire interface {
 	// says the bytes do not fit (the side answered garbage), as Exec would
 	// have said.
 	Decode(w WireOutcome, script, n int) (Outcome, error)
+	// DecodeObserved decodes the observations of w alone (Decode does
+	// too): for an outcome whose results and snapshot another side sent
+	// as the same bytes, and which were decoded from that side's.
+	DecodeObserved(w WireOutcome, script, n int) ([]Observation, error)
 }

@@ -16,7 +16,8 @@ func wires(a, b Side) (wa, wb ops.Wire, ok bool) {
 
 // execWire runs scripts on two sides of one packed layout, neither of
 // which follows: the scripts are packed once for both, and an outcome
-// both sides sent as the same bytes is decoded once (same[i]).
+// both sides sent as the same bytes is decoded once (same[i]), but for
+// its observations, which are each side's own.
 func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
 	lens := make([]int, len(scripts))
 	for i, s := range scripts {
@@ -40,7 +41,12 @@ func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.O
 		var ea, eb error
 		outA[i], ea = wa.Decode(rawA[i], i, lens[i])
 		if rawA[i].Same(rawB[i]) {
+			// The same results and snapshot; the observations are B's
+			// own (Same leaves them out).
 			outB[i], same[i], eb = outA[i], true, ea
+			if eb == nil {
+				outB[i].Observed, eb = wb.DecodeObserved(rawB[i], i, lens[i])
+			}
 		} else {
 			outB[i], eb = wb.Decode(rawB[i], i, lens[i])
 		}

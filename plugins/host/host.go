@@ -529,7 +529,7 @@ func (p *Plugin) exec(ctx context.Context, cfg ops.Config, packed [][]byte, lens
 	}
 	req := &ipcfuzzv1.ExecRequest{Config: plugins.ConfigToProto(cfg), Scripts: packed}
 	if others != nil {
-		req.Follow = plugins.OutcomesToProto(others)
+		req.Follow = plugins.OutcomesToProto(withoutObserved(others))
 		req.FollowSet = true
 	}
 	resp, err := call(ctx, p, "exec", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ExecResponse, error) {
@@ -543,7 +543,7 @@ func (p *Plugin) exec(ctx context.Context, cfg ops.Config, packed [][]byte, lens
 	}
 	wire := make([]ops.WireOutcome, len(resp.Outcomes))
 	for i, o := range resp.Outcomes {
-		wire[i] = ops.WireOutcome{Results: o.GetResults(), Snapshot: o.GetSnapshot()}
+		wire[i] = ops.WireOutcome{Results: o.GetResults(), Snapshot: o.GetSnapshot(), Observed: o.GetObserved()}
 	}
 	if resp.Failure != nil {
 		return wire, p.failed("exec", resp.Failure)
@@ -561,10 +561,34 @@ func (p *Plugin) Decode(w ops.WireOutcome, script, n int) (ops.Outcome, error) {
 			if len(rs) != n {
 				return ops.Outcome{}, p.garbage("exec", fmt.Errorf("script %d: %d results for %d operations", script+1, len(rs), n))
 			}
-			return ops.Outcome{Results: rs, Snapshot: snap}, nil
+			obs, err := p.DecodeObserved(w, script, n)
+			return ops.Outcome{Results: rs, Snapshot: snap, Observed: obs}, err
 		}
 	}
 	return ops.Outcome{}, p.garbage("exec", fmt.Errorf("outcome %d: %w", script+1, err))
+}
+
+// DecodeObserved implements ops.Wire: observations that do not decode, or
+// that are not one per operation, are garbage; none at all are nil.
+func (p *Plugin) DecodeObserved(w ops.WireOutcome, script, n int) ([]ops.Observation, error) {
+	obs, err := plugins.UnpackObserved(w.Observed)
+	switch {
+	case err != nil:
+		return nil, p.garbage("exec", fmt.Errorf("outcome %d: %w", script+1, err))
+	case obs != nil && len(obs) != n:
+		return nil, p.garbage("exec", fmt.Errorf("script %d: %d observations for %d operations", script+1, len(obs), n))
+	}
+	return obs, nil
+}
+
+// withoutObserved is outcomes to follow as they travel: a follower needs
+// the other side's results and snapshot, never its observations.
+func withoutObserved(outs []ops.Outcome) []ops.Outcome {
+	stripped := make([]ops.Outcome, len(outs))
+	for i, o := range outs {
+		stripped[i] = ops.Outcome{Results: o.Results, Snapshot: o.Snapshot}
+	}
+	return stripped
 }
 
 // Measure implements ops.Impl.

@@ -177,7 +177,11 @@ type Config struct {
 	Options map[string]string      `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// facts are the machine facts the other side reported (ops.Config.Facts),
 	// by name.
-	Facts         map[string]int64 `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Facts map[string]int64 `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// observe asks Exec for observations of each operation beside its
+	// results (ops.Config.Observe); unset asks for none. Reset, Apply and
+	// Measure ignore it.
+	Observe       *Observing `protobuf:"bytes,3,opt,name=observe,proto3" json:"observe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -226,18 +230,85 @@ func (x *Config) GetFacts() map[string]int64 {
 	return nil
 }
 
-// Outcome is what one script did: packed results and a packed snapshot.
+func (x *Config) GetObserve() *Observing {
+	if x != nil {
+		return x.Observe
+	}
+	return nil
+}
+
+// Observing is ops.Observing: which observations a run asks for.
+type Observing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// time: each operation's time inside the implementation (Observation.Nanos).
+	Time bool `protobuf:"varint,1,opt,name=time,proto3" json:"time,omitempty"`
+	// cover: the kernel program counters each operation reached (KCOV,
+	// Observation.PCs).
+	Cover         bool `protobuf:"varint,2,opt,name=cover,proto3" json:"cover,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Observing) Reset() {
+	*x = Observing{}
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Observing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Observing) ProtoMessage() {}
+
+func (x *Observing) ProtoReflect() protoreflect.Message {
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Observing.ProtoReflect.Descriptor instead.
+func (*Observing) Descriptor() ([]byte, []int) {
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Observing) GetTime() bool {
+	if x != nil {
+		return x.Time
+	}
+	return false
+}
+
+func (x *Observing) GetCover() bool {
+	if x != nil {
+		return x.Cover
+	}
+	return false
+}
+
+// Outcome is what one script did: packed results and a packed snapshot,
+// and, when the request asked for observations, packed observations (the
+// side channel, one per operation; never part of equality, and left out
+// when the host compares two outcomes as bytes).
 type Outcome struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Results       []byte                 `protobuf:"bytes,1,opt,name=results,proto3" json:"results,omitempty"`
 	Snapshot      []byte                 `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Observed      []byte                 `protobuf:"bytes,3,opt,name=observed,proto3" json:"observed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +320,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[2]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +333,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{2}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Outcome) GetResults() []byte {
@@ -279,6 +350,13 @@ func (x *Outcome) GetSnapshot() []byte {
 	return nil
 }
 
+func (x *Outcome) GetObserved() []byte {
+	if x != nil {
+		return x.Observed
+	}
+	return nil
+}
+
 type Failure struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -288,7 +366,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -300,7 +378,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[3]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -313,7 +391,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{3}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Failure) GetMessage() string {
@@ -331,7 +409,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +421,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[4]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +434,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{4}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
 }
 
 type InfoResponse struct {
@@ -369,7 +447,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +459,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[5]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +472,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{5}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InfoResponse) GetInfo() *Info {
@@ -420,7 +498,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +510,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[6]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +523,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{6}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResetRequest) GetConfig() *Config {
@@ -464,7 +542,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +554,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[7]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +567,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{7}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResetResponse) GetFailure() *Failure {
@@ -514,7 +592,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +604,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[8]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +617,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{8}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ApplyRequest) GetOps() []byte {
@@ -577,7 +655,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +667,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[9]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +680,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{9}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApplyResponse) GetResults() []byte {
@@ -638,7 +716,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +728,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[10]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +741,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{10}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SnapshotRequest) GetFollow() []byte {
@@ -693,7 +771,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +783,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[11]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +796,7 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{11}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotResponse) GetSnapshot() []byte {
@@ -758,7 +836,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +848,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[12]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +861,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{12}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecRequest) GetConfig() *Config {
@@ -824,7 +902,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +914,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[13]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +927,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{13}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExecResponse) GetOutcomes() []*Outcome {
@@ -878,7 +956,7 @@ type MeasureRequest struct {
 
 func (x *MeasureRequest) Reset() {
 	*x = MeasureRequest{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +968,7 @@ func (x *MeasureRequest) String() string {
 func (*MeasureRequest) ProtoMessage() {}
 
 func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[14]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +981,7 @@ func (x *MeasureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureRequest.ProtoReflect.Descriptor instead.
 func (*MeasureRequest) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{14}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MeasureRequest) GetConfig() *Config {
@@ -946,7 +1024,7 @@ type MeasureResponse struct {
 
 func (x *MeasureResponse) Reset() {
 	*x = MeasureResponse{}
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +1036,7 @@ func (x *MeasureResponse) String() string {
 func (*MeasureResponse) ProtoMessage() {}
 
 func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[15]
+	mi := &file_ipcfuzz_v1_impl_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +1049,7 @@ func (x *MeasureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MeasureResponse.ProtoReflect.Descriptor instead.
 func (*MeasureResponse) Descriptor() ([]byte, []int) {
-	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{15}
+	return file_ipcfuzz_v1_impl_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MeasureResponse) GetWallNs() []int64 {
@@ -1025,20 +1103,25 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\n" +
 	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xee\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9f\x02\n" +
 	"\x06Config\x129\n" +
 	"\aoptions\x18\x01 \x03(\v2\x1f.ipcfuzz.v1.Config.OptionsEntryR\aoptions\x123\n" +
-	"\x05facts\x18\x02 \x03(\v2\x1d.ipcfuzz.v1.Config.FactsEntryR\x05facts\x1a:\n" +
+	"\x05facts\x18\x02 \x03(\v2\x1d.ipcfuzz.v1.Config.FactsEntryR\x05facts\x12/\n" +
+	"\aobserve\x18\x03 \x01(\v2\x15.ipcfuzz.v1.ObservingR\aobserve\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
 	"\n" +
 	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"?\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"5\n" +
+	"\tObserving\x12\x12\n" +
+	"\x04time\x18\x01 \x01(\bR\x04time\x12\x14\n" +
+	"\x05cover\x18\x02 \x01(\bR\x05cover\"[\n" +
 	"\aOutcome\x12\x18\n" +
 	"\aresults\x18\x01 \x01(\fR\aresults\x12\x1a\n" +
-	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"#\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\x12\x1a\n" +
+	"\bobserved\x18\x03 \x01(\fR\bobserved\"#\n" +
 	"\aFailure\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"\r\n" +
 	"\vInfoRequest\"c\n" +
@@ -1108,63 +1191,65 @@ func file_ipcfuzz_v1_impl_proto_rawDescGZIP() []byte {
 	return file_ipcfuzz_v1_impl_proto_rawDescData
 }
 
-var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_ipcfuzz_v1_impl_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_ipcfuzz_v1_impl_proto_goTypes = []any{
 	(*Info)(nil),             // 0: ipcfuzz.v1.Info
 	(*Config)(nil),           // 1: ipcfuzz.v1.Config
-	(*Outcome)(nil),          // 2: ipcfuzz.v1.Outcome
-	(*Failure)(nil),          // 3: ipcfuzz.v1.Failure
-	(*InfoRequest)(nil),      // 4: ipcfuzz.v1.InfoRequest
-	(*InfoResponse)(nil),     // 5: ipcfuzz.v1.InfoResponse
-	(*ResetRequest)(nil),     // 6: ipcfuzz.v1.ResetRequest
-	(*ResetResponse)(nil),    // 7: ipcfuzz.v1.ResetResponse
-	(*ApplyRequest)(nil),     // 8: ipcfuzz.v1.ApplyRequest
-	(*ApplyResponse)(nil),    // 9: ipcfuzz.v1.ApplyResponse
-	(*SnapshotRequest)(nil),  // 10: ipcfuzz.v1.SnapshotRequest
-	(*SnapshotResponse)(nil), // 11: ipcfuzz.v1.SnapshotResponse
-	(*ExecRequest)(nil),      // 12: ipcfuzz.v1.ExecRequest
-	(*ExecResponse)(nil),     // 13: ipcfuzz.v1.ExecResponse
-	(*MeasureRequest)(nil),   // 14: ipcfuzz.v1.MeasureRequest
-	(*MeasureResponse)(nil),  // 15: ipcfuzz.v1.MeasureResponse
-	nil,                      // 16: ipcfuzz.v1.Info.FactsEntry
-	nil,                      // 17: ipcfuzz.v1.Config.OptionsEntry
-	nil,                      // 18: ipcfuzz.v1.Config.FactsEntry
-	nil,                      // 19: ipcfuzz.v1.MeasureResponse.CountersEntry
+	(*Observing)(nil),        // 2: ipcfuzz.v1.Observing
+	(*Outcome)(nil),          // 3: ipcfuzz.v1.Outcome
+	(*Failure)(nil),          // 4: ipcfuzz.v1.Failure
+	(*InfoRequest)(nil),      // 5: ipcfuzz.v1.InfoRequest
+	(*InfoResponse)(nil),     // 6: ipcfuzz.v1.InfoResponse
+	(*ResetRequest)(nil),     // 7: ipcfuzz.v1.ResetRequest
+	(*ResetResponse)(nil),    // 8: ipcfuzz.v1.ResetResponse
+	(*ApplyRequest)(nil),     // 9: ipcfuzz.v1.ApplyRequest
+	(*ApplyResponse)(nil),    // 10: ipcfuzz.v1.ApplyResponse
+	(*SnapshotRequest)(nil),  // 11: ipcfuzz.v1.SnapshotRequest
+	(*SnapshotResponse)(nil), // 12: ipcfuzz.v1.SnapshotResponse
+	(*ExecRequest)(nil),      // 13: ipcfuzz.v1.ExecRequest
+	(*ExecResponse)(nil),     // 14: ipcfuzz.v1.ExecResponse
+	(*MeasureRequest)(nil),   // 15: ipcfuzz.v1.MeasureRequest
+	(*MeasureResponse)(nil),  // 16: ipcfuzz.v1.MeasureResponse
+	nil,                      // 17: ipcfuzz.v1.Info.FactsEntry
+	nil,                      // 18: ipcfuzz.v1.Config.OptionsEntry
+	nil,                      // 19: ipcfuzz.v1.Config.FactsEntry
+	nil,                      // 20: ipcfuzz.v1.MeasureResponse.CountersEntry
 }
 var file_ipcfuzz_v1_impl_proto_depIdxs = []int32{
-	16, // 0: ipcfuzz.v1.Info.facts:type_name -> ipcfuzz.v1.Info.FactsEntry
-	17, // 1: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
-	18, // 2: ipcfuzz.v1.Config.facts:type_name -> ipcfuzz.v1.Config.FactsEntry
-	0,  // 3: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
-	3,  // 4: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 5: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
-	3,  // 6: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
-	3,  // 7: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
-	3,  // 8: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 9: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
-	2,  // 10: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
-	2,  // 11: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
-	3,  // 12: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
-	1,  // 13: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
-	19, // 14: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
-	3,  // 15: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
-	4,  // 16: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
-	6,  // 17: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
-	8,  // 18: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
-	10, // 19: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
-	12, // 20: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
-	14, // 21: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
-	5,  // 22: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
-	7,  // 23: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
-	9,  // 24: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
-	11, // 25: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
-	13, // 26: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
-	15, // 27: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
-	22, // [22:28] is the sub-list for method output_type
-	16, // [16:22] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	17, // 0: ipcfuzz.v1.Info.facts:type_name -> ipcfuzz.v1.Info.FactsEntry
+	18, // 1: ipcfuzz.v1.Config.options:type_name -> ipcfuzz.v1.Config.OptionsEntry
+	19, // 2: ipcfuzz.v1.Config.facts:type_name -> ipcfuzz.v1.Config.FactsEntry
+	2,  // 3: ipcfuzz.v1.Config.observe:type_name -> ipcfuzz.v1.Observing
+	0,  // 4: ipcfuzz.v1.InfoResponse.info:type_name -> ipcfuzz.v1.Info
+	4,  // 5: ipcfuzz.v1.InfoResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 6: ipcfuzz.v1.ResetRequest.config:type_name -> ipcfuzz.v1.Config
+	4,  // 7: ipcfuzz.v1.ResetResponse.failure:type_name -> ipcfuzz.v1.Failure
+	4,  // 8: ipcfuzz.v1.ApplyResponse.failure:type_name -> ipcfuzz.v1.Failure
+	4,  // 9: ipcfuzz.v1.SnapshotResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 10: ipcfuzz.v1.ExecRequest.config:type_name -> ipcfuzz.v1.Config
+	3,  // 11: ipcfuzz.v1.ExecRequest.follow:type_name -> ipcfuzz.v1.Outcome
+	3,  // 12: ipcfuzz.v1.ExecResponse.outcomes:type_name -> ipcfuzz.v1.Outcome
+	4,  // 13: ipcfuzz.v1.ExecResponse.failure:type_name -> ipcfuzz.v1.Failure
+	1,  // 14: ipcfuzz.v1.MeasureRequest.config:type_name -> ipcfuzz.v1.Config
+	20, // 15: ipcfuzz.v1.MeasureResponse.counters:type_name -> ipcfuzz.v1.MeasureResponse.CountersEntry
+	4,  // 16: ipcfuzz.v1.MeasureResponse.failure:type_name -> ipcfuzz.v1.Failure
+	5,  // 17: ipcfuzz.v1.Impl.Info:input_type -> ipcfuzz.v1.InfoRequest
+	7,  // 18: ipcfuzz.v1.Impl.Reset:input_type -> ipcfuzz.v1.ResetRequest
+	9,  // 19: ipcfuzz.v1.Impl.Apply:input_type -> ipcfuzz.v1.ApplyRequest
+	11, // 20: ipcfuzz.v1.Impl.Snapshot:input_type -> ipcfuzz.v1.SnapshotRequest
+	13, // 21: ipcfuzz.v1.Impl.Exec:input_type -> ipcfuzz.v1.ExecRequest
+	15, // 22: ipcfuzz.v1.Impl.Measure:input_type -> ipcfuzz.v1.MeasureRequest
+	6,  // 23: ipcfuzz.v1.Impl.Info:output_type -> ipcfuzz.v1.InfoResponse
+	8,  // 24: ipcfuzz.v1.Impl.Reset:output_type -> ipcfuzz.v1.ResetResponse
+	10, // 25: ipcfuzz.v1.Impl.Apply:output_type -> ipcfuzz.v1.ApplyResponse
+	12, // 26: ipcfuzz.v1.Impl.Snapshot:output_type -> ipcfuzz.v1.SnapshotResponse
+	14, // 27: ipcfuzz.v1.Impl.Exec:output_type -> ipcfuzz.v1.ExecResponse
+	16, // 28: ipcfuzz.v1.Impl.Measure:output_type -> ipcfuzz.v1.MeasureResponse
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_ipcfuzz_v1_impl_proto_init() }
@@ -1178,7 +1263,7 @@ func file_ipcfuzz_v1_impl_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ipcfuzz_v1_impl_proto_rawDesc), len(file_ipcfuzz_v1_impl_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

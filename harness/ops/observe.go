@@ -1,0 +1,31 @@
+package ops
+
+// The side channel: what a run observes of each operation beside its
+// result. An observation is a measurement of the implementation (how long
+// the operation took, which kernel code it reached), not an answer of it,
+// so it is never part of equality: it lives in its own type, out of Result
+// and Snapshot, and nothing that compares (harness/equiv, the runner's
+// same-bytes path, the canonical text) reads it.
+
+// Observation is what was seen of one operation where it was applied,
+// inside the implementation (the plugin process, or the guest).
+type Observation struct {
+	// Nanos is the operation's time inside the implementation, measured
+	// around the call that applies it (Observing.Time); 0 when not asked.
+	Nanos int64
+	// PCs are the kernel program counters the operation reached (KCOV),
+	// in the order the kernel reported them; nil unless the run asked
+	// for coverage (Observing.Cover) and the side collects it.
+	PCs []uint64
+}
+
+// Observing says which observations a run asks for (Config.Observe). The
+// zero value asks for none, and then nothing is measured: no clock is
+// read and Outcome.Observed stays nil.
+type Observing struct {
+	Time  bool // Observation.Nanos
+	Cover bool // Observation.PCs
+}
+
+// Any reports whether anything is asked for.
+func (o Observing) Any() bool { return o.Time || o.Cover }
