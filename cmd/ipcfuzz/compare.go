@@ -34,6 +34,7 @@ type compareArgs struct {
 	report string // --report: an HTML page of the findings
 	perf   perfFlags
 	known  string // --known: the directory of known differences, or "none"
+	cover  coverFlags
 }
 
 // defaultKnown is where compare reads the known differences of kernel
@@ -60,6 +61,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.StringVar(&c.known, "known", "", "directory of the differences kernel versions explain (docs/known.md; default "+defaultKnown+" when it is there; none: no such directory)")
 	c.sides.register(fs, 60*time.Second)
 	c.perf.register(fs)
+	c.cover.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, err
@@ -74,6 +76,9 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
+	if err := c.cover.prepare(c.a, c.b); err != nil {
+		return nil, err
+	}
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if !seedGiven {
@@ -167,6 +172,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		defer closeAll()
+		c.cover.attach(p)
 		o.Pairs = append(o.Pairs, p)
 	}
 	o.Command = fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --engine %s --seed %d --equiv %s", c.a, c.b, c.sub.Name, c.engine, o.Seed, c.rel)
@@ -185,6 +191,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if err := c.cover.write(o.Report); err != nil {
+		return err
 	}
 	if c.report != "" {
 		if err := writeReport(c.report, res.Scripts, report.Options{Title: o.Command}); err != nil {
