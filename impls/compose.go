@@ -87,7 +87,7 @@ func (c *Composed) Options() ops.OptionSpecs {
 
 // config is the part of cfg a part takes: its own options, every fact.
 func (p Part) config(cfg ops.Config) ops.Config {
-	return ops.Config{Options: p.Options.Only(cfg.Options), Facts: cfg.Facts}
+	return ops.Config{Options: p.Options.Only(cfg.Options), Facts: cfg.Facts, Observe: cfg.Observe}
 }
 
 // Describe is base (the name, version, ExactIDs and Counters the
