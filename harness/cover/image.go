@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -232,7 +233,20 @@ func (im *Image) funcs(syms []elf.Symbol, units []unit) {
 			}
 		}
 	}
-	sort.Slice(im.Funcs, func(i, j int) bool { return im.Funcs[i].Low < im.Funcs[j].Low })
+	// One function per address: an alias (a second symbol of the same
+	// code) would count its blocks twice. The longest, then the first
+	// name in order, stays.
+	sort.Slice(im.Funcs, func(i, j int) bool {
+		a, b := im.Funcs[i], im.Funcs[j]
+		if a.Low != b.Low {
+			return a.Low < b.Low
+		}
+		if a.High != b.High {
+			return a.High > b.High
+		}
+		return a.Name < b.Name
+	})
+	im.Funcs = slices.CompactFunc(im.Funcs, func(a, b Func) bool { return a.Low == b.Low })
 	for i := range im.Funcs {
 		fn := &im.Funcs[i]
 		fn.firstRow = sort.Search(len(im.rows), func(k int) bool { return im.rows[k].Addr >= fn.Low })
