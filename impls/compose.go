@@ -85,9 +85,11 @@ func (c *Composed) Options() ops.OptionSpecs {
 	return out
 }
 
-// config is the part of cfg a part takes: its own options, every fact.
+// config is the part of cfg a part takes: its own options, every fact,
+// and the observations asked for.
 func (p Part) config(cfg ops.Config) ops.Config {
-	return ops.Config{Options: p.Options.Only(cfg.Options), Facts: cfg.Facts, Observe: cfg.Observe}
+	cfg.Options = p.Options.Only(cfg.Options)
+	return cfg
 }
 
 // Describe is base (the name, version, ExactIDs and Counters the
@@ -119,10 +121,7 @@ func (c *Composed) ApplyFollowing(op ops.Op, other *ops.Result) (ops.Result, err
 	if err != nil {
 		return ops.Result{}, err
 	}
-	if f, ok := m.(ops.Follower); ok {
-		return f.ApplyFollowing(op, other)
-	}
-	return m.Apply(op)
+	return ops.Following(m).ApplyFollowing(op, other)
 }
 
 // Snapshot implements ops.Model.
@@ -132,13 +131,7 @@ func (c *Composed) Snapshot() (ops.Snapshot, error) { return c.SnapshotFollowing
 func (c *Composed) SnapshotFollowing(other *ops.Snapshot) (ops.Snapshot, error) {
 	var out ops.Snapshot
 	for _, p := range c.parts {
-		var s ops.Snapshot
-		var err error
-		if f, ok := p.Model.(ops.Follower); ok {
-			s, err = f.SnapshotFollowing(other)
-		} else {
-			s, err = p.Model.Snapshot()
-		}
+		s, err := ops.Following(p.Model).SnapshotFollowing(other)
 		if err != nil {
 			return out, err
 		}

@@ -65,19 +65,16 @@ func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfu
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "apply: %v", err)
 	}
-	var results []ops.Result
+	var follow []ops.Result
 	if req.GetFollowSet() {
-		follow, uerr := UnpackResults(req.GetFollow())
-		if uerr != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "apply: results to follow: %v", uerr)
+		if follow, err = UnpackResults(req.GetFollow()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "apply: results to follow: %v", err)
 		}
 		if follow == nil {
 			follow = []ops.Result{} // set, even when empty
 		}
-		results, err = s.impl.ApplyFollowing(ctx, batch, follow)
-	} else {
-		results, err = s.impl.Apply(ctx, batch)
 	}
+	results, err := s.impl.Apply(ctx, batch, follow)
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr
@@ -86,17 +83,15 @@ func (s *server) Apply(ctx context.Context, req *ipcfuzzv1.ApplyRequest) (*ipcfu
 }
 
 func (s *server) Snapshot(ctx context.Context, req *ipcfuzzv1.SnapshotRequest) (*ipcfuzzv1.SnapshotResponse, error) {
-	var snap ops.Snapshot
-	var err error
+	var follow *ops.Snapshot
 	if req.GetFollowSet() {
-		other, uerr := UnpackSnapshot(req.GetFollow())
-		if uerr != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "snapshot: snapshot to follow: %v", uerr)
+		other, err := UnpackSnapshot(req.GetFollow())
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "snapshot: snapshot to follow: %v", err)
 		}
-		snap, err = s.impl.SnapshotFollowing(ctx, &other)
-	} else {
-		snap, err = s.impl.Snapshot(ctx)
+		follow = &other
 	}
+	snap, err := s.impl.Snapshot(ctx, follow)
 	f, serr := failure(ctx, err)
 	if serr != nil {
 		return nil, serr

@@ -100,7 +100,7 @@ func manyTasks(t testing.TB, script []ops.Op) map[string]bool {
 	require.NoError(t, l.Reset(ctx, ops.Config{}))
 	var asleep [ops.NumTasks]bool
 	for _, op := range script {
-		rs, err := l.Apply(ctx, []ops.Op{op})
+		rs, err := l.Apply(ctx, []ops.Op{op}, nil)
 		require.NoError(t, err)
 		for _, r := range rs {
 			for _, c := range r.Done {
@@ -327,9 +327,9 @@ func msgReached(t testing.TB, script []ops.Op) map[string]bool {
 	ctx := context.Background()
 	require.NoError(t, l.Reset(ctx, ops.Config{}))
 	for _, op := range script {
-		_, err := l.Apply(ctx, []ops.Op{op})
+		_, err := l.Apply(ctx, []ops.Op{op}, nil)
 		require.NoError(t, err)
-		snap, err := l.Snapshot(ctx)
+		snap, err := l.Snapshot(ctx, nil)
 		require.NoError(t, err)
 		for _, q := range snap.Queues {
 			n := 0

@@ -37,7 +37,7 @@ func benchCompare(b *testing.B, a, bb string, plugin bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Generate: gen,
+			Pairs: []*runner.Pair{p}, Source: runner.Seeded(gen),
 			Seed: uint64(i * checks), Checks: checks, Batch: 256,
 		})
 		if err != nil || res.Divergences > 0 || res.Failures > 0 {
@@ -103,7 +103,7 @@ func BenchmarkCompareKernel(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					res, err := runner.Run(context.Background(), runner.Options{
-						Pairs: pairs, Generate: gen,
+						Pairs: pairs, Source: runner.Seeded(gen),
 						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
 					})
 					if err != nil || res.Failures > 0 || res.Divergences > 0 {
@@ -166,7 +166,7 @@ func BenchmarkKernelImage(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					res, err := runner.Run(context.Background(), runner.Options{
-						Pairs: []*runner.Pair{p}, Generate: gen,
+						Pairs: []*runner.Pair{p}, Source: runner.Seeded(gen),
 						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
 					})
 					if err != nil || res.Failures > 0 || res.Divergences > 0 {

@@ -52,7 +52,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
 	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
 	fs.BoolVar(&c.asJSON, "json", false, "end with one JSON object on stdout")
-	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race")
+	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race; time each operation inside each side (median per kind)")
 	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
 	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
 	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
@@ -79,6 +79,8 @@ func parseCompare(args []string) (*compareArgs, error) {
 	if err := c.cover.prepare(c.a, c.b); err != nil {
 		return nil, err
 	}
+	c.opts.Observe.Time = c.opts.Stats
+	c.opts.Observe.Cover = c.cover.dir != ""
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if !seedGiven {
@@ -109,7 +111,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	if !ok {
 		return nil, usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
 	}
-	c.opts.Generate = gen
+	c.opts.Source = runner.Seeded(gen)
 	if c.opts.Known, err = readKnown(c.known); err != nil {
 		return nil, err
 	}
@@ -235,6 +237,9 @@ func printSummary(stdout io.Writer, c *compareArgs, res *runner.Result) error {
 		fmt.Fprintf(stdout, "stats: %d of %d sequences (%.1f%%) had a task blocked and later completed; %d (%.1f%%) had a race (an operation with several allowed outcomes)\n",
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
+	}
+	for _, line := range res.TimingLines() {
+		fmt.Fprintln(stdout, line)
 	}
 	printKnown(stdout, res)
 	if c.opts.KeepGoing {

@@ -26,12 +26,12 @@ func (c *coverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.patch, "patch", "", "with --cover: report the lines this unified diff adds or changes, reached or not (patch.txt)")
 }
 
-// attach asks p's sides for coverage and gathers it.
+// attach gathers the coverage of p's sides (which runner.Options.Observe
+// asks them for).
 func (c *coverFlags) attach(p *runner.Pair) {
 	if c.dir == "" {
 		return
 	}
-	p.A.Config.Observe.Cover, p.B.Config.Observe.Cover = true, true
 	p.Observed = func(a, b []ops.Outcome) {
 		c.col.Outcomes(a)
 		c.col.Outcomes(b)

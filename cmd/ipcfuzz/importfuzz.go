@@ -119,9 +119,9 @@ func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names,
 		version, revision := buildVersion()
 		res, err := runner.Run(ctx, runner.Options{Version: version, Revision: revision,
 			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
-			Generate: func(seed uint64) []ops.Op { return scripts[indexOfSeed(seed, len(scripts))] },
-			Command:  fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
-			Report:   &report, Engine: "fuzz",
+			Source:  runner.Seeded(func(seed uint64) []ops.Op { return scripts[indexOfSeed(seed, len(scripts))] }),
+			Command: fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
+			Report:  &report, Engine: "fuzz",
 		})
 		closeAll()
 		if err != nil {

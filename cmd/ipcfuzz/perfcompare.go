@@ -136,7 +136,7 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 	stop := false
 	for i := 0; !stop && (c.opts.Checks == 0 || i < c.opts.Checks) && (deadline.IsZero() || time.Now().Before(deadline)); i++ {
 		seed := runner.ScriptSeed(c.opts.Seed, i)
-		script := c.opts.Generate(seed)
+		script := c.opts.Source.Next(seed)
 		for _, p := range perf.Cuts(c.sub.Name, script, sizes[len(sizes)-1]) {
 			v, err := perf.Judge(ctx, o, p)
 			if err != nil {

@@ -240,3 +240,31 @@ func TestEverySnapshotFieldIsCompared(t *testing.T) {
 		}
 	}
 }
+
+// No field of Observation is seen by equality, under any relation: the
+// side channel can differ however it likes (one side slower, one side
+// with coverage, one with none) and two outcomes that agree still agree.
+func TestNoObservationFieldIsCompared(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range leaves(reflect.TypeFor[ops.Observation](), "Observation", nil) {
+		for range 200 {
+			op, res := randomOp(r), randomResult(r)
+			var snap ops.Snapshot
+			fill(reflect.ValueOf(&snap).Elem(), r)
+			var obs ops.Observation
+			fill(reflect.ValueOf(&obs).Elem(), r)
+			base := ops.Outcome{Results: []ops.Result{res}, Snapshot: snap, Observed: []ops.Observation{obs}}
+			changed := clone(base)
+			perturb(reflect.ValueOf(&changed.Observed[0]), p)
+			none := clone(base)
+			none.Observed = nil
+			for _, rel := range []Relation{Exact, IDsRenamed} {
+				for _, other := range []ops.Outcome{changed, none} {
+					if d := Compare(rel, []ops.Op{op}, base, other); d != nil {
+						t.Fatalf("%s: %s changed and %s equality saw it: %v", rel, p.name, rel, d)
+					}
+				}
+			}
+		}
+	}
+}

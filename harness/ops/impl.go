@@ -15,18 +15,18 @@ import (
 type Impl interface {
 	Info(ctx context.Context) (Info, error)
 	Reset(ctx context.Context, cfg Config) error
-	Apply(ctx context.Context, ops []Op) ([]Result, error)
-	Snapshot(ctx context.Context) (Snapshot, error)
-	// ApplyFollowing is Apply for an implementation that follows
-	// (Info.Follows): other holds the other implementation's results of
-	// the same operations. It is what Exec's follow is for a script run in
-	// batches; with other nil it is Apply.
-	ApplyFollowing(ctx context.Context, ops []Op, other []Result) ([]Result, error)
-	// SnapshotFollowing is Snapshot following the other implementation's
-	// final snapshot; with other nil it is Snapshot.
-	SnapshotFollowing(ctx context.Context, other *Snapshot) (Snapshot, error)
+	// Apply applies a batch of operations in order. follow, when not nil,
+	// holds the other implementation's results of the same operations
+	// (result i for operation i), for an implementation that follows
+	// (Info.Follows): it is what Exec's follow is for a script run in
+	// batches. nil: nothing to follow.
+	Apply(ctx context.Context, ops []Op, follow []Result) ([]Result, error)
+	// Snapshot returns the whole observable state; follow, when not nil,
+	// is the other implementation's final snapshot, to follow likewise.
+	Snapshot(ctx context.Context, follow *Snapshot) (Snapshot, error)
 	// follow, when not nil, holds the other implementation's outcome of each
-	// script, for an implementation that follows (Info.Follows).
+	// script, for an implementation that follows (Info.Follows). Each
+	// outcome carries the observations cfg.Observe asks for.
 	Exec(ctx context.Context, cfg Config, scripts [][]Op, follow []Outcome) ([]Outcome, error)
 	// Measure runs a workload of size n, reps times, inside the implementation.
 	Measure(ctx context.Context, cfg Config, w Workload, n, reps int) (Measurement, error)
@@ -65,56 +65,24 @@ func (l *Local) Reset(_ context.Context, cfg Config) error {
 	return l.model.Reset(cfg)
 }
 
-// Apply implements Impl.
-func (l *Local) Apply(ctx context.Context, batch []Op) ([]Result, error) {
-	return l.ApplyFollowing(ctx, batch, nil)
-}
-
-// ApplyFollowing implements Impl: a model that is a Follower follows other
-// (operation i follows other[i]) as RunFollowing does; any other model
-// applies the operations as Apply does.
-func (l *Local) ApplyFollowing(ctx context.Context, batch []Op, other []Result) ([]Result, error) {
+// Apply implements Impl: a model that is a Follower follows follow
+// (operation i follows follow[i]) as RunFollowing does; any other model,
+// or any model with follow nil, applies the operations as Run does.
+func (l *Local) Apply(ctx context.Context, batch []Op, follow []Result) ([]Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, follows := l.model.(Follower)
-	follows = follows && other != nil
-	out := make([]Result, 0, len(batch))
-	for i, op := range batch {
-		if i%256 == 0 && ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		var r Result
-		var err error
-		if follows {
-			var want *Result
-			if i < len(other) {
-				want = &other[i]
-			}
-			r, err = f.ApplyFollowing(l.handles.Resolve(op), want)
-		} else {
-			r, err = l.model.Apply(l.handles.Resolve(op))
-		}
-		if err != nil {
-			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
-		}
-		l.handles.Record(op, r)
-		out = append(out, r)
-	}
-	return out, nil
+	st := stepper{Model: Following(l.model), Handles: l.handles}
+	out, err := st.Steps(ctx, batch, follow, follow != nil)
+	return out.Results, err
 }
 
-// Snapshot implements Impl.
-func (l *Local) Snapshot(ctx context.Context) (Snapshot, error) {
-	return l.SnapshotFollowing(ctx, nil)
-}
-
-// SnapshotFollowing implements Impl: a model that is a Follower follows
-// other, as RunFollowing does.
-func (l *Local) SnapshotFollowing(_ context.Context, other *Snapshot) (Snapshot, error) {
+// Snapshot implements Impl: a model that is a Follower follows follow,
+// as RunFollowing does.
+func (l *Local) Snapshot(_ context.Context, follow *Snapshot) (Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if f, ok := l.model.(Follower); ok && other != nil {
-		return f.SnapshotFollowing(other)
+	if follow != nil {
+		return Following(l.model).SnapshotFollowing(follow)
 	}
 	return l.model.Snapshot()
 }

@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Config is what Reset hands an implementation: its options
@@ -108,14 +110,30 @@ type Outcome struct {
 // (woken tasks racing for a lock). Given the other implementation's result of
 // an operation (or its final snapshot), it takes that way when it is one of
 // its allowed ways, and its own first way otherwise; other is nil when there
-// is nothing to follow.
+// is nothing to follow. It is a Model's optional part: Following defaults
+// it, once, for a model without it.
 type Follower interface {
 	ApplyFollowing(op Op, other *Result) (Result, error)
 	SnapshotFollowing(other *Snapshot) (Snapshot, error)
 }
 
+// Following returns m as a Follower: m itself when it is one, else m with
+// following defaulted (it has one way: it applies and snapshots as Model
+// does, whatever the other side did).
+func Following(m Model) Follower {
+	if f, ok := m.(Follower); ok {
+		return f
+	}
+	return oneWay{m}
+}
+
+type oneWay struct{ Model }
+
+func (o oneWay) ApplyFollowing(op Op, _ *Result) (Result, error) { return o.Apply(op) }
+func (o oneWay) SnapshotFollowing(*Snapshot) (Snapshot, error)   { return o.Snapshot() }
+
 // Run resets m with cfg, applies every operation (resolving handles) and takes
-// the final snapshot.
+// the final snapshot, observing each operation as cfg.Observe asks.
 func Run(m Model, cfg Config, script []Op) (Outcome, error) {
 	return RunFollowing(m, cfg, script, nil)
 }
@@ -123,53 +141,80 @@ func Run(m Model, cfg Config, script []Op) (Outcome, error) {
 // RunFollowing is Run for a model that follows other (the other
 // implementation's outcome of the same script) where it is a Follower.
 func RunFollowing(m Model, cfg Config, script []Op, other *Outcome) (Outcome, error) {
-	f, follows := m.(Follower)
-	if !follows || other == nil {
-		return run(m, cfg, script)
-	}
 	if err := m.Reset(cfg); err != nil {
 		return Outcome{}, fmt.Errorf("reset: %w", err)
 	}
-	out := Outcome{Results: make([]Result, 0, len(script))}
-	h := Handles{}
-	for i, op := range script {
-		var want *Result
-		if i < len(other.Results) {
-			want = &other.Results[i]
-		}
-		r, err := f.ApplyFollowing(h.Resolve(op), want)
-		if err != nil {
-			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
-		}
-		h.Record(op, r)
-		out.Results = append(out.Results, r)
+	f := Following(m)
+	st := stepper{Model: f, Observe: cfg.Observe}
+	var want []Result
+	if other != nil {
+		want = other.Results
 	}
-	snap, err := f.SnapshotFollowing(&other.Snapshot)
+	out, err := st.Steps(context.Background(), script, want, other != nil)
 	if err != nil {
+		return out, err
+	}
+	var snapOther *Snapshot
+	if other != nil {
+		snapOther = &other.Snapshot
+	}
+	if out.Snapshot, err = f.SnapshotFollowing(snapOther); err != nil {
 		return out, fmt.Errorf("snapshot: %w", err)
 	}
-	out.Snapshot = snap
 	return out, nil
 }
 
-func run(m Model, cfg Config, script []Op) (Outcome, error) {
-	if err := m.Reset(cfg); err != nil {
-		return Outcome{}, fmt.Errorf("reset: %w", err)
+// stepper applies operations on a model one after the other: it resolves
+// and records handles (across calls), follows the other side's results
+// where asked, and observes each operation as Observe asks, timing the
+// model's own call alone.
+type stepper struct {
+	Model   Follower
+	Observe Observing
+	Handles Handles // nil: a fresh set, made by the first Steps
+}
+
+// Steps applies script; with follow set, operation i follows other[i] (an
+// operation past the end of other follows nothing). It returns the
+// results (and observations) of the operations up to the first that
+// failed, with its error; ctx is checked every 256 operations.
+func (s *stepper) Steps(ctx context.Context, script []Op, other []Result, follow bool) (Outcome, error) {
+	if s.Handles == nil {
+		s.Handles = Handles{}
 	}
 	out := Outcome{Results: make([]Result, 0, len(script))}
-	h := Handles{}
+	if s.Observe.Any() {
+		out.Observed = make([]Observation, 0, len(script))
+	}
 	for i, op := range script {
-		r, err := m.Apply(h.Resolve(op))
+		if i%256 == 0 && ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		var want *Result
+		if follow && i < len(other) {
+			want = &other[i]
+		}
+		r, obs, err := s.step(s.Handles.Resolve(op), want)
 		if err != nil {
 			return out, fmt.Errorf("op %d (%s): %w", i+1, FormatOp(op), err)
 		}
-		h.Record(op, r)
+		s.Handles.Record(op, r)
 		out.Results = append(out.Results, r)
+		if s.Observe.Any() {
+			out.Observed = append(out.Observed, obs)
+		}
 	}
-	snap, err := m.Snapshot()
-	if err != nil {
-		return out, fmt.Errorf("snapshot: %w", err)
-	}
-	out.Snapshot = snap
 	return out, nil
+}
+
+// step applies one resolved operation, timed when Observe.Time asks (and
+// only then is the clock read).
+func (s *stepper) step(op Op, want *Result) (Result, Observation, error) {
+	if !s.Observe.Time {
+		r, err := s.Model.ApplyFollowing(op, want)
+		return r, Observation{}, err
+	}
+	start := time.Now()
+	r, err := s.Model.ApplyFollowing(op, want)
+	return r, Observation{Nanos: time.Since(start).Nanoseconds()}, err
 }

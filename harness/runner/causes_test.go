@@ -58,7 +58,7 @@ func TestOneBugIsOneCause(t *testing.T) {
 	require.True(t, p.B.Follows)
 	dir := t.TempDir()
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact),
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
 		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir,
 	})
 	require.NoError(t, err)

@@ -17,7 +17,9 @@ import (
 // the run's result.
 type collector struct {
 	o            Options
-	pair         *Pair // the first job's, for shrinking and names
+	pair         *Pair     // the first job's, for shrinking and names
+	times        kindTimes // each kind's observed times (Options.Observe.Time); nil: none
+	learner      Learner   // the Source, when it takes feedback
 	res          *Result
 	start        time.Time
 	lastProgress time.Time
@@ -53,6 +55,12 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		c.res.Ops += len(script)
 		if c.res.Stats != nil {
 			c.res.Stats.add(script, v.Out[0], v.Out[1])
+		}
+		if c.times != nil {
+			c.times.add(script, v.Out)
+		}
+		if c.learner != nil {
+			c.learner.Feedback(script, v.Out)
 		}
 		if !v.Diverged() {
 			continue
@@ -199,7 +207,7 @@ func (c *collector) finding(kind, sig string, index int, seed uint64, notes []st
 	p, o := c.pair, c.o
 	h := corpus.Header{
 		Kind: kind, Version: o.Version, Revision: o.Revision, Date: time.Now().UTC().Format(time.RFC3339),
-		Command: o.Command, Seed: o.Seed, Index: index, ScriptSeed: seed, HasSeed: o.Generate != nil,
+		Command: o.Command, Seed: o.Seed, Index: index, ScriptSeed: seed, HasSeed: seeded(o.Source),
 		Engine: o.Engine, Relation: string(p.Relation), A: p.A.Name, B: p.B.Name,
 		AInfo: infoText(p.A.Info), BInfo: infoText(p.B.Info), Kernel: p.KernelRelease(),
 		Signature: sig, Hits: 1,

@@ -59,9 +59,9 @@ func ExampleRun() {
 	p, _ := runner.NewPair(context.Background(), a, b, "shm", equiv.Exact)
 	script, _ := ops.ParseString("subsystem shm\nh1 = get shm key=0x0 mode=0600 size=1\na1 = shmat shm h1\nrmid shm h1\n")
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs:    []*runner.Pair{p},
-		Generate: func(seed uint64) []ops.Op { return script.Ops() },
-		Seed:     1, Checks: 100,
+		Pairs:  []*runner.Pair{p},
+		Source: runner.Seeded(func(seed uint64) []ops.Op { return script.Ops() }),
+		Seed:   1, Checks: 100,
 	})
 	fmt.Println(res.Checks, res.Ops, res.Divergences, err)
 	// Output:

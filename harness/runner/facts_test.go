@@ -45,7 +45,7 @@ func TestPairGivesEachSideTheOthersMachineFacts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, facts, p.A.Config.Facts, "the model was not given the machine's facts")
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Generate: func(uint64) []ops.Op { return script }, Seed: 1, Checks: 4,
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(func(uint64) []ops.Op { return script }), Seed: 1, Checks: 4,
 	})
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Checks)

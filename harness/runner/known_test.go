@@ -35,7 +35,7 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 		require.NoError(t, err)
 		dir := t.TempDir()
 		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Generate: sub.RapidScripts(equiv.Exact),
+			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
 			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
 		})
 		require.NoError(t, err)

@@ -27,8 +27,9 @@ type Options struct {
 	// job; each has processes (and kernel namespaces) of its own. They
 	// compare one subsystem's scripts under one relation.
 	Pairs []*Pair
-	// Generate returns the script for one seed. It must be deterministic.
-	Generate func(seed uint64) []ops.Op
+	// Source draws the scripts (Seeded: from their seed alone); a
+	// Learner is told what each script did, in script order.
+	Source   Source
 	Seed     uint64
 	Checks   int           // scripts to run; 0 with Duration means "until the time is up"
 	Duration time.Duration // stop after this long (0: no limit)
@@ -44,6 +45,12 @@ type Options struct {
 	// Stats counts the scripts that had a task blocked and later completed,
 	// and those with a race (see ScriptStats).
 	Stats bool
+	// Observe asks both sides of every pair for these observations of
+	// each operation (the side channel, ops.Observation): Run sets it in
+	// the sides' Config. Observations are never compared. With Time,
+	// the result has each operation kind's median time inside each side
+	// (Result.Timing).
+	Observe ops.Observing
 	// KeepGoing records every divergence instead of stopping at the
 	// first: each signature is shrunk once and counted every time it
 	// recurs.
@@ -103,6 +110,11 @@ type Result struct {
 	StaleKnown []*corpus.KnownEntry `json:"stale_known"`
 	// Stats is filled in when Options.Stats asks for it.
 	Stats *Stats `json:"stats,omitempty"`
+	// Timing is, per operation kind in kind order, its median time
+	// inside each side, from the observations; filled in when
+	// Options.Observe.Time asks for them. Like Seconds, it is a
+	// measurement: the same seed gives other figures.
+	Timing []KindTiming `json:"timing,omitempty"`
 }
 
 // Finding is one distinct thing a run found: a divergence or a plugin
@@ -146,14 +158,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Pairs) == 0 {
 		return nil, errors.New("runner: no pair to run")
 	}
+	if o.Source == nil {
+		return nil, errors.New("runner: no source of scripts")
+	}
 	first := o.Pairs[0]
 	res := &Result{A: first.A.Name, B: first.B.Name, Subsystem: first.Subsystem, Scripts: []string{}, Findings: []Finding{}, Causes: []Cause{}, Expected: []Expected{}, StaleKnown: []*corpus.KnownEntry{},
 		Seed: o.Seed, Engine: o.Engine, Relation: string(first.Relation), Kernel: first.KernelRelease(), KernelA: Release(first.A), KernelB: Release(first.B), Events: []Event{}}
 	if o.Stats {
 		res.Stats = &Stats{}
 	}
+	for _, p := range o.Pairs {
+		p.A.Config.Observe, p.B.Config.Observe = o.Observe, o.Observe
+	}
 	start := time.Now()
+	var times kindTimes
+	if o.Observe.Time {
+		times = kindTimes{}
+	}
 	defer func() {
+		if times != nil {
+			res.Timing = times.medians()
+		}
 		res.Causes = groupCauses(res.Findings)
 		res.Seconds = time.Since(start).Seconds()
 		if res.Seconds > 0 {
@@ -167,7 +192,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		workCtx, cancel = context.WithTimeout(workCtx, o.Duration)
 		defer cancel()
 	}
-	c := &collector{o: o, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
+	learner, _ := o.Source.(Learner)
+	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
 	defer c.finishRecords()
 	results := make(chan *batchResult, len(o.Pairs))
 	batches := generate(workCtx, o)
@@ -256,7 +282,7 @@ func generate(ctx context.Context, o Options) <-chan batch {
 			var cost int64
 			for i := 0; i < n && cost < BatchCost; i++ {
 				seed := ScriptSeed(o.Seed, next+i)
-				script := o.Generate(seed)
+				script := o.Source.Next(seed)
 				bt.seeds, bt.scripts = append(bt.seeds, seed), append(bt.scripts, script)
 				cost += ops.Cost(script)
 			}

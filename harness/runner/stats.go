@@ -1,6 +1,14 @@
 package runner
 
-import "github.com/ipcfuzz/ipcfuzz/harness/ops"
+import (
+	"fmt"
+	"maps"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
 
 // ScriptStat is what one script's results show about tasks that block.
 type ScriptStat struct {
@@ -56,4 +64,108 @@ func (s *Stats) add(script []ops.Op, outs ...ops.Outcome) {
 	if any.Race {
 		s.Races++
 	}
+}
+
+// KindTiming is one operation kind's median time inside each side, over
+// the operations of that kind the run compared, read from the
+// observations (Options.Observe.Time).
+type KindTiming struct {
+	Kind string `json:"kind"`
+	Ops  int    `json:"ops"`
+	// MedianNanosA and MedianNanosB are within 1.6% of the true medians
+	// (durations).
+	MedianNanosA int64 `json:"median_ns_a"`
+	MedianNanosB int64 `json:"median_ns_b"`
+}
+
+// TimingLines are Timing for a human, one line per kind: "time inside:
+// msgsnd 2612 ops, median naive 2.528µs, optimized 3.296µs".
+func (r *Result) TimingLines() []string {
+	lines := make([]string, len(r.Timing))
+	for i, k := range r.Timing {
+		lines[i] = fmt.Sprintf("time inside: %-12s %8d ops, median %s %v, %s %v", k.Kind, k.Ops, r.A, time.Duration(k.MedianNanosA), r.B, time.Duration(k.MedianNanosB))
+	}
+	return lines
+}
+
+// kindTimes counts the observed times of each kind's operations on each
+// side.
+type kindTimes map[ops.Kind]*[2]durations
+
+// add counts each operation's observed time on each side (A, B); a side
+// that sent no observations of the script counts nothing for it.
+func (k kindTimes) add(script []ops.Op, outs [2]ops.Outcome) {
+	for side, o := range outs {
+		if len(o.Observed) != len(script) {
+			continue
+		}
+		for i, obs := range o.Observed {
+			d := k[script[i].Kind]
+			if d == nil {
+				d = &[2]durations{}
+				k[script[i].Kind] = d
+			}
+			d[side].add(obs.Nanos)
+		}
+	}
+}
+
+// medians are the median times of each kind, in kind order.
+func (k kindTimes) medians() []KindTiming {
+	out := []KindTiming{}
+	for _, kind := range slices.Sorted(maps.Keys(k)) {
+		d := k[kind]
+		out = append(out, KindTiming{Kind: kind.String(), Ops: max(d[0].n, d[1].n), MedianNanosA: d[0].median(), MedianNanosB: d[1].median()})
+	}
+	return out
+}
+
+// durations is a histogram of nanoseconds in fixed memory: below 64 one
+// bucket per value, above 32 buckets per power of two, so that a bucket's
+// middle is within 1/64 (1.6%) of any value in it.
+type durations struct {
+	n       int
+	buckets map[int]int
+}
+
+func (d *durations) add(nanos int64) {
+	if d.buckets == nil {
+		d.buckets = map[int]int{}
+	}
+	d.n++
+	d.buckets[bucketOf(max(nanos, 0))]++
+}
+
+// median is the middle of the bucket that holds the median; 0 when empty.
+func (d *durations) median() int64 {
+	if d.n == 0 {
+		return 0
+	}
+	seen := 0
+	for _, b := range slices.Sorted(maps.Keys(d.buckets)) {
+		if seen += d.buckets[b]; 2*seen >= d.n {
+			return bucketMiddle(b)
+		}
+	}
+	return 0
+}
+
+// bucketOf is v's bucket: v itself below 64; above, 32 buckets per power of
+// two, numbered on.
+func bucketOf(v int64) int {
+	if v < 64 {
+		return int(v)
+	}
+	e := bits.Len64(uint64(v)) - 6 // v>>e is in [32, 64)
+	return 64 + (e-1)*32 + int(v>>e) - 32
+}
+
+// bucketMiddle is the middle of bucket b's values.
+func bucketMiddle(b int) int64 {
+	if b < 64 {
+		return int64(b)
+	}
+	e := (b-64)/32 + 1
+	m := int64((b-64)%32 + 32)
+	return m<<e + (int64(1)<<e)/2
 }

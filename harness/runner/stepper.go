@@ -56,14 +56,14 @@ func (s *Stepper) Step(ctx context.Context, op ops.Op) error {
 		snap ops.Snapshot
 	}
 	ra, rb, errA, errB := both(s.p, func(side Side, _ *step) (step, error) {
-		rs, err := side.Impl.Apply(ctx, []ops.Op{op})
+		rs, err := side.Impl.Apply(ctx, []ops.Op{op}, nil)
 		if err != nil {
 			return step{}, err
 		}
 		if len(rs) != 1 {
 			return step{}, errors.New(side.Name + " returned no result")
 		}
-		snap, err := side.Impl.Snapshot(ctx)
+		snap, err := side.Impl.Snapshot(ctx, nil)
 		return step{rs, snap}, err
 	})
 	if err := sideErrors(errA, errB); err != nil {

@@ -87,13 +87,11 @@ func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() 
 // following the other side's results.
 func (p *Pair) applyChunk(ctx context.Context, c *chunk) (ra, rb []ops.Result, err error) {
 	ra, rb, errA, errB := both(p, func(s Side, leader *[]ops.Result) ([]ops.Result, error) {
-		var rs []ops.Result
-		var err error
+		var follow []ops.Result
 		if leader != nil {
-			rs, err = s.Impl.ApplyFollowing(ctx, c.ops, *leader)
-		} else {
-			rs, err = s.Impl.Apply(ctx, c.ops)
+			follow = *leader
 		}
+		rs, err := s.Impl.Apply(ctx, c.ops, follow)
 		if err == nil && len(rs) != len(c.ops) {
 			err = fmt.Errorf("%s returned %d results for %d operations", s.Name, len(rs), len(c.ops))
 		}
@@ -117,10 +115,7 @@ func (p *Pair) resetBoth(ctx context.Context) error {
 // other side's.
 func (p *Pair) snapshotBoth(ctx context.Context) (sa, sb ops.Snapshot, err error) {
 	sa, sb, errA, errB := both(p, func(s Side, leader *ops.Snapshot) (ops.Snapshot, error) {
-		if leader != nil {
-			return s.Impl.SnapshotFollowing(ctx, leader)
-		}
-		return s.Impl.Snapshot(ctx)
+		return s.Impl.Snapshot(ctx, leader)
 	})
 	return sa, sb, sideErrors(errA, errB)
 }
@@ -176,7 +171,7 @@ func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func
 	}
 	n := 0
 	for c := first; c != nil; c = <-in {
-		rs, err := s.Impl.Apply(ctx, c.ops)
+		rs, err := s.Impl.Apply(ctx, c.ops, nil)
 		if err != nil {
 			return n, fmt.Errorf("steps %d-%d: %w", c.start+1, c.start+len(c.ops), err)
 		}
@@ -191,7 +186,7 @@ func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func
 	if err := ctx.Err(); err != nil {
 		return n, err
 	}
-	if _, err := s.Impl.Snapshot(ctx); err != nil {
+	if _, err := s.Impl.Snapshot(ctx, nil); err != nil {
 		return n, err
 	}
 	return n, nil

@@ -46,7 +46,7 @@ func TestWireRunGivesTheInProcessVerdict(t *testing.T) {
 					p.B.Impl = countingWire{p.B.Impl.(ops.Wire), decodes}
 				}
 				res, err := runner.Run(context.Background(), runner.Options{
-					Pairs: []*runner.Pair{p}, Generate: s.RapidScripts(equiv.Exact),
+					Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)),
 					Seed: 7, Checks: 300, Batch: 64, KeepGoing: true, Stats: true,
 				})
 				require.NoError(t, err)

@@ -46,7 +46,7 @@ func TestTwoModelsSwitchUsers(t *testing.T) {
 		t.Cleanup(func() { require.NoError(t, b.Close()) })
 		local := ops.NewLocal(ops.Info{Name: "kernel"}, b)
 		require.NoError(t, local.Reset(ctx, ops.Config{}))
-		res, err := local.Apply(ctx, []ops.Op{asUser, rootOnly})
+		res, err := local.Apply(ctx, []ops.Op{asUser, rootOnly}, nil)
 		require.NoError(t, err)
 		require.Equal(t, []ops.Errno{ops.OK, ops.OK}, []ops.Errno{res[0].Err, res[1].Err})
 		require.Equal(t, want, processDumpable(), "dumpable flag restored")
@@ -59,7 +59,7 @@ func TestTwoModelsSwitchUsers(t *testing.T) {
 		var res []ops.Result
 		var applyErr, err error
 		onWorker(a, func() {
-			_, err = a.n.w.AsUser(1000, func() { res, applyErr = local.Apply(ctx, []ops.Op{asUser, rootOnly}) })
+			_, err = a.n.w.AsUser(1000, func() { res, applyErr = local.Apply(ctx, []ops.Op{asUser, rootOnly}, nil) })
 		})
 		require.NoError(t, err)
 		require.NoError(t, applyErr)
@@ -77,7 +77,7 @@ func TestTwoModelsSwitchUsers(t *testing.T) {
 					return
 				}
 				for range 2000 {
-					if _, errs[i] = local.Apply(ctx, []ops.Op{asUser, rootOnly}); errs[i] != nil {
+					if _, errs[i] = local.Apply(ctx, []ops.Op{asUser, rootOnly}, nil); errs[i] != nil {
 						return
 					}
 				}

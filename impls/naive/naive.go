@@ -53,7 +53,8 @@ func (m *Model) Reset(cfg ops.Config) error {
 	}
 	m.SetAllocator(alloc)
 	m.SetSemOptions(semq.Options{Structure: semq.Scan, LegacyCount: opts["ncnt"] == "legacy"})
-	rest := ops.Config{Options: ipcns.Options.Only(cfg.Options), Facts: cfg.Facts}
+	rest := cfg
+	rest.Options = ipcns.Options.Only(cfg.Options)
 	if err := m.Namespace.Reset(rest); err != nil {
 		return fmt.Errorf("naive: %w", err)
 	}

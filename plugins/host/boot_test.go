@@ -76,7 +76,7 @@ func TestBootedPlugin(t *testing.T) {
 	require.Equal(t, "toy", info.Name)
 	require.NoError(t, p.Reset(context.Background(), ops.Config{}))
 	get := ops.Op{Kind: ops.KindGet, Type: ops.Msg, Creat: true, Mode: 0o600}
-	rs, err := p.Apply(context.Background(), []ops.Op{get, get})
+	rs, err := p.Apply(context.Background(), []ops.Op{get, get}, nil)
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	pid := p.cur.pid
@@ -90,7 +90,7 @@ func TestBootedPluginCrash(t *testing.T) {
 	spec.Boot = bootMode(t, "crash")
 	p := open(t, spec)
 	require.NoError(t, p.Reset(context.Background(), ops.Config{}))
-	_, err := p.Apply(context.Background(), []ops.Op{{Kind: ops.KindGet, Type: ops.Msg, Creat: true, Mode: 0o600}})
+	_, err := p.Apply(context.Background(), []ops.Op{{Kind: ops.KindGet, Type: ops.Msg, Creat: true, Mode: 0o600}}, nil)
 	require.Error(t, err)
 	require.Equal(t, Crashed, kindOf(err), "%v", err)
 }

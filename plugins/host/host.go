@@ -419,18 +419,13 @@ func (p *Plugin) Reset(ctx context.Context, cfg ops.Config) error {
 }
 
 // Apply implements ops.Impl. With a Failed error it also returns the results
-// of the operations before the failing one.
-func (p *Plugin) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
-	return p.ApplyFollowing(ctx, batch, nil)
-}
-
-// ApplyFollowing implements ops.Impl: other travels with the operations. A
-// plugin that does not say it followed them (one that predates following
-// in Apply) answers garbage.
-func (p *Plugin) ApplyFollowing(ctx context.Context, batch []ops.Op, other []ops.Result) ([]ops.Result, error) {
+// of the operations before the failing one. follow, when not nil, travels
+// with the operations; a plugin that does not say it followed them (one
+// that predates following in Apply) answers garbage.
+func (p *Plugin) Apply(ctx context.Context, batch []ops.Op, follow []ops.Result) ([]ops.Result, error) {
 	req := &ipcfuzzv1.ApplyRequest{Ops: plugins.PackOps(batch)}
-	if other != nil {
-		req.Follow, req.FollowSet = plugins.PackResults(other), true
+	if follow != nil {
+		req.Follow, req.FollowSet = plugins.PackResults(follow), true
 	}
 	resp, err := call(ctx, p, "apply", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.ApplyResponse, error) {
 		return c.Apply(ctx, req)
@@ -456,16 +451,12 @@ func (p *Plugin) ApplyFollowing(ctx context.Context, batch []ops.Op, other []ops
 	return results, nil
 }
 
-// Snapshot implements ops.Impl.
-func (p *Plugin) Snapshot(ctx context.Context) (ops.Snapshot, error) {
-	return p.SnapshotFollowing(ctx, nil)
-}
-
-// SnapshotFollowing implements ops.Impl: other travels with the request.
-func (p *Plugin) SnapshotFollowing(ctx context.Context, other *ops.Snapshot) (ops.Snapshot, error) {
+// Snapshot implements ops.Impl: follow, when not nil, travels with the
+// request.
+func (p *Plugin) Snapshot(ctx context.Context, follow *ops.Snapshot) (ops.Snapshot, error) {
 	req := &ipcfuzzv1.SnapshotRequest{}
-	if other != nil {
-		req.Follow, req.FollowSet = plugins.PackSnapshot(*other), true
+	if follow != nil {
+		req.Follow, req.FollowSet = plugins.PackSnapshot(*follow), true
 	}
 	resp, err := call(ctx, p, "snapshot", func(ctx context.Context, c ipcfuzzv1.ImplClient) (*ipcfuzzv1.SnapshotResponse, error) {
 		return c.Snapshot(ctx, req)

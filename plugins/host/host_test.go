@@ -140,14 +140,14 @@ func TestPluginMatchesLocal(t *testing.T) {
 		require.NoError(t, local.Reset(ctx, cfg))
 		require.NoError(t, p.Reset(ctx, cfg))
 		for _, batch := range scripts[:10] { // handles persist across batches
-			want, err := local.Apply(ctx, batch)
+			want, err := local.Apply(ctx, batch, nil)
 			require.NoError(t, err)
-			got, err := p.Apply(ctx, batch)
+			got, err := p.Apply(ctx, batch, nil)
 			require.NoError(t, err)
 			require.Equal(t, plugins.PackResults(want), plugins.PackResults(got))
 		}
-		ws, _ := local.Snapshot(ctx)
-		gs, err := p.Snapshot(ctx)
+		ws, _ := local.Snapshot(ctx, nil)
+		gs, err := p.Snapshot(ctx, nil)
 		require.NoError(t, err)
 		require.Equal(t, plugins.PackSnapshot(ws), plugins.PackSnapshot(gs))
 	}
@@ -168,10 +168,10 @@ func TestCrashThenRestart(t *testing.T) {
 			pid := p.Pid()
 			batch := toyScripts(1, 1, 10)[0]
 			require.NoError(t, p.Reset(ctx, ops.Config{}))
-			_, err := p.Apply(ctx, batch)
+			_, err := p.Apply(ctx, batch, nil)
 			require.NoError(t, err)
 
-			_, err = p.Apply(ctx, batch)
+			_, err = p.Apply(ctx, batch, nil)
 			require.Error(t, err)
 			t.Logf("error: %v", err)
 			require.Equal(t, Crashed, kindOf(err))
@@ -187,14 +187,14 @@ func TestCrashThenRestart(t *testing.T) {
 			require.Zero(t, p.Pid())
 
 			// Dead until restarted: every call says why.
-			_, err2 := p.Snapshot(ctx)
+			_, err2 := p.Snapshot(ctx, nil)
 			require.Equal(t, err, err2)
 
 			require.NoError(t, p.Restart(ctx))
 			require.NotZero(t, p.Pid())
 			require.NotEqual(t, pid, p.Pid())
 			require.NoError(t, p.Reset(ctx, ops.Config{}))
-			got, err := p.Apply(ctx, batch) // apply 1 of the new process
+			got, err := p.Apply(ctx, batch, nil) // apply 1 of the new process
 			require.NoError(t, err)
 			require.Len(t, got, len(batch))
 		})
@@ -211,7 +211,7 @@ func TestHungPluginIsKilled(t *testing.T) {
 	require.DirExists(t, sockDir)
 
 	start := time.Now()
-	_, err := p.Apply(ctx, toyScripts(1, 1, 5)[0])
+	_, err := p.Apply(ctx, toyScripts(1, 1, 5)[0], nil)
 	took := time.Since(start)
 	require.Error(t, err)
 	t.Logf("error after %v: %v", took, err)
@@ -234,10 +234,10 @@ func TestCallerCancelLeavesPluginUp(t *testing.T) {
 	p := open(t, launch(t, "toy"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := p.Snapshot(ctx)
+	_, err := p.Snapshot(ctx, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, kindOf(err))
-	_, err = p.Snapshot(context.Background())
+	_, err = p.Snapshot(context.Background(), nil)
 	require.NoError(t, err)
 }
 
@@ -251,7 +251,7 @@ func TestCallerDeadlineLeavesPluginUp(t *testing.T) {
 	pid := p.Pid()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := p.Apply(ctx, toyScripts(1, 1, 5)[0])
+	_, err := p.Apply(ctx, toyScripts(1, 1, 5)[0], nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Zero(t, kindOf(err), "not a plugin failure: %v", err)
 	require.False(t, gone(pid), "the plugin was killed")
@@ -317,7 +317,7 @@ func TestGarbageAnswers(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, launch(t, "short"))
 	require.NoError(t, p.Reset(ctx, ops.Config{}))
-	_, err := p.Apply(ctx, toyScripts(1, 1, 7)[0])
+	_, err := p.Apply(ctx, toyScripts(1, 1, 7)[0], nil)
 	t.Logf("error: %v", err)
 	require.Equal(t, Garbage, kindOf(err))
 	require.Contains(t, err.Error(), "6 results for 7 operations")
@@ -326,7 +326,7 @@ func TestGarbageAnswers(t *testing.T) {
 	require.NoError(t, err)
 
 	p = open(t, launch(t, "badsnap"))
-	_, err = p.Snapshot(ctx)
+	_, err = p.Snapshot(ctx, nil)
 	t.Logf("error: %v", err)
 	require.Equal(t, Garbage, kindOf(err))
 	require.Contains(t, err.Error(), "packed snapshot")
@@ -341,7 +341,7 @@ func TestImplementationFailure(t *testing.T) {
 		{Kind: ops.KindNextID, Type: ops.Msg, Value: 7},
 		{Kind: ops.KindList, Type: ops.Msg},
 	}
-	rs, err := p.Apply(ctx, batch)
+	rs, err := p.Apply(ctx, batch, nil)
 	t.Logf("error: %v", err)
 	require.Equal(t, Failed, kindOf(err))
 	require.Contains(t, err.Error(), "toy: next_id is not implemented")
@@ -351,7 +351,7 @@ func TestImplementationFailure(t *testing.T) {
 	require.Equal(t, Failed, kindOf(err))
 	require.Contains(t, err.Error(), "script 2 of 2")
 	require.Len(t, outs, 1)
-	_, err = p.Snapshot(ctx)
+	_, err = p.Snapshot(ctx, nil)
 	require.NoError(t, err)
 }
 
@@ -426,7 +426,7 @@ func TestStopTakesDescendants(t *testing.T) {
 				p.Kill()
 			case "crash":
 				require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-				_, err := p.Snapshot(ctx)
+				_, err := p.Snapshot(ctx, nil)
 				t.Logf("error: %v", err)
 				require.Equal(t, Crashed, kindOf(err))
 				require.Contains(t, err.Error(), "signal: killed")
@@ -513,12 +513,12 @@ func TestKilledFromOutside(t *testing.T) {
 	p := open(t, launch(t, "toy"))
 	pid := p.Pid()
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	_, err := p.Snapshot(ctx)
+	_, err := p.Snapshot(ctx, nil)
 	t.Logf("error: %v", err)
 	require.Equal(t, Crashed, kindOf(err))
 	require.Contains(t, err.Error(), "signal: killed")
 	require.NoError(t, p.Restart(ctx))
-	_, err = p.Snapshot(ctx)
+	_, err = p.Snapshot(ctx, nil)
 	require.NoError(t, err)
 }
 
@@ -538,7 +538,7 @@ func TestPluginOutputStaysOffStdout(t *testing.T) {
 
 	p := open(t, spec)
 	require.NoError(t, p.Reset(ctx, ops.Config{}))
-	_, err = p.Apply(ctx, toyScripts(1, 1, 3)[0])
+	_, err = p.Apply(ctx, toyScripts(1, 1, 3)[0], nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), "chatty: applying 3 ops") && strings.Contains(logs.String(), "chatty: stderr says hello")
@@ -560,7 +560,7 @@ func TestErrorIsOneLine(t *testing.T) {
 // A script applied in batches follows over the wire: the other side's
 // results travel with each batch and its snapshot with Snapshot, and a
 // plugin that follows takes them; without them it answers on its own.
-func TestApplyFollowingCarriesTheOtherSide(t *testing.T) {
+func TestApplyFollowCarriesTheOtherSide(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, launch(t, "follower"))
 	batch := toyScripts(3, 1, 6)[0]
@@ -569,12 +569,12 @@ func TestApplyFollowingCarriesTheOtherSide(t *testing.T) {
 		other[i] = ops.Result{ID: int64(100 + i), List: []ops.Entry{{ID: int64(i), Key: 7}}}
 	}
 	require.NoError(t, p.Reset(ctx, ops.Config{}))
-	got, err := p.ApplyFollowing(ctx, batch, other)
+	got, err := p.Apply(ctx, batch, other)
 	require.NoError(t, err)
 	require.Equal(t, other, got)
 	var snap ops.Snapshot
 	snap.IDs[ops.Sem].NextID = 42
-	gotSnap, err := p.SnapshotFollowing(ctx, &snap)
+	gotSnap, err := p.Snapshot(ctx, &snap)
 	require.NoError(t, err)
 	require.Equal(t, int64(42), gotSnap.IDs[ops.Sem].NextID)
 
@@ -582,9 +582,9 @@ func TestApplyFollowingCarriesTheOtherSide(t *testing.T) {
 	local := ops.NewLocal(toyInfo, &follower{})
 	require.NoError(t, local.Reset(ctx, ops.Config{}))
 	require.NoError(t, p.Reset(ctx, ops.Config{}))
-	want, err := local.Apply(ctx, batch)
+	want, err := local.Apply(ctx, batch, nil)
 	require.NoError(t, err)
-	got, err = p.ApplyFollowing(ctx, batch, nil)
+	got, err = p.Apply(ctx, batch, nil)
 	require.NoError(t, err)
 	requireSameOutcomes(t, []ops.Outcome{{Results: want}}, []ops.Outcome{{Results: got}})
 }
@@ -595,14 +595,14 @@ func TestUnfollowingPluginIsRefused(t *testing.T) {
 	p := open(t, launch(t, "unfollowing"))
 	batch := toyScripts(3, 1, 4)[0]
 	require.NoError(t, p.Reset(ctx, ops.Config{}))
-	_, err := p.ApplyFollowing(ctx, batch, make([]ops.Result, len(batch)))
+	_, err := p.Apply(ctx, batch, make([]ops.Result, len(batch)))
 	require.Equal(t, Garbage, kindOf(err), "%v", err)
 	require.ErrorContains(t, err, "did not follow")
-	_, err = p.SnapshotFollowing(ctx, &ops.Snapshot{})
+	_, err = p.Snapshot(ctx, &ops.Snapshot{})
 	require.Equal(t, Garbage, kindOf(err), "%v", err)
 	// Plain calls are fine.
-	_, err = p.Apply(ctx, batch)
+	_, err = p.Apply(ctx, batch, nil)
 	require.NoError(t, err)
-	_, err = p.Snapshot(ctx)
+	_, err = p.Snapshot(ctx, nil)
 	require.NoError(t, err)
 }

@@ -199,20 +199,20 @@ type crashing struct {
 	panic     bool
 }
 
-func (c *crashing) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+func (c *crashing) Apply(ctx context.Context, batch []ops.Op, follow []ops.Result) ([]ops.Result, error) {
 	if c.calls++; c.calls == c.at {
 		if c.panic {
 			panic(fmt.Sprintf("toy: boom on apply %d", c.calls))
 		}
 		os.Exit(3)
 	}
-	return c.Local.Apply(ctx, batch)
+	return c.Local.Apply(ctx, batch, follow)
 }
 
 // hanging never answers Apply.
 type hanging struct{ *ops.Local }
 
-func (*hanging) Apply(context.Context, []ops.Op) ([]ops.Result, error) {
+func (*hanging) Apply(context.Context, []ops.Op, []ops.Result) ([]ops.Result, error) {
 	for {
 		time.Sleep(time.Hour)
 	}
@@ -221,17 +221,17 @@ func (*hanging) Apply(context.Context, []ops.Op) ([]ops.Result, error) {
 // chatty prints on every Apply.
 type chatty struct{ *ops.Local }
 
-func (c *chatty) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
+func (c *chatty) Apply(ctx context.Context, batch []ops.Op, follow []ops.Result) ([]ops.Result, error) {
 	fmt.Printf("chatty: applying %d ops\n", len(batch))
 	fmt.Fprintf(os.Stderr, "chatty: stderr says hello\n")
-	return c.Local.Apply(ctx, batch)
+	return c.Local.Apply(ctx, batch, follow)
 }
 
 // short drops the last result.
 type short struct{ *ops.Local }
 
-func (s *short) Apply(ctx context.Context, batch []ops.Op) ([]ops.Result, error) {
-	rs, err := s.Local.Apply(ctx, batch)
+func (s *short) Apply(ctx context.Context, batch []ops.Op, follow []ops.Result) ([]ops.Result, error) {
+	rs, err := s.Local.Apply(ctx, batch, follow)
 	if len(rs) > 0 {
 		rs = rs[:len(rs)-1]
 	}

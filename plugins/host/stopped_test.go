@@ -25,7 +25,7 @@ func TestStoppedPluginIsGivenUp(t *testing.T) {
 	// with another error than the one required below.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := p.Snapshot(ctx)
+	_, err := p.Snapshot(ctx, nil)
 	require.Error(t, err)
 	t.Logf("error: %v", err)
 	require.Equal(t, Hung, kindOf(err))
@@ -33,7 +33,7 @@ func TestStoppedPluginIsGivenUp(t *testing.T) {
 	require.NoError(t, ctx.Err())
 	require.Eventually(t, func() bool { return gone(pid) }, 30*time.Second, 50*time.Millisecond, "the stopped plugin %d was not killed", pid)
 	require.NoError(t, p.Restart(ctx))
-	_, err = p.Snapshot(ctx)
+	_, err = p.Snapshot(ctx, nil)
 	require.NoError(t, err)
 }
 

@@ -44,8 +44,8 @@ func TestSameGarbageFromBothSidesIsAFailure(t *testing.T) {
 			p := &runner.Pair{A: runner.Side{Name: "a", Impl: a}, B: runner.Side{Name: "b", Impl: b}, Subsystem: "ids", Relation: equiv.Exact}
 			res, err := runner.Run(context.Background(), runner.Options{
 				Pairs: []*runner.Pair{p}, KeepGoing: true,
-				Generate: func(seed uint64) []ops.Op { return toyScripts(seed, 1, 6)[0] },
-				Checks:   4, Batch: 4,
+				Source: runner.Seeded(func(seed uint64) []ops.Op { return toyScripts(seed, 1, 6)[0] }),
+				Checks: 4, Batch: 4,
 			})
 			require.NoError(t, err)
 			require.Zero(t, res.Checks, "garbage counted as compared")

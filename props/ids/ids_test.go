@@ -51,8 +51,8 @@ func TestMachineOptimizedKernel(t *testing.T) {
 func TestRunnerFindsAndShrinksLegacy(t *testing.T) {
 	dir := t.TempDir()
 	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs:    []*runner.Pair{sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.Exact)},
-		Generate: sub.RapidScripts(equiv.Exact), Seed: 1, Checks: 200, Corpus: dir,
+		Pairs:  []*runner.Pair{sidestest.Pair(t, sub, "naive:alloc=legacy", "optimized", equiv.Exact)},
+		Source: runner.Seeded(sub.RapidScripts(equiv.Exact)), Seed: 1, Checks: 200, Corpus: dir,
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Divergences)
