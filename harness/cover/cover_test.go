@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
 const zooLikePatch = `mm/mremap: a description
@@ -160,5 +162,20 @@ func TestWriteDir(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+func TestCollector(t *testing.T) {
+	var c Collector
+	c.Outcomes([]ops.Outcome{
+		{Observed: []ops.Observation{{PCs: []uint64{3, 1, 3}}, {}}},
+		{Observed: []ops.Observation{{PCs: []uint64{2}}}},
+	})
+	c.Outcomes(nil)
+	if got := c.PCs(); !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
+		t.Errorf("PCs %v, want [1 2 3]", got)
+	}
+	if observed, covered := c.Ops(); observed != 3 || covered != 2 {
+		t.Errorf("ops %d observed, %d covered; want 3 and 2", observed, covered)
 	}
 }
