@@ -7,6 +7,7 @@ require (
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/leanovate/gopter v0.2.11
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/arch v0.33.0
 	golang.org/x/sys v0.48.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0

@@ -23,6 +23,9 @@ var kernelScript []byte
 //go:embed kernels/ipcfuzz-guest.config
 var guestConfig []byte
 
+//go:embed kernels/ipcfuzz-cover.config
+var coverConfig []byte
+
 // Build says what BuildKernel builds.
 type Build struct {
 	// Source is a kernel source tree, or "" for Debian's linux-source of
@@ -36,6 +39,8 @@ type Build struct {
 	Patches string
 	// Cache is the build cache ("": kernel.sh's default).
 	Cache string
+	// Cover builds with KCOV and line tables (kernel.sh --cover).
+	Cover bool
 	// Log receives the build's messages ("": discarded).
 	Log io.Writer
 }
@@ -74,6 +79,9 @@ func BuildKernel(ctx context.Context, b Build) (string, error) {
 	if b.Cache != "" {
 		args = append(args, "--cache", b.Cache)
 	}
+	if b.Cover {
+		args = append(args, "--cover")
+	}
 	dir, err := os.MkdirTemp("", "ipcfuzz-kbuild-")
 	if err != nil {
 		return "", err
@@ -86,8 +94,10 @@ func BuildKernel(ctx context.Context, b Build) (string, error) {
 	if err := os.WriteFile(script, kernelScript, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "kernels", "ipcfuzz-guest.config"), guestConfig, 0o644); err != nil {
-		return "", err
+	for file, text := range map[string][]byte{"ipcfuzz-guest.config": guestConfig, "ipcfuzz-cover.config": coverConfig} {
+		if err := os.WriteFile(filepath.Join(dir, "kernels", file), text, 0o644); err != nil {
+			return "", err
+		}
 	}
 	log := b.Log
 	if log == nil {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/kernel.sh [--base 6.1|6.12] [--source DIR|DEB] [--patches DIR] [--cache DIR] [--jobs N] [--rebuild] [NAME]
+# ci/kernel.sh [--base 6.1|6.12] [--source DIR|DEB] [--patches DIR] [--cache DIR] [--jobs N] [--cover] [--rebuild] [NAME]
 #
 # Builds a minimal guest kernel for `kernel:image=PATH` and prints the path of
 # its vmlinux (booted through its PVH entry). The source is Debian's
@@ -17,9 +17,13 @@
 # series is applied to it, rebuilt (only what it touches) and left applied
 # until the next series needs the tree, which first takes it out again.
 # With ccache installed, objects are cached too ($cache/ccache).
+# --cover also merges ci/kernels/ipcfuzz-cover.config (KCOV, debugfs, line
+# tables): a kernel for `--cover DIR` runs, with a base tree and cache
+# entries of its own (the fragments key them), named NAME-cover-KEY.
 #
 #   ci/kernel.sh                        # stock 6.1
 #   ci/kernel.sh --base 6.12            # stock 6.12
+#   ci/kernel.sh --base 6.12 --cover    # stock 6.12 with KCOV and line tables
 #   ci/kernel.sh pre-5.15               # 6.1 with sysvipc_find_ipc() of Linux <= 5.14
 #   ci/kernel.sh --source ~/linux --patches my-series
 #   go run ./cmd/ipcfuzz compare optimized kernel:image="$(ci/kernel.sh)" --subsystem ids
@@ -38,6 +42,7 @@ source=""
 patches=""
 basever=""
 rebuild=""
+cover=""
 cache=${IPCFUZZ_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipcfuzz/kernel-builds}
 jobs=$(nproc)
 name=stock
@@ -49,7 +54,8 @@ while [ $# -gt 0 ]; do
     --cache) cache=${2:-}; shift 2 ;;
     --jobs) jobs=${2:-}; shift 2 ;;
     --rebuild) rebuild=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cover) cover=1; shift ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/kernel.sh: unknown option $1" >&2; exit 2 ;;
     *) name=$1; shift ;;
   esac
@@ -68,7 +74,8 @@ case $basever in
   6.1|6.12) ;;
   *) echo "ci/kernel.sh: --base $basever: Debian's archive has linux-source-6.1 and linux-source-6.12" >&2; exit 2 ;;
 esac
-fragment=$here/kernels/ipcfuzz-guest.config
+fragments=("$here/kernels/ipcfuzz-guest.config")
+[ -n "$cover" ] && fragments+=("$here/kernels/ipcfuzz-cover.config")
 mkdir -p "$cache/src"
 log() { echo "ci/kernel.sh: $*" >&2; }
 
@@ -81,7 +88,7 @@ configure() {
   local src=$1 dir=$2 o=()
   [ "$src" != "$dir" ] && o=(O="$dir")
   make -s -C "$src" "${o[@]}" ARCH=x86_64 tinyconfig >/dev/null
-  (cd "$dir" && "$src/scripts/kconfig/merge_config.sh" -m .config "$fragment" >/dev/null)
+  (cd "$dir" && "$src/scripts/kconfig/merge_config.sh" -m .config "${fragments[@]}" >/dev/null)
   if ! grep -q '^config BASE_FULL' "$src/init/Kconfig" && grep -A1 '^config BASE_SMALL' "$src/init/Kconfig" | grep -q bool; then
     "$src/scripts/config" --file "$dir/.config" -d BASE_SMALL
   fi
@@ -91,7 +98,7 @@ configure() {
     sym=$(echo "$l" | grep -oE 'CONFIG_[A-Z0-9_]+')
     grep -qE "^($sym=|# $sym is not set)" "$dir/.config" || { log "this kernel has no ${sym#CONFIG_}: left out"; continue; }
     grep -qxF "$l" "$dir/.config" || missing="$missing $l"
-  done < <(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$fragment")
+  done < <(grep -hE '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "${fragments[@]}")
   if [ -n "$missing" ]; then echo "ci/kernel.sh: the config lost:$missing" >&2; return 1; fi
 }
 
@@ -147,7 +154,7 @@ fi
 # touched, so that make sees it newer than its objects), patched, and
 # built in an object directory of its own.
 if [ -n "$srctree" ]; then
-  treekey=$( { echo "$srctree"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
+  treekey=$( { echo "$srctree"; cat "${fragments[@]}"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
   work=$cache/tree-$treekey
   mkdir -p "$work"
   exec 9>"$work.lock"
@@ -186,9 +193,9 @@ fi
 
 # The keys: of the base build (source version, fragment, recipe) and of
 # this one (the base's and the patches).
-basekey=$( { echo "$version"; cat "$fragment"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
+basekey=$( { echo "$version"; cat "${fragments[@]}"; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
 key=$( { echo "$basekey"; for p in "${series[@]}"; do basename "$p"; cat "$p"; done; } | sha256sum | cut -c1-16)
-out=$cache/$name-$key
+out=$cache/$name${cover:+-cover}-$key
 if [ -f "$out/vmlinux" ] && [ -z "$rebuild" ]; then
   echo "$out/vmlinux"
   exit 0

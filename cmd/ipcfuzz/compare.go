@@ -35,6 +35,7 @@ type compareArgs struct {
 	report string // --report: an HTML page of the findings
 	perf   perfFlags
 	known  string // --known: the directory of known differences, or "none"
+	cover  coverFlags
 }
 
 // defaultKnown is where compare reads the known differences of kernel
@@ -62,6 +63,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	fs.StringVar(&c.known, "known", "", "directory of the differences kernel versions explain (docs/known.md; default "+defaultKnown+" when it is there; none: no such directory)")
 	c.sides.register(fs, 60*time.Second)
 	c.perf.register(fs)
+	c.cover.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, err
@@ -83,7 +85,11 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
+	if err := c.cover.prepare(c.a, c.b); err != nil {
+		return nil, err
+	}
 	c.opts.Observe.Time = c.opts.Stats
+	c.opts.Observe.Cover = c.cover.dir != ""
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if !seedGiven {
@@ -197,6 +203,13 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if runErr != nil {
 		return runErr
 	}
+	coverOut := stdout
+	if c.format != "text" {
+		coverOut = stderr
+	}
+	if err := c.cover.write(coverOut); err != nil {
+		return err
+	}
 	if page != nil {
 		if err := page.Err(); err != nil {
 			return fmt.Errorf("--report: %w", err)
@@ -233,6 +246,7 @@ func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr
 			return closeAll, err
 		}
 		closers = append(closers, closePair)
+		c.cover.attach(p)
 		o.Pairs = append(o.Pairs, p)
 	}
 	return closeAll, nil

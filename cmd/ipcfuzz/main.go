@@ -165,6 +165,7 @@ func commands() []command {
                     [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats]
                     [--format text|json|ktap|junit] [--json] [--corpus DIR] [--report FILE.html]
                     [--batch N] [--call-timeout D] [--in-process] [--known DIR|none]
+                    [--cover DIR [--patch FILE.diff]]
                     [--perf [--metric NAME|A/B|wall] [--threshold E] [--sizes 8,16,32,64] [--reps N] [--workload FILE.perf]]`,
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus. With --perf, compares how their costs\ngrow on each script's repeated parts: B growing faster is a performance finding.", compareCmd},
 		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--format text|json|ktap|junit] [--json]

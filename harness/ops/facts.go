@@ -29,6 +29,11 @@ const (
 	FactHugePages
 	// FactHugePageKiB is the default huge page size, in KiB.
 	FactHugePageKiB
+	// FactKCOV is 1 where the kernel offers KCOV coverage
+	// (/sys/kernel/debug/kcov: a kernel built with ci/kernel.sh --cover);
+	// not reported where it does not. No model answers by it: it says
+	// whether a run can ask that side for the kernel's coverage.
+	FactKCOV
 	numFacts
 )
 
@@ -38,6 +43,7 @@ var factNames = [numFacts]string{
 	FactVMAQuirks:   "vma_quirks",
 	FactHugePages:   "huge_pages",
 	FactHugePageKiB: "huge_page_kib",
+	FactKCOV:        "kcov",
 }
 
 func (f Fact) String() string {

@@ -49,6 +49,10 @@ type Pair struct {
 	// following A's way agrees with A and following B's way agrees with B
 	// (both ways are allowed).
 	Judge *Side
+	// Observed, when set, receives each side's outcomes of every Check
+	// (their Observed: what the sides' Config.Observe asked for), before
+	// they are compared.
+	Observed func(a, b []ops.Outcome)
 }
 
 // NewPair builds the pair of a and b for scripts of subsystem compared
@@ -167,6 +171,9 @@ func (p *Pair) Check(ctx context.Context, scripts [][]ops.Op) ([]Verdict, error)
 	outA, outB, same, errA, errB := p.exec(ctx, scripts)
 	if err := sideErrors(errA, errB); err != nil {
 		return nil, err
+	}
+	if p.Observed != nil {
+		p.Observed(outA, outB)
 	}
 	vs := make([]Verdict, len(scripts))
 	for i, s := range scripts {

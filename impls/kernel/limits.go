@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/kcov"
 )
 
 // Facts implements impls.FactReporter: the answers of this machine that
@@ -31,9 +32,12 @@ func (m *Model) Facts() ops.Facts { return machineFacts() }
 //     fact is not reported.
 //
 // It also reports the huge pages a SHM_HUGETLB segment may reserve
-// (hugeFacts).
+// (hugeFacts), and ops.FactKCOV where the kernel offers KCOV.
 func machineFacts() ops.Facts {
 	fs := hugeFacts(ops.Facts{})
+	if kcov.Available() {
+		fs = fs.With(ops.FactKCOV, 1)
+	}
 	mode, err := readProcInt("/proc/sys/vm/overcommit_memory")
 	if err != nil || mode != 0 {
 		return fs

@@ -84,7 +84,10 @@ func (m *Model) Replaced() int {
 
 // Run is ops.Run(m, cfg, script) done in one hand-over to the worker thread
 // instead of one per operation: reset, every operation, the final snapshot.
-// It is the fast path for a harness that has whole scripts.
+// It is the fast path for a harness that has whole scripts. With
+// cfg.Observe.Cover, each operation's Observation holds the kernel program
+// counters the worker thread's syscalls reached (KCOV, where the kernel
+// has it: cover.go).
 func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	if err := checkConfig(cfg); err != nil {
 		return ops.Outcome{}, fmt.Errorf("reset: %w", err)
@@ -96,7 +99,7 @@ func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	}
 	var out ops.Outcome
 	var err error
-	m.n.w.Run(func() { out, err = ops.Run(onThread{m.n}, cfg, script) })
+	m.n.w.Run(func() { out, err = m.n.runCovered(cfg, script) })
 	var ne *notUndoneError
 	if errors.As(err, &ne) {
 		// The reset before the script could not undo the last one: a
@@ -104,7 +107,7 @@ func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 		if err := m.replace(ne.err); err != nil {
 			return ops.Outcome{}, fmt.Errorf("reset: %w", err)
 		}
-		m.n.w.Run(func() { out, err = ops.Run(onThread{m.n}, cfg, script) })
+		m.n.w.Run(func() { out, err = m.n.runCovered(cfg, script) })
 	}
 	if m.n.w.Discarded() != nil {
 		m.n = nil

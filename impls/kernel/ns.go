@@ -32,6 +32,8 @@ type ns struct {
 	// spaces are the namespaces the script's tasks went to
 	// (namespaces.go).
 	spaces spaces
+	// kcov is the thread's coverage, once a run asked for it (cover.go).
+	kcov kcovState
 }
 
 // shmState is what the adapter remembers of the shm subsystem in a script:

@@ -27,6 +27,7 @@ func (n *ns) close() {
 	if n.tasks == nil {
 		return // the thread never started
 	}
+	n.closeTracer()
 	n.detachWorker()
 	n.releaseWorkerWindow()
 	n.tasks.close()

@@ -49,6 +49,9 @@ import (
 //	measure   a: n, repetitions, rounds (brk-expand)              repetitions × i64 ns
 //	seal      -                                                   - (mseal; ENOSYS without it)
 //	fork      -                                                   the child's pid
+//	cover     a: 1 enable KCOV (ENOENT: the kernel has none), or   0: the program counters (u64 each)
+//	          0 read the program counters of the requests since   collected since the last read,
+//	          the last read (and empty the buffer)                 val: how many
 //
 // A fork is clone(CLONE_PARENT): the child is the adapter's own child; it
 // answers the fork and serves every later request, and the parent exits
@@ -73,6 +76,7 @@ const (
 	opMeasure
 	opSeal
 	opFork
+	opCover
 )
 
 // opNames names the operations in C (OP_<name>).
@@ -80,7 +84,7 @@ var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
 	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
-	opSeal: "SEAL", opFork: "FORK",
+	opSeal: "SEAL", opFork: "FORK", opCover: "COVER",
 }
 
 // The helper's file descriptors: requests in, responses out.

@@ -176,6 +176,8 @@ func mountAll() error {
 			return fmt.Errorf("mount %s on %s: %w", m.fs, m.dir, err)
 		}
 	}
+	// debugfs, for KCOV (/sys/kernel/debug/kcov), where the kernel has it.
+	_ = unix.Mount("debugfs", "/sys/kernel/debug", "debugfs", 0, "")
 	return nil
 }
 

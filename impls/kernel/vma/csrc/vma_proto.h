@@ -31,6 +31,7 @@ enum {
 	OP_MEASURE = 15,
 	OP_SEAL = 16,
 	OP_FORK = 17,
+	OP_COVER = 18,
 };
 
 /* The helper's refusals, a negative err (protocol.go). */

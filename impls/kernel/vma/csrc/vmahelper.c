@@ -25,7 +25,7 @@ enum {
 	SYS_uname = 63, SYS_ftruncate = 77, SYS_getppid = 110, SYS_mlock = 149,
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
 	SYS_pipe2 = 293, SYS_clone = 56, SYS_getpid = 39, SYS_wait4 = 61, SYS_memfd_create = 319,
-	SYS_mlock2 = 325, SYS_mseal = 462,
+	SYS_mlock2 = 325, SYS_mseal = 462, SYS_ioctl = 16,
 };
 
 enum {
@@ -623,6 +623,62 @@ static i64 op_measure(const struct req *q, u32 *reps_out)
 }
 
 /*
+ * KCOV (Documentation/dev-tools/kcov.rst): the kernel's program counters
+ * of this process's syscalls, once the driver asks (OP_COVER 1). The
+ * buffer is mapped where the kernel places it, outside the window and the
+ * heap area; OP_COVER 0 answers with what the requests since the last
+ * one collected, and empties it. KCOV is per task: a forked child enables
+ * a buffer of its own.
+ */
+enum { KCOV_WORDS = 1 << 18, KCOV_INIT_TRACE = 0x80086301, KCOV_ENABLE = 0x6364, KCOV_TRACE_PC = 0 };
+static u64 *kcov_area;
+static i64 kcov_pid;
+
+static i64 kcov_enable(void)
+{
+	i64 fd = sys2(SYS_open, "/sys/kernel/debug/kcov", O_RDWR);
+	if (fd < 0)
+		return neg(fd);
+	i64 e = sys3(SYS_ioctl, fd, KCOV_INIT_TRACE, KCOV_WORDS);
+	if (e < 0)
+		goto fail;
+	i64 a = sys6(SYS_mmap, 0, KCOV_WORDS * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a < 0 && a > -4096) {
+		e = a;
+		goto fail;
+	}
+	e = sys3(SYS_ioctl, fd, KCOV_ENABLE, KCOV_TRACE_PC);
+	if (e < 0) {
+		sys2(SYS_munmap, a, KCOV_WORDS * 8);
+		goto fail;
+	}
+	kcov_area = (u64 *)a;
+	kcov_pid = sys0(SYS_getpid);
+	__atomic_store_n(&kcov_area[0], 0, __ATOMIC_RELAXED);
+	return 0;
+fail:
+	sys1(SYS_close, fd);
+	return neg(e);
+}
+
+static void op_cover(const struct req *q)
+{
+	if (q->a[0] == 1) {
+		reply(kcov_area && kcov_pid == sys0(SYS_getpid) ? 0 : kcov_enable(), 0, 0, 0);
+		return;
+	}
+	if (!kcov_area || kcov_pid != sys0(SYS_getpid)) {
+		reply(0, 0, 0, 0);
+		return;
+	}
+	u64 n = __atomic_load_n(&kcov_area[0], __ATOMIC_RELAXED);
+	if (n > KCOV_WORDS - 1)
+		n = KCOV_WORDS - 1;
+	reply(0, n, kcov_area + 1, n * 8);
+	__atomic_store_n(&kcov_area[0], 0, __ATOMIC_RELAXED);
+}
+
+/*
  * op_fork forks with CLONE_PARENT, so that the child is the driver's own
  * child (its parent-death signal then fires with the driver, and the
  * driver reaps it). The child answers with its pid and serves from then
@@ -641,6 +697,8 @@ static void op_fork(void)
 	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
 	if ((u64)sys0(SYS_getppid) != driver)
 		die(4);
+	if (kcov_area)
+		kcov_enable(); /* the parent's buffer traces the parent */
 	reply(0, sys0(SYS_getpid), 0, 0);
 }
 
@@ -677,6 +735,9 @@ static void serve_one(const struct req *q)
 		return;
 	case OP_FORK:
 		op_fork();
+		return;
+	case OP_COVER:
+		op_cover(q);
 		return;
 	}
 	if (!range_ok(q->region, q->start, q->pages)) {

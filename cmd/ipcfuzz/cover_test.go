@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// --cover and --patch are refused, in one line and before anything runs,
+// without a kernel:image= side with KCOV.
+func TestCoverRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	notKCOV := filepath.Join(dir, "vmlinux")
+	require.NoError(t, os.WriteFile(notKCOV, []byte("not an ELF file"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--patch", "x.diff"}, "--patch needs --cover DIR"},
+		{[]string{"--cover", dir}, "--cover: no side is a kernel:image=VMLINUX"},
+	} {
+		r := ipcfuzz(t, append([]string{"compare", "naive", "optimized", "--checks", "1"}, c.args...)...)
+		require.Equal(t, 2, r.code, r.stderr)
+		require.Contains(t, r.stderr, c.want)
+	}
+	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+notKCOV, "--checks", "1", "--cover", dir)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "--cover: cover: ")
+	require.NotContains(t, r.stderr, "checks", "refused before the run")
+}
+
+// A zoo patch's lines on its KCOV build: compare --cover --patch writes the
+// report and prints the lines reached out of those with code. It needs the
+// bug's KCOV kernel (ci/kernel.sh --cover bug-mprotect-error-enomem) and
+// boots it (IPCFUZZ_LONG=1).
+func TestComparePatchCoverage(t *testing.T) {
+	long(t)
+	const bug = "bug-mprotect-error-enomem"
+	vmlinux := kcovBuild(t, bug)
+	patches, err := filepath.Glob(filepath.Join("..", "..", "ci", "kernels", bug, "*.patch"))
+	require.NoError(t, err)
+	require.NotEmpty(t, patches)
+	dir := t.TempDir()
+	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+vmlinux, "--subsystem", "vma", "--checks", "40", "--seed", "1",
+		"--keep-going", "--corpus", t.TempDir(), "--known", "none", "--cover", dir, "--patch", patches[0])
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	require.Regexp(t, regexp.MustCompile(`kernel coverage of \d+ files: lines \d+/\d+`), r.stdout)
+	require.Regexp(t, regexp.MustCompile(`patch lines reached \d+/[1-9]\d*`), r.stdout)
+	for _, f := range []string{"coverage.txt", "index.html", "patch.txt", "src/mm_mprotect.c.html"} {
+		require.FileExists(t, filepath.Join(dir, f))
+	}
+	t.Log(r.stdout)
+}
+
+// kcovBuild is the vmlinux of the KCOV build of series name in the kernel
+// cache, or skips naming the command that builds it.
+func kcovBuild(t *testing.T, name string) string {
+	t.Helper()
+	cache := os.Getenv("IPCFUZZ_KERNEL_CACHE")
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		require.NoError(t, err)
+		cache = filepath.Join(base, "ipcfuzz", "kernel-builds")
+	}
+	m, _ := filepath.Glob(filepath.Join(cache, name+"-cover-*", "vmlinux"))
+	if len(m) == 0 {
+		t.Skipf("no KCOV kernel %s in %s: build it with ci/kernel.sh --cover %s", name, cache, name)
+	}
+	return m[len(m)-1]
+}
