@@ -67,6 +67,9 @@ fi
 if [ -n "$patches" ]; then
   [ -d "$patches" ] || { echo "ci/kernel.sh: --patches $patches: not a directory" >&2; exit 2; }
   patches=$(cd "$patches" && pwd)
+  # Named after its series unless named: a tree's build with patches
+  # must not land where the tree's own build is (out-stock).
+  [ "$name" = stock ] && name=$(basename "$patches")
   if [ -z "$basever" ] && [ -f "$patches/base" ]; then basever=$(tr -d ' \n' < "$patches/base"); fi
 fi
 basever=${basever:-6.1}
