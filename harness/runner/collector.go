@@ -210,15 +210,10 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		// A difference only the final state shows is made one a step
 		// shows, so that a reproducer, which checks steps, tells the
 		// sides apart, and so that its cause is the observation's.
-		w, ok, err := p.Witness(ctx, sh.Script, sh.Verdict)
+		w, ok, err := look(ctx, p, &notes, "no witness step", func() (Witnessed, bool, error) { return p.Witness(ctx, sh.Script, sh.Verdict) })
 		switch {
-		case err != nil && ctx.Err() != nil:
-			return err
 		case err != nil:
-			notes = append(notes, "no witness step: "+oneLine(err.Error()))
-			if rerr := p.Restart(ctx, err); rerr != nil {
-				notes = append(notes, oneLine(rerr.Error()))
-			}
+			return err
 		case ok:
 			script, outs, d = w.Script, w.Verdict.Out, w.Div
 			notes = append(notes, fmt.Sprintf("witness: step %d (%s) shows the final state's difference: %s", len(script), ops.FormatOp(script[len(script)-1]), d.Error()))
@@ -240,15 +235,12 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 			// The call where the results first differ may only meet a
 			// difference an earlier call left in the state: then that
 			// call is the cause.
-			w, ok, err := p.Before(ctx, script, d.Step, outs[0].Results)
+			w, ok, err := look(ctx, p, &f.Notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
+				return p.Before(ctx, script, d.Step, outs[0].Results)
+			})
 			switch {
-			case err != nil && ctx.Err() != nil:
-				return err
 			case err != nil:
-				f.Notes = append(f.Notes, "no look at the state before the divergence: "+oneLine(err.Error()))
-				if rerr := p.Restart(ctx, err); rerr != nil {
-					f.Notes = append(f.Notes, oneLine(rerr.Error()))
-				}
+				return err
 			case ok:
 				cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
 				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: %s; cause: %s", d.Step+1, w.Div.Error(), cause))
@@ -257,6 +249,24 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return nil
+}
+
+// look runs an observation of the pair (Witness, Before) for a finding: a
+// side that fails it is restarted and the failure noted (under what), so
+// that the finding stands without it; only an ended ctx is an error.
+func look(ctx context.Context, p *Pair, notes *[]string, what string, f func() (Witnessed, bool, error)) (Witnessed, bool, error) {
+	w, ok, err := f()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return w, false, err
+	case err != nil:
+		*notes = append(*notes, what+": "+oneLine(err.Error()))
+		if rerr := p.Restart(ctx, err); rerr != nil {
+			*notes = append(*notes, oneLine(rerr.Error()))
+		}
+		return w, false, nil
+	}
+	return w, ok, nil
 }
 
 // finding starts the record of something found: the header every finding
