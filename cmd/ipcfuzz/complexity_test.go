@@ -103,6 +103,7 @@ func TestComplexityBadInput(t *testing.T) {
 
 // A plugin whose /proc walk drops the object at max_idx is caught by compare.
 func TestCompareCatchesListingThatSkipsMaxIdx(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	dir := t.TempDir()
 	mutant := testProgram(t, "./testdata/skipmax")

@@ -47,6 +47,7 @@ func findingsBySignature(t *testing.T, s map[string]any) map[string]int {
 // with its hits and a minimal script; two runs merged keep one script per
 // signature and add up the hits.
 func TestKeepGoingTwoBugsThenMerge(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	root := t.TempDir()
 	runs := []string{filepath.Join(root, "run1"), filepath.Join(root, "run2")}

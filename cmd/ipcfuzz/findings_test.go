@@ -115,6 +115,7 @@ func TestReadOnlyCorpusRefusedFirst(t *testing.T) {
 // A finding that cannot be stored (its subsystem's directory is a file)
 // is printed in full and kept in --json, and --keep-going goes on.
 func TestUnstoredFindingIsKept(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ids"), []byte("in the way\n"), 0o644))
@@ -192,6 +193,7 @@ func TestKilledOnceIsInfrastructure(t *testing.T) {
 // A nightly compare shard treats compare's infrastructure event as
 // infrastructure (exit 2, status and reason in its summary), not a bug.
 func TestNightlyInfrastructureEventIsNotABug(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	needNightlyTools(t)
 	plugin := testProgram(t, "./testdata/killedonce")
@@ -238,6 +240,7 @@ func TestKernelFindingNamesItsRelease(t *testing.T) {
 // scripts run one at a time, whose script then runs alone on a fresh plugin
 // without failing, is an infrastructure event too.
 func TestKilledTwiceIsInfrastructure(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	plugin := testProgram(t, "./testdata/killedonce")
 	tmp := t.TempDir()

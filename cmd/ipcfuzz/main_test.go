@@ -140,6 +140,7 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 // A third-party plugin binary with a wrong allocator: compare must find the
 // bug and shrink the script.
 func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	dir := t.TempDir()
 	mutant := testProgram(t, "../../plugins/example/noseqbump")

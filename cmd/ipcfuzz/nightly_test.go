@@ -130,6 +130,7 @@ var fuzzShards sync.Mutex
 // Exit 1 from a fuzz shard: the planted plugin fails a seed input, which
 // is kept and turned into a signed corpus finding.
 func TestNightlyFuzzFindingExits1(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	needNightlyTools(t)
 	fuzzShards.Lock()

@@ -18,6 +18,7 @@ import (
 // shortest script that still diverged (three operations), its note saying
 // the shrink was cut short. Before, the run exited 2 and wrote nothing.
 func TestShrinkKeepsTheFindWhenThePluginFails(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	dir := t.TempDir()
 	for _, mode := range []string{"hang", "die"} {
 		t.Run(mode, func(t *testing.T) {

@@ -202,6 +202,7 @@ func TestWorstKernelWallTime(t *testing.T) {
 // model's growing brk costs a constant two walks more (the just-expand
 // merge of 6.13): no growth, the cost at every size.
 func TestWorstFindsTheBrkWalks(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	// Seed 2: with the fork of vma scripts drawn, seed 1's search ends on
 	// a pattern without a brk.
