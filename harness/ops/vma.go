@@ -831,6 +831,13 @@ const (
 	// ci/kernel.sh builds have no swap). Configuration, not version; the
 	// kernel side probes it with one madvise.
 	QuirkNoSwap
+	// QuirkNoZeroPage: a read fault on private anonymous memory allocates
+	// a page, and so gives the VMA an anon_vma, where other kernels map
+	// the shared zero page and leave it without one (seen on a 6.18.44
+	// built for Firecracker guests: its mprotect then keeps VM_ACCOUNT,
+	// and two pages read apart no longer merge). Configuration, not
+	// version; the kernel side probes it with two pages read apart.
+	QuirkNoZeroPage
 
 	// quirkEnd is the first bit no quirk has.
 	quirkEnd
@@ -844,6 +851,7 @@ var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
 	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first", "no-swap",
+	"no-zero-page",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
@@ -865,7 +873,7 @@ const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChil
 // VMAQuirksConfig are the quirks a kernel's configuration or its machine
 // decides, not its version: soft-dirty tracking, protection keys, KSM,
 // THP and swap.
-const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkNoSwap
+const VMAQuirksConfig = QuirkSoftDirty | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkNoSwap | QuirkNoZeroPage
 
 // VMAQuirksOf returns the quirks of a kernel version ipcfuzz knows: "6.1",
 // "6.12" or "6.18".

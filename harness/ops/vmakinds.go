@@ -163,7 +163,20 @@ func (adviceField) syntax() string {
 	return strings.Join(names, "|")
 }
 
-func (adviceField) plainer(*Op) []func(*Op) { return nil }
+// plainer lists every advice before this one in VMAAdvices, first first:
+// a shrunk finding keeps the first advice that still shows it, so one bug
+// that several advices reach (a seal that refuses willneed, pageout and
+// dontdump) shrinks to one script and one cause.
+func (adviceField) plainer(o *Op) []func(*Op) {
+	var out []func(*Op)
+	for _, a := range VMAAdvices {
+		if a == o.VMA.Advice {
+			break
+		}
+		out = append(out, func(o *Op) { o.VMA.Advice = a })
+	}
+	return out
+}
 
 func checkVMA(op Op) error { return CheckVMAArgs(op.VMA) }
 

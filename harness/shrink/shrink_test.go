@@ -144,3 +144,29 @@ stat msg h1
 	require.Equal(t, int32(1), got[0].Key, "the earlier get binds the handle")
 	require.Equal(t, ops.KindStat, got[1].Kind)
 }
+
+// One bug that several advices reach (a seal that refuses willneed,
+// pageout and dontdump) shrinks to one script whichever advice the
+// generator drew: the first advice, in VMAAdvices' order, that still fails.
+func TestAdvicesShrinkToOne(t *testing.T) {
+	refused := map[ops.VMAAdvice]bool{ops.AdviceWillNeed: true, ops.AdvicePageOut: true, ops.AdviceDontDump: true}
+	oracle := func(_ context.Context, cands [][]ops.Op) ([]bool, error) {
+		out := make([]bool, len(cands))
+		for i, c := range cands {
+			for _, op := range c {
+				out[i] = out[i] || op.Kind == ops.KindAdvise && refused[op.VMA.Advice]
+			}
+		}
+		return out, nil
+	}
+	var got []string
+	for _, advice := range []string{"willneed", "pageout", "dontdump"} {
+		script := parse(t, "subsystem vma\nmap w:0+4 rw-\nseal w:0+4\nadvise w:0+4 "+advice+"\n")
+		min, err := Minimize(context.Background(), script, oracle)
+		require.NoError(t, err)
+		got = append(got, ops.Format(ops.NewScript("vma", min)))
+	}
+	require.Contains(t, got[0], "advise w:0+1 dontdump", got[0])
+	require.Equal(t, got[0], got[1])
+	require.Equal(t, got[0], got[2])
+}

@@ -79,10 +79,17 @@ func (s *Space) handleFault(p int64, write bool) bool {
 	if v.Flags&VMPkeyExecOnly != 0 {
 		return false // PKRU forbids the execute-only key to data accesses
 	}
-	if write && isCOWWrite(v) {
+	if write && isCOWWrite(v) || !write && s.readAllocates(v) {
 		s.anonVMAPrepare(v)
 	}
 	return !pastEOF(v, p)
+}
+
+// readAllocates: a read fault on v allocates an anonymous page (and so
+// needs an anon_vma): v is private anonymous memory on a kernel that maps
+// no zero page there (ops.QuirkNoZeroPage).
+func (s *Space) readAllocates(v *VMA) bool {
+	return s.rules.Quirks&ops.QuirkNoZeroPage != 0 && v.File == nil && v.Flags&VMShared == 0
 }
 
 // Touch is one access to a page.
@@ -111,7 +118,7 @@ func (s *Space) populateVMAPageRange(v *VMA, start, end int64) bool {
 		if s.guards[p] {
 			return false
 		}
-		if write {
+		if write || s.readAllocates(v) {
 			s.anonVMAPrepare(v)
 		}
 		if pastEOF(v, p) {

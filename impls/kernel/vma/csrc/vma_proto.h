@@ -70,6 +70,7 @@ enum {
 	Q_REMAP_LOOKUP_FIRST = 16384,
 	Q_MMAP_NEXT_FIRST = 32768,
 	Q_NO_SWAP = 65536,
+	Q_NO_ZERO_PAGE = 131072,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

@@ -994,6 +994,20 @@ static u64 probe_quirks(void)
 	if (sys3(SYS_madvise, W(0), PAGE, MADV_WILLNEED) == -EBADF)
 		q |= Q_NO_SWAP;
 	clear_window();
+	/* Configuration: a read fault on private anonymous memory allocates a
+	 * page (and an anon_vma) instead of mapping the zero page. Two pages
+	 * read apart then have an anon_vma each, and a page mapped between
+	 * them joins only one of them. */
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
+	for (i64 p = 0; p <= 2; p += 2) {
+		struct req t = {OP_TOUCH, REGION_WINDOW, p, 1, {0}};
+		op_touch(&t);
+	}
+	map_anon(1, 1, PROT_READ | PROT_WRITE, 0);
+	if (window_vmas(probe_flags, sizeof probe_flags) == 2)
+		q |= Q_NO_ZERO_PAGE;
+	clear_window();
 	return q;
 }
 
