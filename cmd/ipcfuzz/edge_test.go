@@ -14,6 +14,7 @@ import (
 // scripts are long tests. ci/edge-mutants.sh is the long form (both
 // engines, three seeds, and go test -fuzz).
 func TestEdgeMutantsAreFound(t *testing.T) {
+	long(t) // compare runs of seconds to tens of seconds each
 	dir := t.TempDir()
 	for _, m := range []struct {
 		mutation, subsystem string

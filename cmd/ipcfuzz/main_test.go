@@ -257,6 +257,9 @@ func TestCrashIsSummarisedInOneLine(t *testing.T) {
 	crashy := testProgram(t, "./testdata/crashy")
 	for _, how := range []string{"panic", "segv"} {
 		t.Run(how, func(t *testing.T) {
+			if how == "segv" {
+				long(t) // the panic shows the same path; each crash restarts a plugin
+			}
 			t.Parallel()
 			dir := t.TempDir()
 			r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=" + how}, "compare", crashy, "optimized", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
@@ -314,6 +317,9 @@ func TestKillKernelPluginMidRun(t *testing.T) {
 	t.Parallel()
 	for _, sub := range []string{"ids", "msg"} {
 		t.Run(sub, func(t *testing.T) {
+			if sub == "ids" {
+				long(t) // msg, with its sleeping tasks, is the harder case
+			}
 			t.Parallel()
 			killKernelPluginMidRun(t, sub)
 		})
@@ -422,6 +428,9 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 	needKernel(t)
 	for _, sub := range []string{"msg", "sem", "shm"} {
 		t.Run(sub, func(t *testing.T) {
+			if sub != "msg" {
+				long(t) // msg's sleeping tasks are the harder case
+			}
 			t.Parallel()
 			// The hosts' TMPDIR, for their plugins' socket directories. Not
 			// t.TempDir(): with the test's name in it, the sockets' paths

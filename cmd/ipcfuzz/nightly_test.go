@@ -96,6 +96,7 @@ func TestNightlyCleanShardExits0(t *testing.T) {
 // Exit 1: a compare shard against the planted plugin keeps going and
 // records each of its two signatures once, with hits.
 func TestNightlyFindingExits1(t *testing.T) {
+	long(t) // a shard that finds and shrinks: seconds of plugin runs
 	t.Parallel()
 	needNightlyTools(t)
 	out := t.TempDir()
