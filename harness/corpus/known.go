@@ -23,10 +23,24 @@ type KnownEntry struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"`
 	Pattern string `json:"pattern"`
+	// Cause, when the entry has one (PATTERN@CAUSE), is a pattern of the
+	// cause key (runner.CauseKey, without its "subsystem: ") of a shrunk
+	// divergence: the entry explains only divergences the call it names
+	// caused ("remap fixed"), wherever they show.
+	Cause   string `json:"cause,omitempty"`
 	Range   string `json:"releases"`
 	Commit  string `json:"commit"`
 	Reason  string `json:"reason"`
 	rng     releaseRange
+}
+
+// Written is the entry's SIGNATURE field as the file writes it
+// (PATTERN or PATTERN@CAUSE).
+func (e *KnownEntry) Written() string {
+	if e.Cause == "" {
+		return e.Pattern
+	}
+	return e.Pattern + "@" + strings.ReplaceAll(e.Cause, " ", "+")
 }
 
 // Where is "file:line" of the entry.
@@ -35,6 +49,17 @@ func (e *KnownEntry) Where() string { return fmt.Sprintf("%s:%d", e.File, e.Line
 // Matches reports whether sig matches the entry's pattern.
 func (e *KnownEntry) Matches(sig string) bool {
 	ok, _ := path.Match(e.Pattern, sig)
+	return ok
+}
+
+// MatchesCause reports whether a cause key ("vma: remap fixed") matches
+// the entry's cause pattern; false for an entry without one.
+func (e *KnownEntry) MatchesCause(cause string) bool {
+	if e.Cause == "" {
+		return false
+	}
+	_, key, _ := strings.Cut(cause, ": ")
+	ok, _ := path.Match(e.Cause, key)
 	return ok
 }
 
@@ -69,7 +94,11 @@ func (e *KnownEntry) Applies(releaseA, releaseB string) bool {
 //	vma/seal/*ENOSYS*  <6.10     8be7258aad44  mseal absent before 6.10 (ENOSYS)
 //
 // SIGNATURE is a pattern of divergence signatures (path.Match: * does not
-// cross a /), starting with its subsystem. RELEASES is the range of kernel
+// cross a /), starting with its subsystem, and may end in @CAUSE: a
+// pattern of the cause key of the shrunk divergence (runner.CauseKey
+// without "subsystem: ", + for a blank: vma/*/*@remap+fixed), for a
+// difference one call leaves in the state that later calls show under
+// many signatures. RELEASES is the range of kernel
 // releases that behave so: <V, <=V, >V, >=V, V (that series), A-B (both
 // ends included), where a version is MAJOR.MINOR or MAJOR.MINOR.PATCH and
 // is compared at the precision it is written in (6.12 covers 6.12.118).
@@ -87,8 +116,8 @@ type Known struct {
 	Entries []*KnownEntry
 }
 
-// Match is the first entry that applies to the releases and whose pattern
-// matches sig, or nil. A pattern is written for a kernel out of the range
+// Match is the first entry without a cause that applies to the releases
+// and whose pattern matches sig, or nil. A pattern is written for a kernel out of the range
 // as side A and one in it as side B ("vma/seal/ok-ENOSYS": the older
 // kernel, B, has no mseal); where A is the one in the range, it is
 // matched against mirror(sig), the signature with the sides swapped.
@@ -97,7 +126,7 @@ func (k *Known) Match(sig, releaseA, releaseB string, mirror func(string) string
 		return nil
 	}
 	for _, e := range k.Entries {
-		if !e.Applies(releaseA, releaseB) {
+		if e.Cause != "" || !e.Applies(releaseA, releaseB) {
 			continue
 		}
 		s := sig
@@ -109,6 +138,42 @@ func (k *Known) Match(sig, releaseA, releaseB string, mirror func(string) string
 		}
 	}
 	return nil
+}
+
+// MatchCause is the first entry with a cause that applies to the
+// releases, whose pattern matches sig (mirrored as Match does) and whose
+// cause matches cause (the shrunk divergence's runner.CauseKey), or nil.
+func (k *Known) MatchCause(sig, cause, releaseA, releaseB string, mirror func(string) string) *KnownEntry {
+	if k == nil {
+		return nil
+	}
+	for _, e := range k.Entries {
+		if e.Cause == "" || !e.Applies(releaseA, releaseB) || !e.MatchesCause(cause) {
+			continue
+		}
+		s := sig
+		if e.InRange(releaseA) {
+			s = mirror(sig)
+		}
+		if e.Matches(s) {
+			return e
+		}
+	}
+	return nil
+}
+
+// HasCauses reports whether an entry has a cause: the divergences of a
+// run are then shrunk before they are judged expected or not.
+func (k *Known) HasCauses() bool {
+	if k == nil {
+		return false
+	}
+	for _, e := range k.Entries {
+		if e.Cause != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadKnown reads every *.known file of dir, in name order.
@@ -139,6 +204,7 @@ func ReadKnown(dir string) (*Known, error) {
 var (
 	commitRE  = regexp.MustCompile(`^([0-9a-f]{7,40}|-)$`)
 	patternRE = regexp.MustCompile(`^[a-z]+/[A-Za-z0-9_+,.*?\[\]/-]+$`)
+	causeRE   = regexp.MustCompile(`^[a-z0-9_+=<>*?.-]+$`)
 )
 
 // ParseKnown reads the entries of one known-differences file; name is
@@ -168,6 +234,15 @@ func parseKnownLine(line string) (*KnownEntry, error) {
 		return nil, errors.New("want SIGNATURE RELEASES COMMIT REASON")
 	}
 	e := &KnownEntry{Pattern: f[0], Range: f[1], Commit: f[2]}
+	if pat, cause, ok := strings.Cut(e.Pattern, "@"); ok {
+		if cause == "" || !causeRE.MatchString(cause) {
+			return nil, fmt.Errorf("cause %q: want the call's name and its choosing words, joined by + (remap+fixed)", cause)
+		}
+		if _, err := path.Match(cause, ""); err != nil {
+			return nil, fmt.Errorf("cause %q: %w", cause, err)
+		}
+		e.Pattern, e.Cause = pat, strings.ReplaceAll(cause, "+", " ")
+	}
 	// The reason is the rest of the line as written.
 	rest := line
 	for _, w := range f[:3] {

@@ -33,6 +33,9 @@ type collector struct {
 	// known: the index in res.Expected of each known entry that
 	// explained something.
 	known map[*corpus.KnownEntry]int
+	// byCause: the known entry with a cause that explained the shrunk
+	// divergence of each signature (its later hits are expected too).
+	byCause map[string]*corpus.KnownEntry
 }
 
 // take accounts for one batch, script by script in order, and tells the
@@ -80,9 +83,20 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 			c.tell(Script{Index: index, Verdict: ScriptExpected, Signature: sig, Ops: len(script)})
 			continue
 		}
+		if e, ok := c.byCause[sig]; ok {
+			c.account(e, index, sig)
+			c.tell(Script{Index: index, Verdict: ScriptExpected, Signature: sig, Ops: len(script)})
+			continue
+		}
 		c.res.Divergences++
-		if err := c.divergence(ctx, index, br.seeds[i], script, sig, *v); err != nil {
+		expected, err := c.divergence(ctx, index, br.seeds[i], script, sig, *v)
+		if err != nil {
 			return err
+		}
+		if expected {
+			c.res.Divergences--
+			c.tell(Script{Index: index, Verdict: ScriptExpected, Signature: sig, Ops: len(script)})
+			continue
 		}
 		c.tell(Script{Index: index, Verdict: ScriptDiverged, Signature: sig, Ops: len(script)})
 		if !c.o.KeepGoing {
@@ -167,21 +181,23 @@ func Signature(subsystem string, script []ops.Op, pair [2]ops.Outcome, d *equiv.
 }
 
 // divergence counts a divergence under its signature, and the first time a
-// signature appears shrinks the script, reports it and stores it. A
+// signature appears shrinks the script, reports it and stores it, unless
+// a known entry with a cause explains the shrunk divergence: then it
+// reports true and stores nothing. A
 // divergence that does not reproduce is stored too, unshrunk, as flaky: a
 // flaky verdict is a bug of one side (or of the harness), never noise.
-func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, sig string, first Verdict) error {
+func (c *collector) divergence(ctx context.Context, index int, seed uint64, script []ops.Op, sig string, first Verdict) (bool, error) {
 	p := c.pair
 	if k, ok := c.seen[sig]; ok {
 		c.res.Findings[k].Hits++
-		return nil
+		return false, nil
 	}
 	seen := time.Since(c.start).Seconds()
 	// The shrinker keeps only scripts that show this divergence: the same
 	// signature, not another bug the script also reaches.
 	sh, err := p.Shrink(ctx, script, first, p.SameSignature(sig))
 	if err != nil {
-		return err
+		return false, err
 	}
 	budget := ""
 	if sh.Budget {
@@ -213,7 +229,7 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		w, ok, err := look(ctx, p, &notes, "no witness step", func() (Witnessed, bool, error) { return p.Witness(ctx, sh.Script, sh.Verdict) })
 		switch {
 		case err != nil:
-			return err
+			return false, err
 		case ok:
 			script, outs, d = w.Script, w.Verdict.Out, w.Div
 			notes = append(notes, fmt.Sprintf("witness: step %d (%s) shows the final state's difference: %s", len(script), ops.FormatOp(script[len(script)-1]), d.Error()))
@@ -240,15 +256,20 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 			})
 			switch {
 			case err != nil:
-				return err
+				return false, err
 			case ok:
 				cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
 				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: %s; cause: %s", d.Step+1, w.Div.Error(), cause))
 			}
 		}
 	}
+	if e := c.o.Known.MatchCause(sig, cause, c.res.KernelA, c.res.KernelB, MirrorSignature); e != nil {
+		c.byCause[sig] = e
+		c.account(e, index, sig)
+		return true, nil
+	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
-	return nil
+	return false, nil
 }
 
 // look runs an observation of the pair (Witness, Before) for a finding: a

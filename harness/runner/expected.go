@@ -39,6 +39,13 @@ func (c *collector) expected(index int, sig string) bool {
 	if e == nil {
 		return false
 	}
+	c.account(e, index, sig)
+	return true
+}
+
+// account counts one divergence (script index, signature sig) that the
+// known entry e explained.
+func (c *collector) account(e *corpus.KnownEntry, index int, sig string) {
 	k, ok := c.known[e]
 	if !ok {
 		k = len(c.res.Expected)
@@ -50,11 +57,10 @@ func (c *collector) expected(index int, sig string) bool {
 	for i := range x.Signatures {
 		if x.Signatures[i].Signature == sig {
 			x.Signatures[i].Hits++
-			return true
+			return
 		}
 	}
 	x.Signatures = append(x.Signatures, ExpectedSignature{Signature: sig, Hits: 1, Index: index})
-	return true
 }
 
 // stale lists the known entries of the run's subsystem that apply to its

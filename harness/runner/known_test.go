@@ -85,6 +85,56 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 }
 
 // A signature mirrored is the one of the same divergence with the sides
+
+// An entry with a cause (PATTERN@CAUSE) explains the divergences whose
+// shrunk script's cause key it names, whatever their signatures, and
+// only those: here every finding of the mutant is keyed by a msgrcv that
+// searches for the lowest type ("msg: msgrcv msg type<0"), and an entry
+// naming another call explains nothing and is stale.
+func TestKnownCauseExplainsEverySignatureOfOneCall(t *testing.T) {
+	sub, err := props.Lookup("msg")
+	require.NoError(t, err)
+	a := openLowestLost(t)
+	a.Info.Version = "Linux 6.1.0-57-amd64"
+	b := open(t, "optimized", false).side
+	b.Info.Version = "Linux 6.18.44-fc"
+	run := func(known *corpus.Known) *runner.Result {
+		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
+		require.NoError(t, err)
+		res, err := runner.Run(context.Background(), runner.Options{
+			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
+			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: t.TempDir(), Known: known,
+		})
+		require.NoError(t, err)
+		return res
+	}
+	plain := run(nil)
+	require.NotEmpty(t, plain.Findings)
+	causes := map[string]bool{}
+	for _, f := range plain.Findings {
+		causes[f.Cause] = true
+	}
+	require.Equal(t, map[string]bool{"msg: msgrcv msg type<0": true}, causes, "the mutant's findings have one cause")
+
+	entries, err := corpus.ParseKnown("msg.known",
+		"msg/*/*@msgrcv+msg+type<0  <6.10  -  the lowest type is not searched before 6.10\n"+
+			"msg/*/*@msgsnd*  <6.10  -  another call\n")
+	require.NoError(t, err)
+	require.Equal(t, "msgrcv msg type<0", entries[0].Cause)
+	res := run(&corpus.Known{Entries: entries})
+	require.Empty(t, res.Findings, "every finding was the named call's")
+	require.Zero(t, res.Divergences)
+	require.Len(t, res.Expected, 1)
+	require.Equal(t, "msg.known:1", res.Expected[0].Where())
+	require.Equal(t, plain.Divergences, res.Expected[0].Hits)
+	require.Len(t, res.Expected[0].Signatures, len(plain.Findings))
+	require.Len(t, res.StaleKnown, 1)
+	require.Equal(t, "msg.known:2", res.StaleKnown[0].Where())
+
+	_, err = corpus.ParseKnown("bad.known", "msg/*/*@  <6.10  -  no cause\n")
+	require.ErrorContains(t, err, "bad.known:1: cause")
+}
+
 // swapped; mirrored twice it is itself.
 func TestMirrorSignature(t *testing.T) {
 	for sig, want := range map[string]string{

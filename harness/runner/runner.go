@@ -184,7 +184,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		times = kindTimes{}
 	}
 	learner, _ := o.Source.(Learner)
-	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}}
+	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
 	err := c.run(ctx)
 	c.finishRecords()
 	if times != nil {

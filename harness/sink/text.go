@@ -104,7 +104,7 @@ func printKnown(w io.Writer, res *runner.Result) {
 		fmt.Fprintf(w, "expected: %d hits, %s (%s; commit %s; %s): %s\n", x.Hits, x.Reason, x.Range, x.Commit, x.Where(), strings.Join(sigs, ", "))
 	}
 	for _, e := range res.StaleKnown {
-		fmt.Fprintf(w, "stale known difference %s: %s (%s) explained nothing in %d checks of %s against %s\n", e.Where(), e.Pattern, e.Range, res.Checks, res.KernelA, res.KernelB)
+		fmt.Fprintf(w, "stale known difference %s: %s (%s) explained nothing in %d checks of %s against %s\n", e.Where(), e.Written(), e.Range, res.Checks, res.KernelA, res.KernelB)
 	}
 }
 

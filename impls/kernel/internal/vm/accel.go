@@ -26,6 +26,44 @@ var (
 	tcgAccel = Accel{Name: "tcg", Args: []string{"-accel", "tcg,thread=multi", "-cpu", "max"}}
 )
 
+// tcgFor is TCG's accelerator with the guest's CPU features that decide
+// what a VMA shows made this machine's: protection keys (an execute-only
+// mapping gets a key where the CPU has them, the exec-only-pkey quirk) are
+// turned off in -cpu max where this CPU has none, so that a guest kernel
+// compared with this machine's differs by its version, not by a CPU
+// feature the emulator made up. cpuinfo is /proc/cpuinfo's text.
+func tcgFor(cpuinfo []byte) Accel {
+	if cpuFlag(cpuinfo, "pku") {
+		return tcgAccel
+	}
+	a := tcgAccel
+	a.Args = append([]string(nil), tcgAccel.Args...)
+	a.Args[len(a.Args)-1] = "max,pku=off"
+	return a
+}
+
+// cpuFlag reports whether the first "flags" line of cpuinfo lists flag.
+func cpuFlag(cpuinfo []byte, flag string) bool {
+	for _, line := range bytes.Split(cpuinfo, []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte("flags")) {
+			continue
+		}
+		for _, f := range bytes.Fields(line) {
+			if string(f) == flag {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// hostTCG is tcgFor this machine's CPU.
+func hostTCG() Accel {
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	return tcgFor(cpuinfo)
+}
+
 // ChooseAccel is KVM where the CPU really has it: /dev/kvm opens, the CPU
 // has vmx or svm, and /dev/kvm is not PVM (kvm_pvm runs only guests built
 // for it: a stock kernel crawls or QEMU aborts, vm-probe.md §1); else TCG.
@@ -35,12 +73,12 @@ func ChooseAccel() Accel {
 	case "kvm":
 		return kvmAccel
 	case "tcg":
-		return tcgAccel
+		return hostTCG()
 	}
 	if kvmUsable() {
 		return kvmAccel
 	}
-	return tcgAccel
+	return hostTCG()
 }
 
 func kvmUsable() bool {
@@ -56,16 +94,5 @@ func kvmUsable() bool {
 	if err != nil {
 		return false
 	}
-	for _, line := range bytes.Split(cpuinfo, []byte("\n")) {
-		if !bytes.HasPrefix(line, []byte("flags")) {
-			continue
-		}
-		for _, f := range bytes.Fields(line) {
-			if string(f) == "vmx" || string(f) == "svm" {
-				return true
-			}
-		}
-		return false
-	}
-	return false
+	return cpuFlag(cpuinfo, "vmx") || cpuFlag(cpuinfo, "svm")
 }

@@ -25,6 +25,16 @@ func TestQEMUArgs(t *testing.T) {
 	}
 }
 
+// A TCG guest has protection keys only where this machine's CPU has them:
+// the exec-only-pkey quirk is the machine's, not the emulator's.
+func TestTCGFollowsTheHostsProtectionKeys(t *testing.T) {
+	with := []byte("processor\t: 0\nflags\t\t: fpu sse pku ospke avx\n")
+	without := []byte("processor\t: 0\nflags\t\t: fpu sse avx\n")
+	require.Equal(t, []string{"-accel", "tcg,thread=multi", "-cpu", "max"}, tcgFor(with).Args)
+	require.Equal(t, []string{"-accel", "tcg,thread=multi", "-cpu", "max,pku=off"}, tcgFor(without).Args)
+	require.Equal(t, []string{"-accel", "tcg,thread=multi", "-cpu", "max"}, tcgAccel.Args, "the table is not changed")
+}
+
 // IPCFUZZ_VM_ACCEL forces the accelerator; without it, KVM only where it
 // is really usable (this machine's PVM /dev/kvm is not).
 func TestChooseAccel(t *testing.T) {
