@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,7 +295,11 @@ func TestInterruptStopsCleanly(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		require.NoError(t, cmd.Start())
 		waitRunning(t, &errb)
-		time.Sleep(500 * time.Millisecond)
+		// Signalled once a check is done (the progress line says so): on
+		// a loaded machine the first batch can take seconds.
+		checked := regexp.MustCompile(`ipcfuzz: [1-9][0-9]* checks, `)
+		require.Eventually(t, func() bool { return checked.MatchString(errb.String()) },
+			time.Minute, 20*time.Millisecond, "no check was done: %s", &errb)
 		require.NoError(t, cmd.Process.Signal(sig))
 		err := cmd.Wait()
 		var ee *exec.ExitError

@@ -63,11 +63,11 @@ func TestChunkedReplayGivesTheWholeVerdict(t *testing.T) {
 		t.Run(fmt.Sprintf("%s,%s,%s,plugin=%v", c.a, c.b, c.rel, c.asPlugin), func(t *testing.T) {
 			oa, ob := open(t, c.a, c.asPlugin), open(t, c.b, c.asPlugin)
 			// Through a plugin or on the kernel, a chunk of one is a call
-			// an operation: the fast suite takes every fifth script (each
+			// an operation: the fast suite takes every tenth script (each
 			// corpus directory's, by name), the long tests every one.
 			every := 1
 			if (c.asPlugin || c.b == "kernel") && !testkit.IsLong() {
-				every = 5
+				every = 10
 				t.Logf("every %dth script; every one with %s=1 (.ci/run does)", every, testkit.EnvLong)
 			}
 			failing := 0
