@@ -378,8 +378,12 @@ func infrastructure(f failure, line string) bool {
 // event records an infrastructure event and says so in one line.
 func (c *collector) event(br *batchResult, f failure, line string) {
 	c.res.Infrastructure++
+	why := "killed from outside (the OOM killer, kill -9)"
+	if failureClass(line) == "hung" {
+		why = "the batch outlasted the call timeout (a loaded machine, a slow guest)"
+	}
 	e := Event{Side: f.side.Name, Error: line, Index: f.index, Batch: br.n,
-		Reason: fmt.Sprintf("no script of the batch of %d from script %d failed again on a fresh %s, alone: killed from outside (the OOM killer, kill -9), not a finding", br.n, br.start, f.side.Name)}
+		Reason: fmt.Sprintf("no script of the batch of %d from script %d failed again on a fresh %s, alone: %s, not a finding", br.n, br.start, f.side.Name, why)}
 	if f.isolated {
 		e.Batch = 1
 		e.Reason = fmt.Sprintf("killed by SIGKILL, and script %d did not fail again on a fresh %s, alone: killed from outside (the OOM killer, kill -9), not a finding", f.index, f.side.Name)
