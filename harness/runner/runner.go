@@ -214,13 +214,14 @@ func (c *collector) run(ctx context.Context) error {
 		defer cancel()
 	}
 	results := make(chan *batchResult, len(o.Pairs))
-	batches := generate(workCtx, o)
+	pc := &pace{}
+	batches := generate(workCtx, o, pc)
 	var wg sync.WaitGroup
 	for _, p := range o.Pairs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := worker{pair: p}
+			w := worker{pair: p, pace: pc}
 			// Every batch taken gives a result, so that the collector,
 			// which takes them in script order, never waits on a gap.
 			for bt := range batches {
@@ -281,8 +282,8 @@ const BatchCost = 1 << 21
 // generate draws batches ahead of the plugins, so that drawing the next
 // batch overlaps running the current one. Script i has seed
 // ScriptSeed(Seed, i), whatever the batches. A batch ends early once its
-// scripts cost BatchCost.
-func generate(ctx context.Context, o Options) <-chan batch {
+// scripts cost BatchCost, or what pc says takes BatchTime.
+func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 	ch := make(chan batch, 1)
 	go func() {
 		defer close(ch)
@@ -298,7 +299,8 @@ func generate(ctx context.Context, o Options) <-chan batch {
 			}
 			bt := batch{start: next}
 			var cost int64
-			for i := 0; i < n && cost < BatchCost; i++ {
+			limit := pc.limit()
+			for i := 0; i < n && cost < limit; i++ {
 				seed := ScriptSeed(o.Seed, next+i)
 				script := o.Source.Next(seed)
 				bt.seeds, bt.scripts = append(bt.seeds, seed), append(bt.scripts, script)

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 // worker runs batches on one pair.
 type worker struct {
 	pair *Pair
+	pace *pace // told how long each batch took
 }
 
 // batchResult is what a worker made of one batch: every script it compared
@@ -44,7 +47,11 @@ type failure struct {
 // known.
 func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 	br := &batchResult{start: bt.start, n: len(bt.scripts), verdicts: make([]*Verdict, len(bt.scripts)), scripts: bt.scripts, seeds: bt.seeds}
+	began := time.Now()
 	vs, err := w.pair.Check(ctx, bt.scripts)
+	if err == nil && w.pace != nil {
+		w.pace.observe(bt.scripts, time.Since(began))
+	}
 	if err == nil {
 		for i := range vs {
 			br.verdicts[i] = &vs[i]
