@@ -25,6 +25,6 @@ func TestPaceBoundsTheNextBatch(t *testing.T) {
 	require.InDelta(t, 8_000, p.limit(), 1, "slower: at once")
 	p.observe([][]ops.Op{script}, time.Microsecond)
 	require.InDelta(t, 10_000, p.limit(), 1, "faster: a fifth of the way")
-	p.observe([][]ops.Op{{}}, time.Minute)
+	p.observe([][]ops.Op{make([]ops.Op, 1)}, time.Minute)
 	require.Equal(t, int64(1), p.limit(), "never below one")
 }
