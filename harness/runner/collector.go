@@ -304,6 +304,9 @@ func (c *collector) finding(kind, sig string, index int, seed uint64, notes []st
 	if facts := p.Facts(); !facts.Empty() {
 		h.Facts = facts.String()
 	}
+	if d := p.ConfigDiffers(); d != "" {
+		notes = append(notes, d)
+	}
 	return &corpus.Finding{Header: h, A: corpus.Side{Name: p.A.Name}, B: corpus.Side{Name: p.B.Name}, Notes: notes}
 }
 

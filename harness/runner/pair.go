@@ -384,3 +384,24 @@ func Release(s Side) string {
 func (p *Pair) Facts() ops.Facts {
 	return p.A.Config.Facts.Over(p.B.Config.Facts)
 }
+
+// ConfigDiffers says, where both sides report VMA quirks that their
+// configuration or machine decides (ops.VMAQuirksConfig: soft-dirty,
+// protection keys, swap, the zero page...) and these differ, which side
+// has which, in one line for a finding's notes: a difference they make is
+// the machines', not the kernels' versions. "" otherwise.
+func (p *Pair) ConfigDiffers() string {
+	qa, okA := p.A.Config.Facts.VMAQuirks()
+	qb, okB := p.B.Config.Facts.VMAQuirks()
+	if !okA || !okB || (qa^qb)&ops.VMAQuirksConfig == 0 {
+		return ""
+	}
+	var parts []string
+	if only := qa &^ qb & ops.VMAQuirksConfig; only != 0 {
+		parts = append(parts, only.String()+" on A only")
+	}
+	if only := qb &^ qa & ops.VMAQuirksConfig; only != 0 {
+		parts = append(parts, only.String()+" on B only")
+	}
+	return "the sides' configurations differ (" + strings.Join(parts, ", ") + "): a difference these make is the machines', not the kernels' versions"
+}
