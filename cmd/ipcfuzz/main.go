@@ -11,7 +11,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,45 +23,10 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
-
-// Exit statuses.
-const (
-	exitFound = 1 // a divergence or a failing plugin was found
-	exitUsage = 2 // a bad command line, a bad input file or a setup failure
-	// exitInfra: nothing was found, but a side failed in a way no script
-	// showed again (killed from outside: the OOM killer, kill -9).
-	exitInfra       = 3
-	exitInterrupted = 130 // stopped by SIGINT or SIGTERM before the end, nothing found so far
-)
-
-// usageError is a bad command line.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// inputError is a bad input file: one line naming the file and line.
-type inputError struct{ err error }
-
-func (e inputError) Error() string { return e.err.Error() }
-
-// foundError means the command ran and found something: exit 1.
-type foundError struct{ msg string }
-
-func (e foundError) Error() string { return e.msg }
-
-// infrastructureError means the command ran, found nothing, and saw an
-// infrastructure event: exit 3.
-type infrastructureError struct{ msg string }
-
-func (e infrastructureError) Error() string { return e.msg }
-
-// interruptedError means the command was stopped before its end.
-type interruptedError struct{ msg string }
-
-func (e interruptedError) Error() string { return e.msg }
 
 func main() {
 	if impls.IsGuestInit() { // /init of a guest booted for kernel:image=
@@ -76,7 +41,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
-		return exitUsage
+		return cli.ExitUsage
 	}
 	var err error
 	switch args[0] {
@@ -89,49 +54,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err = helpCmd(ctx, args[1:], stdout, stderr)
 	case "corpus":
-		err = usageError{corpusUsage}
+		err = cli.UsageError{Msg: corpusUsage}
 		if len(args) > 1 {
-			err = usageError{fmt.Sprintf("unknown corpus command %q (%s)", args[1], corpusUsage)}
+			err = cli.Usagef("unknown corpus command %q (%s)", args[1], corpusUsage)
 		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+		err = cli.Usagef("unknown command %q", args[0])
 	}
 	if c, rest, ok := lookupCommand(args); ok {
 		err = c.run(ctx, rest, stdout, stderr)
 	}
-	var ue usageError
-	var he helpError
-	var fe foundError
-	var ie interruptedError
-	var xe infrastructureError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &he):
-		fmt.Fprint(stdout, he.text)
-		return 0
-	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitFound
-	case errors.As(err, &xe):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitInfra
-	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitInterrupted
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "ipcfuzz: %v (see 'ipcfuzz help')\n", err)
-		return exitUsage
-	default:
-		fmt.Fprintf(stderr, "ipcfuzz: %s\n", firstLine(err.Error()))
-		return exitUsage
-	}
-}
-
-// firstLine keeps an error to one line.
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
+	return cli.Exit(err, stdout, stderr)
 }
 
 // command is one command of the CLI: its name (one or two words), its
@@ -151,6 +84,18 @@ func lookupCommand(args []string) (command, []string, bool) {
 		}
 	}
 	return command{}, nil, false
+}
+
+// parse parses args against the flag tables of the command name (a name
+// of commands()), whose synopsis and doc head its help.
+func parse(name string, args []string, tables ...[]cli.Flag) (*flag.FlagSet, []string, error) {
+	header := ""
+	for _, c := range commands() {
+		if c.name == name {
+			header = fmt.Sprintf("%s\n\n%s\n\n", c.synopsis, c.doc)
+		}
+	}
+	return cli.Parse(name, header, args, tables...)
 }
 
 // corpusUsage is the usage line of every corpus subcommand.
@@ -223,13 +168,7 @@ Subsystems (--subsystem):
 	fmt.Fprintf(&b, "\nEngines: %s. Relations: %s.\n", strings.Join(engine.Engines, ", "), relationNames(equiv.Relations))
 	b.WriteString("\nOperations of scripts (ipcfuzz help ops):\n")
 	for _, sub := range append(props.Names(), "tasks") {
-		var names []string
-		for _, k := range ops.Specs() {
-			if k.Subsystem == sub {
-				names = append(names, k.Name)
-			}
-		}
-		fmt.Fprintf(&b, "  %-5s %s\n", sub, strings.Join(names, ", "))
+		fmt.Fprintf(&b, "  %-5s %s\n", sub, strings.Join(ops.KindNames(sub), ", "))
 	}
 	b.WriteString("\nWorkloads (--workload; ipcfuzz help workloads):\n")
 	for _, w := range ops.Workloads {

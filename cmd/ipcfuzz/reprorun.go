@@ -9,6 +9,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
@@ -21,13 +22,13 @@ import (
 func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, stdout, stderr io.Writer) error {
 	name, cfg, err := ops.ParseImplName(spec)
 	if err != nil {
-		return usageError{fmt.Sprintf("--run %s: %v", spec, err)}
+		return cli.Usagef("--run %s: %v", spec, err)
 	}
 	if name != "kernel" {
-		return usageError{fmt.Sprintf("--run %s: a reproducer runs on a kernel side: kernel:image=PATH, kernel:source=DIR or kernel:base=V", spec)}
+		return cli.Usagef("--run %s: a reproducer runs on a kernel side: kernel:image=PATH, kernel:source=DIR or kernel:base=V", spec)
 	}
 	if cfg.Options[impls.OptionImage] == "" && cfg.Options[impls.OptionSource] == "" && cfg.Options[impls.OptionBase] == "" && cfg.Options[impls.OptionPatches] == "" {
-		return usageError{fmt.Sprintf("--run %s: name the kernel to boot (image=, source= or base=): the reproducer runs on this machine's kernel without --run", spec)}
+		return cli.Usagef("--run %s: name the kernel to boot (image=, source= or base=): the reproducer runs on this machine's kernel without --run", spec)
 	}
 	image, err := sides.VMImage(ctx, spec, cfg, stderr)
 	if err != nil {
@@ -42,7 +43,7 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	var ge *sides.GuestError
 	switch {
 	case errors.As(err, &ge):
-		return infrastructureError{fmt.Sprintf("repro --run %s: %v", spec, ge.Err)}
+		return cli.InfrastructureError{Msg: fmt.Sprintf("repro --run %s: %v", spec, ge.Err)}
 	case err != nil:
 		return err
 	}
@@ -51,10 +52,10 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 		fmt.Fprintf(stderr, "ipcfuzz: repro --run %s: every checked result as expected (exit 0)\n", spec)
 		return nil
 	case 1:
-		return foundError{fmt.Sprintf("repro --run %s: a result differs from the expected one (the program exited 1)", spec)}
+		return cli.Foundf("repro --run %s: a result differs from the expected one (the program exited 1)", spec)
 	case 2:
 		return fmt.Errorf("repro --run %s: the program could not set up in the guest (exit 2)", spec)
 	default:
-		return infrastructureError{fmt.Sprintf("repro --run %s: the program ended with status %d in the guest (a signal: 128+N)", spec, code)}
+		return cli.InfrastructureError{Msg: fmt.Sprintf("repro --run %s: the program ended with status %d in the guest (a signal: 128+N)", spec, code)}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/plugins/host"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/sides"
@@ -26,10 +26,13 @@ type sideFlags struct {
 	notes io.Writer
 }
 
-func (f *sideFlags) register(fs *flag.FlagSet, timeout time.Duration) {
-	f.callTimeout = timeout
-	fs.Var(positiveDuration{&f.callTimeout}, "call-timeout", "deadline of one plugin call")
-	fs.BoolVar(&f.inProcess, "in-process", false, "run built-in implementations inside this process")
+// flags are the rows of --call-timeout (timeout by default) and
+// --in-process.
+func (f *sideFlags) flags(timeout time.Duration) []cli.Flag {
+	return []cli.Flag{
+		cli.Positive("call-timeout", timeout, "deadline of one plugin call", &f.callTimeout),
+		cli.Opt("in-process", nil, "run built-in implementations inside this process", &f.inProcess),
+	}
 }
 
 func (f *sideFlags) options() sides.Options {
@@ -78,13 +81,13 @@ func cliError(err error) error {
 	case err == nil:
 		return nil
 	case sides.IsSpecError(err):
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	case errors.As(err, &nr):
-		return usageError{fmt.Sprintf("%s does not implement subsystem %s (it has %s)", nr.Side, nr.Subsystem, strings.Join(nr.Runs, ", "))}
+		return cli.Usagef("%s does not implement subsystem %s (it has %s)", nr.Side, nr.Subsystem, strings.Join(nr.Runs, ", "))
 	case errors.Is(err, host.ErrInfrastructure):
 		// A guest that twice did not come up or answer: the machine's
 		// trouble, nothing found (exit 3).
-		return infrastructureError{err.Error()}
+		return cli.InfrastructureError{Msg: err.Error()}
 	}
 	return err
 }

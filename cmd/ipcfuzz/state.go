@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,38 +12,39 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 )
 
 // stateCmd prints a script with the results one implementation gives
 // stated after each step (runner.WriteStated).
 func stateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("state", flag.ContinueOnError)
-	impl := fs.String("impl", "kernel", "the implementation whose results are stated")
+	var impl string
 	var sf sideFlags
 	sf.notes = stderr
-	sf.register(fs, 60*time.Second)
-	files, err := parseInterspersed(fs, args)
+	_, files, err := parse("state", args, []cli.Flag{
+		cli.Opt("impl", "kernel", "the implementation whose results are stated", &impl),
+	}, sf.flags(60*time.Second))
 	if err != nil {
 		return err
 	}
 	if len(files) != 1 {
-		return usageError{"state needs one script file"}
+		return cli.UsageError{Msg: "state needs one script file"}
 	}
-	sub, err := checkScript(files[0])
+	sub, err := runner.CheckScript(files[0])
 	if err != nil {
-		return inputError{err}
+		return cli.InputError{Err: err}
 	}
-	s, info, err := sf.open(context.WithoutCancel(ctx), *impl)
+	s, info, err := sf.open(context.WithoutCancel(ctx), impl)
 	if err != nil {
 		return err
 	}
 	defer s.Impl.Close()
 	if !slices.Contains(info.Subsystems, sub) {
-		return inputError{fmt.Errorf("%s does not run subsystem %s (it runs %s)", s.Name, sub, strings.Join(info.Subsystems, ", "))}
+		return cli.InputError{Err: fmt.Errorf("%s does not run subsystem %s (it runs %s)", s.Name, sub, strings.Join(info.Subsystems, ", "))}
 	}
 	err = runner.WriteStated(ctx, files[0], sub, s, stdout)
 	if isFileError(err) {
-		return inputError{err} // the file changed since it was checked
+		return cli.InputError{Err: err} // the file changed since it was checked
 	}
 	return err
 }
