@@ -115,7 +115,7 @@ func (c *compareArgs) resolve() error {
 		return cli.UsageError{Msg: err.Error()}
 	}
 	if !slices.Contains(c.sub.Relations, c.rel) {
-		return cli.Usagef("subsystem %s is compared under %s, not %s", c.sub.Name, relationNames(c.sub.Relations), c.rel)
+		return cli.Usagef("subsystem %s is compared under %s, not %s", c.sub.Name, equiv.Alternatives(c.sub.Relations), c.rel)
 	}
 	gen, ok := c.sub.Scripts(c.engine, c.rel)
 	if !ok {
@@ -126,14 +126,6 @@ func (c *compareArgs) resolve() error {
 		return cli.InputError{Err: fmt.Errorf("--known: %w", err)}
 	}
 	return nil
-}
-
-func relationNames(rs []equiv.Relation) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, string(r))
-	}
-	return strings.Join(out, " or ")
 }
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -25,18 +25,15 @@ func helpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stdout, complexity.WorkloadsHelp())
 		return nil
 	}
-	for _, c := range commands() {
-		if c.name == topic {
-			code := run(ctx, append(args, "--help"), stdout, stderr)
-			if code != 0 {
+	var names []string
+	for _, c := range cli.Commands() {
+		if c.Name == topic {
+			if code := run(ctx, append(args, "--help"), stdout, stderr); code != 0 {
 				return fmt.Errorf("help %s: exit %d", topic, code)
 			}
 			return nil
 		}
-	}
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
+		names = append(names, c.Name)
 	}
 	return cli.Usagef("no help on %q (have %s, ops, workloads)", topic, strings.Join(names, ", "))
 }
