@@ -18,6 +18,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // compareArgs is a parsed compare command line.
@@ -30,7 +31,7 @@ type compareArgs struct {
 	jobs          int
 	asJSON        bool   // --format json
 	format        string // --format: text, json, ktap or junit (harness/sink)
-	sides         sideFlags
+	sides         sides.Flags
 	report        string // --report: an HTML page of the findings
 	perf          perfFlags
 	known         string // --known: the directory of known differences, or "none"
@@ -60,7 +61,7 @@ func (c *compareArgs) flags() []cli.Flag {
 func parseCompare(args []string) (*compareArgs, error) {
 	c := &compareArgs{}
 	var ff cli.Format
-	fs, pos, err := parse("compare", args, c.flags(), ff.Flags(sink.Formats), c.sides.flags(60*time.Second), c.perf.flags(), c.cover.flags())
+	fs, pos, err := parse("compare", args, c.flags(), ff.Flags(sink.Formats), c.sides.Rows(60*time.Second), c.perf.flags(), c.cover.flags())
 	if err != nil {
 		return nil, err
 	}
@@ -209,12 +210,12 @@ func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr
 			closers[i]()
 		}
 	}
-	c.sides.notes = stderr // for the first job's sides
+	c.sides.Notes = stderr // for the first job's sides
 	for i := range c.jobs {
 		if i > 0 {
-			c.sides.notes = nil
+			c.sides.Notes = nil
 		}
-		p, closePair, err := c.sides.openPair(setup, c.a, c.b, c.sub, c.rel)
+		p, closePair, err := c.sides.OpenPair(setup, c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant)
 		if err != nil {
 			return closeAll, err
 		}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // complexityArgs is a parsed complexity command line.
@@ -25,7 +27,7 @@ type complexityArgs struct {
 	plot, format string
 	reps         int
 	counter      string
-	sides        sideFlags
+	sides        sides.Flags
 	// the flags' text, before it is read
 	workload, sizesFlag, metricFlag string
 }
@@ -45,9 +47,9 @@ func (c *complexityArgs) flags() []cli.Flag {
 
 func parseComplexity(args []string, stderr io.Writer) (*complexityArgs, error) {
 	c := &complexityArgs{}
-	c.sides.notes = stderr
+	c.sides.Notes = stderr
 	var err error
-	if _, c.names, err = parse("complexity", args, c.flags(), c.sides.flags(10*time.Minute)); err != nil {
+	if _, c.names, err = parse("complexity", args, c.flags(), c.sides.Rows(10*time.Minute)); err != nil {
 		return nil, err
 	}
 	if len(c.names) == 0 {
@@ -88,14 +90,14 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	ss, closeAll, err := c.sides.OpenAll(context.WithoutCancel(ctx), c.names...)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
 	var subjects []complexity.Subject
-	for _, n := range c.names {
-		s, _, err := c.sides.open(context.WithoutCancel(ctx), n)
-		if err != nil {
-			return err
-		}
-		defer s.Impl.Close()
-		subjects = append(subjects, complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config})
+	for _, s := range ss {
+		subjects = append(subjects, subject(s))
 	}
 	rep, err := complexity.Run(ctx, subjects, c.w, c.sizes, c.reps, c.counter, stderr)
 	if err != nil {
@@ -135,4 +137,9 @@ func parseWorkloadFlag(v string) (ops.Workload, string, error) {
 		return "", "", cli.InputError{Err: err}
 	}
 	return w, label, nil
+}
+
+// subject is the side s measured by the complexity engine.
+func subject(s runner.Side) complexity.Subject {
+	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
 }

@@ -23,14 +23,14 @@ func mergeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	var into, summary, date string
 	var tries int
 	var asJSON bool
-	var sf sideFlags
+	var sf sides.Flags
 	_, dirs, err := parse("corpus merge", args, []cli.Flag{
 		cli.Opt("into", "corpus", "the corpus merged into (nothing in it is removed)", &into),
 		cli.Opt("tries", 3, "replays of each new script on its recorded pair", &tries),
 		cli.Opt("summary", nil, "write a markdown summary to this file", &summary),
 		cli.Opt("date", time.Now().UTC().Format("2006-01-02"), "today, for inputs that do not say when they ran", &date),
 		cli.Opt("json", nil, "print the report as one JSON object", &asJSON),
-	}, sf.flags(60*time.Second))
+	}, sf.Rows(60*time.Second))
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func mergeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			return cli.InputError{Err: fmt.Errorf("corpus merge: %s is not a directory", d)}
 		}
 	}
-	chk := &sides.Checker{Options: sf.options(), Relations: relationsOf}
+	chk := &sides.Checker{Options: sf.Options(), Relations: relationsOf}
 	defer chk.Close()
 	rep, err := corpus.Merge(ctx, corpus.MergeOptions{Into: into, Inputs: dirs, Tries: tries, Date: date, Checker: chk})
 	if err != nil {

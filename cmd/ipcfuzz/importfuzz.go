@@ -15,6 +15,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // importFuzzCmd is "ipcfuzz corpus import-fuzz FILE... --subsystem S
@@ -27,13 +28,13 @@ import (
 func importFuzzCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var subsystem, implList, dir string
 	var asJSON bool
-	var sf sideFlags
+	var sf sides.Flags
 	_, files, err := parse("corpus import-fuzz", args, []cli.Flag{
 		cli.Opt("subsystem", nil, "the subsystem of the fuzz target: "+strings.Join(props.Names(), ", "), &subsystem),
 		cli.Opt("impls", "naive,optimized,kernel", "the implementations the fuzz target compared (IPCFUZZ_IMPLS)", &implList),
 		cli.Opt("corpus", "corpus", "directory where findings are written", &dir),
 		cli.Opt("json", nil, "end with one JSON object on stdout", &asJSON),
-	}, sf.flags(60*time.Second))
+	}, sf.Rows(60*time.Second))
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func importFuzzCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var openErr error // returned as it is; a run's error says where it is from
 	version, revision := corpus.BuildVersion()
 	res, err := runner.RunChain(ctx, names, sub.Name, func(a, b string) (p *runner.Pair, closeAll func(), err error) {
-		p, closeAll, openErr = sf.openPair(context.WithoutCancel(ctx), a, b, sub, equiv.Exact)
+		p, closeAll, openErr = sf.OpenPair(context.WithoutCancel(ctx), a, b, sub.Name, equiv.Exact, sub.Invariant)
 		return p, closeAll, openErr
 	}, func(p *runner.Pair) runner.Options {
 		return runner.Options{Version: version, Revision: revision,

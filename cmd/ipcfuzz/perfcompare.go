@@ -79,8 +79,8 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 	if err := corpus.CheckWritable(c.opts.Corpus); err != nil {
 		return err
 	}
-	c.sides.notes = stderr
-	pair, closeAll, err := c.sides.openPair(context.WithoutCancel(ctx), c.a, c.b, c.sub, c.rel)
+	c.sides.Notes = stderr
+	pair, closeAll, err := c.sides.OpenPair(context.WithoutCancel(ctx), c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant)
 	if err != nil {
 		return err
 	}
@@ -90,8 +90,7 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 			return cli.Usagef("%s counts nothing: compare --perf with it needs --metric wall", s.Name)
 		}
 	}
-	o.A = complexity.Subject{Name: pair.A.Name, Impl: pair.A.Impl, Config: pair.A.Config}
-	o.B = complexity.Subject{Name: pair.B.Name, Impl: pair.B.Impl, Config: pair.B.Config}
+	o.A, o.B = subject(pair.A), subject(pair.B)
 	if c.perf.workload != "" {
 		return perfReplay(ctx, c, o, stdout)
 	}

@@ -12,17 +12,18 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/sink"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var implsFlag, eq string
-	var sf sideFlags
+	var sf sides.Flags
 	var ff cli.Format
-	sf.notes = stderr
+	sf.Notes = stderr
 	_, files, err := parse("replay", args, []cli.Flag{
 		cli.Opt("impls", "optimized,kernel", "the two implementations, A,B", &implsFlag),
 		cli.Opt("equiv", "exact", "equivalence: exact or ids-renamed", &eq),
-	}, sf.flags(60*time.Second), ff.Flags(sink.Formats))
+	}, sf.Rows(60*time.Second), ff.Flags(sink.Formats))
 	if err != nil {
 		return err
 	}
@@ -51,15 +52,12 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	setup := context.WithoutCancel(ctx)
-	var sides [2]runner.Side
-	for i, n := range names {
-		s, _, err := sf.open(setup, n)
-		if err != nil {
-			return err
-		}
-		defer s.Impl.Close()
-		sides[i] = s
+	ss, closeAll, err := sf.OpenAll(setup, names...)
+	defer closeAll()
+	if err != nil {
+		return err
 	}
+	sides := [2]runner.Side{ss[0], ss[1]}
 	out, err := sink.New(format, stdout, stderr)
 	if err != nil {
 		return cli.UsageError{Msg: err.Error()}

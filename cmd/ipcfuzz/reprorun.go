@@ -32,7 +32,7 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	}
 	image, err := sides.VMImage(ctx, spec, cfg, stderr)
 	if err != nil {
-		return cliError(err)
+		return sides.ExitError(err)
 	}
 	if keep != "" {
 		if err := corpus.WriteFileAtomic(keep, src, 0o644); err != nil {

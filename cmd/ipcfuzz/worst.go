@@ -20,6 +20,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // worstArgs is a parsed worst command line.
@@ -31,7 +32,7 @@ type worstArgs struct {
 	out         string
 	failAbove   float64
 	asJSON      bool
-	sides       sideFlags
+	sides       sides.Flags
 	// the flags' text, before it is read
 	subsystem, sizes, report string
 }
@@ -56,8 +57,8 @@ func (c *worstArgs) flags() []cli.Flag {
 
 func parseWorst(args []string, stderr io.Writer) (*worstArgs, error) {
 	c := &worstArgs{}
-	c.sides.notes = stderr
-	fs, pos, err := parse("worst", args, c.flags(), c.sides.flags(60*time.Second))
+	c.sides.Notes = stderr
+	fs, pos, err := parse("worst", args, c.flags(), c.sides.Rows(60*time.Second))
 	if err != nil {
 		return nil, err
 	}
@@ -149,27 +150,18 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // open opens IMPL (and --vs IMPL2) as the search's sides.
 func (c *worstArgs) open(ctx context.Context) (func(), error) {
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
+	names := []string{c.a}
+	if c.vs != "" {
+		names = append(names, c.vs)
 	}
-	for i, name := range []string{c.a, c.vs} {
-		if name == "" {
-			continue
-		}
-		s, _, err := c.sides.open(context.WithoutCancel(ctx), name)
-		if err != nil {
-			return closeAll, err
-		}
-		closers = append(closers, func() { _ = s.Impl.Close() })
-		subject := complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
-		if i == 0 {
-			c.opts.A = subject
-		} else {
-			c.opts.B = &subject
-		}
+	ss, closeAll, err := c.sides.OpenAll(context.WithoutCancel(ctx), names...)
+	if err != nil {
+		return closeAll, err
+	}
+	c.opts.A = subject(ss[0])
+	if len(ss) > 1 {
+		b := subject(ss[1])
+		c.opts.B = &b
 	}
 	return closeAll, nil
 }
