@@ -19,7 +19,7 @@ import (
 // corpus.Merge. It prints a report (or, with --json, the report object),
 // writes a markdown summary with --summary, and exits 0 whatever it found:
 // finding is the shards' business, merging is bookkeeping.
-func mergeCmd(ctx context.Context, args []string, stdout io.Writer) error {
+func mergeCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var into, summary, date string
 	var tries int
 	var asJSON bool

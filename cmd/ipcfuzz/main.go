@@ -74,13 +74,7 @@ func runners() map[string]commandFunc {
 	return map[string]commandFunc{
 		"compare": compareCmd, "replay": replayCmd, "complexity": complexityCmd, "worst": worstCmd,
 		"state": stateCmd, "repro": reproCmd, "report": reportCmd, "corpus import-fuzz": importFuzzCmd,
-		"corpus merge": func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-			return mergeCmd(ctx, args, stdout)
-		},
-		"corpus minimize": func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-			return minimizeCmd(ctx, args, stdout)
-		},
-		"list": func(_ context.Context, args []string, stdout, _ io.Writer) error { return listCmd(args, stdout) },
+		"corpus merge": mergeCmd, "corpus minimize": minimizeCmd, "list": listCmd,
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // (corpus.Minimize on fresh in-process models): without --out it is a dry
 // run that only reports; with --out it writes the kept scripts there, and
 // DIR is never touched.
-func minimizeCmd(ctx context.Context, args []string, stdout io.Writer) error {
+func minimizeCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var out, implList string
 	var asJSON bool
 	_, pos, err := parse("corpus minimize", args, []cli.Flag{

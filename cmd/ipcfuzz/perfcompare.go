@@ -106,18 +106,12 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 // perfRunOptions are the options of a --perf run of compare's command
 // line: the header's command and the replay command say it again.
 func perfRunOptions(c *compareArgs, o perf.Options, pair *runner.Pair, stdout, stderr io.Writer) perf.RunOptions {
-	metric := ""
-	if c.perf.metric != "" {
-		metric = " --metric " + c.perf.metric
-	}
 	ro := perf.RunOptions{Options: o, Pair: pair, Generate: c.opts.Source.Next, Seed: c.opts.Seed, Checks: c.opts.Checks, Duration: c.opts.Duration,
-		KeepGoing: c.opts.KeepGoing, Corpus: c.opts.Corpus, Report: stdout, Notes: stderr,
-		Replay: fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --sizes %s --threshold %g%s --workload FILE", c.a, c.b, c.sub.Name, joinInts(o.Sizes), o.Threshold, metric)}
+		KeepGoing: c.opts.KeepGoing, Corpus: c.opts.Corpus, Report: stdout, Notes: stderr}
 	if c.asJSON {
 		ro.Report = stderr
 	}
-	ro.Header.Command = fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --engine %s --seed %d --sizes %s --threshold %g%s",
-		c.a, c.b, c.sub.Name, c.engine, c.opts.Seed, joinInts(o.Sizes), o.Threshold, metric)
+	ro.Header.Command, ro.Replay = perf.CommandLines(c.a, c.b, c.sub.Name, c.engine, c.opts.Seed, o)
 	ro.Header.Version, ro.Header.Revision = corpus.BuildVersion()
 	ro.Header.Engine, ro.Header.A, ro.Header.B = c.engine, c.a, c.b
 	return ro
@@ -170,12 +164,4 @@ func perfReplay(ctx context.Context, c *compareArgs, o perf.Options, stdout io.W
 		return errors.New(v.Invalid)
 	}
 	return nil
-}
-
-func joinInts(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ",")
 }

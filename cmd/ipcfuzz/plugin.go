@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -44,7 +45,7 @@ func pluginCmd(args []string) error {
 // listCmd prints the built-in implementations and what they support, or
 // with --subsystems the subsystems' names, one a line (for scripts), or
 // with --shards the nightly shard table (TSV, or JSON with --json).
-func listCmd(args []string, stdout io.Writer) error {
+func listCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	var subsystems, listShards, asJSON bool
 	if _, _, err := parse("list", args, []cli.Flag{
 		cli.Opt("subsystems", nil, "print the subsystems' names, one a line", &subsystems),

@@ -9,6 +9,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/repro"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // reproCmd writes the C reproducer of a script: libc only, it runs the
@@ -38,7 +39,7 @@ func reproCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "ipcfuzz: repro: %s: %s\n", files[0], finalOnly)
 	}
 	if runOn != "" {
-		return runReproInGuest(ctx, runOn, src, out, stdout, stderr)
+		return sides.RunReproIn(ctx, runOn, src, out, stdout, stderr)
 	}
 	if out == "" {
 		_, err := stdout.Write(src)

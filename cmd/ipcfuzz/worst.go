@@ -128,13 +128,8 @@ func worstCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.asJSON {
 		out = stderr
 	}
-	cut := ""
-	if res.CutShort {
-		cut = fmt.Sprintf("; the budget of %s ended it before %d candidates, so another run may find another pattern", c.opts.Budget, c.opts.Candidates)
-	}
-	fmt.Fprintf(out, "%d candidates measured (%d without a score) in %.1fs%s\n", res.Evaluated, res.Invalid, res.Seconds, cut)
+	worst.WriteSearched(out, c.opts, res)
 	if !res.Found {
-		fmt.Fprintf(out, "no candidate had a score: %s\n", worst.NoScore(c.opts.Metric))
 		return c.finish(stdout, sum, 0)
 	}
 	if ctx.Err() != nil {

@@ -50,3 +50,16 @@ func (f *Found) Shown(file string) string {
 func Indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
 }
+
+// WriteSearched says how many candidates the search measured and in how
+// long, whether its budget cut it short, and, when none had a score, why.
+func WriteSearched(w io.Writer, o Options, res *Result) {
+	cut := ""
+	if res.CutShort {
+		cut = fmt.Sprintf("; the budget of %s ended it before %d candidates, so another run may find another pattern", o.Budget, o.Candidates)
+	}
+	fmt.Fprintf(w, "%d candidates measured (%d without a score) in %.1fs%s\n", res.Evaluated, res.Invalid, res.Seconds, cut)
+	if !res.Found {
+		fmt.Fprintf(w, "no candidate had a score: %s\n", NoScore(o.Metric))
+	}
+}

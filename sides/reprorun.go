@@ -1,4 +1,4 @@
-package main
+package sides
 
 import (
 	"context"
@@ -10,16 +10,15 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
-	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
-// runReproInGuest runs the reproducer src in a guest of the kernel side
-// spec names (sides.RunRepro) and ends as the program did in the guest:
+// RunReproIn runs the reproducer src in a guest of the kernel side spec
+// names (RunRepro) and ends as the program did in the guest:
 // nil for 0, exit 1 for 1 (a result differs), exit 2 for 2 (it could not
 // set up); a guest that did not run it to its end, or a program killed by
 // a signal, is exit 3, so that `git bisect run` can tell a failed boot
 // from a verdict. keep, when not "", keeps the C source there.
-func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, stdout, stderr io.Writer) error {
+func RunReproIn(ctx context.Context, spec string, src []byte, keep string, stdout, stderr io.Writer) error {
 	name, cfg, err := ops.ParseImplName(spec)
 	if err != nil {
 		return cli.Usagef("--run %s: %v", spec, err)
@@ -30,17 +29,17 @@ func runReproInGuest(ctx context.Context, spec string, src []byte, keep string, 
 	if cfg.Options[impls.OptionImage] == "" && cfg.Options[impls.OptionSource] == "" && cfg.Options[impls.OptionBase] == "" && cfg.Options[impls.OptionPatches] == "" {
 		return cli.Usagef("--run %s: name the kernel to boot (image=, source= or base=): the reproducer runs on this machine's kernel without --run", spec)
 	}
-	image, err := sides.VMImage(ctx, spec, cfg, stderr)
+	image, err := VMImage(ctx, spec, cfg, stderr)
 	if err != nil {
-		return sides.ExitError(err)
+		return ExitError(err)
 	}
 	if keep != "" {
 		if err := corpus.WriteFileAtomic(keep, src, 0o644); err != nil {
 			return fmt.Errorf("repro: %w", err)
 		}
 	}
-	code, err := sides.RunRepro(ctx, image, src, stdout)
-	var ge *sides.GuestError
+	code, err := RunRepro(ctx, image, src, stdout)
+	var ge *GuestError
 	switch {
 	case errors.As(err, &ge):
 		return cli.InfrastructureError{Msg: fmt.Sprintf("repro --run %s: %v", spec, ge.Err)}
