@@ -3,6 +3,7 @@ package impls
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -23,4 +24,12 @@ func WriteList(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "kernel:image=PATH boots in QEMU under %s on this machine\n", strings.ToUpper(VMAccel()))
 	return nil
+}
+
+// Runs reports whether the built-in implementation spec names (with or
+// without options) runs subsystem.
+func Runs(spec, subsystem string) bool {
+	name, _, _ := strings.Cut(spec, ":")
+	b, err := Lookup(name)
+	return err == nil && slices.Contains(b.Subsystems(), subsystem)
 }

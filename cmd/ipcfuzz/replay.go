@@ -45,31 +45,34 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// Every file is read through (and refused, one line, if it is not a
 	// strict script) before any plugin starts; none is held: each is read
 	// again, step by step, as it is replayed.
-	subsystems := make([]string, len(files))
-	for i, f := range files {
-		if subsystems[i], err = runner.CheckScript(f); err != nil {
-			return cli.InputError{Err: err}
-		}
+	subsystems, err := runner.CheckScripts(files)
+	if err != nil {
+		return cli.InputError{Err: err}
 	}
-	setup := context.WithoutCancel(ctx)
-	ss, closeAll, err := sf.OpenAll(setup, names...)
+	ss, closeAll, err := sf.OpenAll(context.WithoutCancel(ctx), names...)
 	defer closeAll()
 	if err != nil {
 		return err
 	}
-	sides := [2]runner.Side{ss[0], ss[1]}
+	return replayFiles(ctx, runner.FilesReplay{Files: files, Subsystems: subsystems, Sides: [2]runner.Side{ss[0], ss[1]}, Relation: rel}, format, stdout, stderr)
+}
+
+// replayFiles replays r's files, on pairs of its sides for each
+// subsystem, prints them in format and says how the replay ended.
+func replayFiles(ctx context.Context, r runner.FilesReplay, format string, stdout, stderr io.Writer) error {
 	out, err := sink.New(format, stdout, stderr)
 	if err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
-	res, runErr := runner.ReplayFiles(ctx, runner.FilesReplay{Files: files, Subsystems: subsystems, Sides: sides, Relation: rel, Sink: out,
-		Pair: func(subsystem string) (*runner.Pair, error) {
-			sub, err := props.Lookup(subsystem)
-			if err != nil {
-				return nil, err
-			}
-			return sub.Pair(setup, sides[0], sides[1], rel)
-		}})
+	r.Sink = out
+	r.Pair = func(subsystem string) (*runner.Pair, error) {
+		sub, err := props.Lookup(subsystem)
+		if err != nil {
+			return nil, err
+		}
+		return sub.Pair(context.WithoutCancel(ctx), r.Sides[0], r.Sides[1], r.Relation)
+	}
+	res, runErr := runner.ReplayFiles(ctx, r)
 	if err := out.Err(); err != nil {
 		return fmt.Errorf("writing the %s output: %w", format, err)
 	}
@@ -77,9 +80,9 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case runErr != nil:
 		return runErr
 	case res.Interrupted:
-		return cli.Interruptedf("interrupted after %d of %d scripts (%d failed)", res.Checks, len(files), res.Divergences)
+		return cli.Interruptedf("interrupted after %d of %d scripts (%d failed)", res.Checks, len(r.Files), res.Divergences)
 	case res.Divergences > 0:
-		return cli.Foundf("%d of %d scripts failed on %s vs %s", res.Divergences, len(files), sink.SideLabel(sides[0].Name, res.KernelA), sink.SideLabel(sides[1].Name, res.KernelB))
+		return cli.Foundf("%d of %d scripts failed on %s vs %s", res.Divergences, len(r.Files), sink.SideLabel(r.Sides[0].Name, res.KernelA), sink.SideLabel(r.Sides[1].Name, res.KernelB))
 	}
 	return nil
 }

@@ -96,6 +96,19 @@ func joinUnique(ss []string) string {
 	return strings.Join(out, ",")
 }
 
+// CheckScripts checks every file (CheckScript) and returns their
+// subsystems; the first bad one is the error.
+func CheckScripts(files []string) ([]string, error) {
+	subsystems := make([]string, len(files))
+	for i, f := range files {
+		var err error
+		if subsystems[i], err = CheckScript(f); err != nil {
+			return nil, err
+		}
+	}
+	return subsystems, nil
+}
+
 // CheckScript reads a script file through, as strictly as corpus.Read and
 // with its errors, holding none of it, and returns its subsystem.
 func CheckScript(path string) (string, error) {
