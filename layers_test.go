@@ -54,8 +54,10 @@ var rooms = map[string][]string{
 	"props/engine": {"harness/"},
 	"props/":       {"harness/ops", "harness/equiv", "props/engine"},
 	"props":        {"props/"},
-	// Opening sides assembles implementations, the wire and the runner.
-	"sides": {"ci", "harness/", "impls", "plugins/host"},
+	// Opening sides assembles implementations, the wire and the runner;
+	// it says which failures to open a side are the user's to fix, in the
+	// command line's terms.
+	"sides": {"ci", "harness/", "impls", "plugins/host", "internal/cli"},
 	// The kernel build the binary shares with ci/kernel.sh imports nothing
 	// of ours.
 	"ci": nil,
@@ -69,8 +71,11 @@ var rooms = map[string][]string{
 	"sides/sidestest": {"harness/", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
+	// The command line's tables, refusals and exit statuses import
+	// nothing of ours: the command hands its lists in.
+	"internal/cli": nil,
 	// The command assembles everything.
-	"cmd/": {"ci/shards", "harness/", "impls", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
+	"cmd/": {"ci/shards", "harness/", "impls", "internal/cli", "impls/kernel/repro", "plugins", "plugins/host", "props", "props/", "sides"},
 }
 
 // roomOf is the most specific room that holds pkg.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,72 +15,71 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/harness/sink"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // compareArgs is a parsed compare command line.
 type compareArgs struct {
-	a, b   string
-	sub    engine.Subsystem
-	engine string
-	rel    equiv.Relation
-	opts   runner.Options
-	jobs   int
-	asJSON bool   // --format json
-	format string // --format: text, json, ktap or junit (harness/sink)
-	sides  sideFlags
-	report string // --report: an HTML page of the findings
-	perf   perfFlags
-	known  string // --known: the directory of known differences, or "none"
-	cover  coverFlags
+	a, b          string
+	sub           engine.Subsystem
+	engine        string
+	rel           equiv.Relation
+	opts          runner.Options
+	jobs          int
+	asJSON        bool   // --format json
+	format        string // --format: text, json, ktap or junit (harness/sink)
+	sides         sides.Flags
+	report        string // --report: an HTML page of the findings
+	perf          perfFlags
+	known         string // --known: the directory of known differences, or "none"
+	cover         coverFlags
+	subsystem, eq string
 }
 
-// defaultKnown is where compare reads the known differences of kernel
-// versions (corpus.Known) when --known does not say: relative to the
-// working directory, and only if it is there.
-const defaultKnown = "corpus/known"
+// flags is compare's own flag table.
+func (c *compareArgs) flags() []cli.Flag {
+	return []cli.Flag{
+		cli.Opt("subsystem", "ids", "subsystem to compare: "+strings.Join(props.Names(), ", "), &c.subsystem),
+		cli.Opt("engine", "rapid", "script generator: "+strings.Join(engine.Engines, " or "), &c.engine),
+		cli.Positive("checks", nil, "number of scripts to compare (default 1000, or unlimited with --time)", &c.opts.Checks),
+		cli.Positive("time", nil, "run for this long", &c.opts.Duration),
+		cli.Opt("seed", nil, "seed of the run (default: random, printed)", &c.opts.Seed),
+		cli.Opt("equiv", "exact", "equivalence: exact or ids-renamed", &c.eq),
+		cli.Opt("stats", nil, "count scripts with a task blocked then completed, and with a race; time each operation inside each side (median per kind)", &c.opts.Stats),
+		cli.Opt("keep-going", nil, "record every divergence (one script per signature, with a hit count) instead of stopping at the first", &c.opts.KeepGoing),
+		cli.Opt("corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)", &c.opts.Corpus),
+		cli.Opt("report", nil, "also write the findings as one HTML page (ipcfuzz report) to this file", &c.report),
+		cli.Opt("batch", 256, "scripts per plugin call", &c.opts.Batch),
+		cli.Opt("jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)", &c.jobs),
+		cli.Opt("known", nil, "directory of the differences kernel versions explain (docs/known.md; default "+corpus.DefaultKnown+" when it is there; none: no such directory)", &c.known),
+	}
+}
 
 func parseCompare(args []string) (*compareArgs, error) {
 	c := &compareArgs{}
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	subsystem := fs.String("subsystem", "ids", "subsystem to compare: "+strings.Join(props.Names(), ", "))
-	fs.StringVar(&c.engine, "engine", "rapid", "script generator: "+strings.Join(engine.Engines, " or "))
-	fs.Var(positiveInt{&c.opts.Checks}, "checks", "number of scripts to compare (default 1000, or unlimited with --time)")
-	fs.Var(positiveDuration{&c.opts.Duration}, "time", "run for this long")
-	fs.Uint64Var(&c.opts.Seed, "seed", 0, "seed of the run (default: random, printed)")
-	eq := fs.String("equiv", "exact", "equivalence: exact or ids-renamed")
-	var ff formatFlag
-	ff.register(fs)
-	fs.BoolVar(&c.opts.Stats, "stats", false, "count scripts with a task blocked then completed, and with a race; time each operation inside each side (median per kind)")
-	fs.BoolVar(&c.opts.KeepGoing, "keep-going", false, "record every divergence (one script per signature, with a hit count) instead of stopping at the first")
-	fs.StringVar(&c.opts.Corpus, "corpus", "findings", "directory where findings are written (promote them into corpus/ with ipcfuzz corpus merge)")
-	fs.StringVar(&c.report, "report", "", "also write the findings as one HTML page (ipcfuzz report) to this file")
-	fs.IntVar(&c.opts.Batch, "batch", 256, "scripts per plugin call")
-	fs.IntVar(&c.jobs, "jobs", runtime.NumCPU(), "pairs of implementations working at once (the verdict does not depend on it)")
-	fs.StringVar(&c.known, "known", "", "directory of the differences kernel versions explain (docs/known.md; default "+defaultKnown+" when it is there; none: no such directory)")
-	c.sides.register(fs, 60*time.Second)
-	c.perf.register(fs)
-	c.cover.register(fs)
-	pos, err := parseInterspersed(fs, args)
+	var ff cli.Format
+	fs, pos, err := parse("compare", args, c.flags(), ff.Flags(sink.Formats), c.sides.Rows(60*time.Second), c.perf.flags(), c.cover.flags())
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) != 2 {
-		return nil, usageError{"compare needs two implementations: ipcfuzz compare A B"}
+		return nil, cli.UsageError{Msg: "compare needs two implementations: ipcfuzz compare A B"}
 	}
 	if err := c.perf.check(fs); err != nil {
 		return nil, err
 	}
-	if c.format, err = ff.format(); err != nil {
+	if c.format, err = ff.Value(); err != nil {
 		return nil, err
 	}
 	c.asJSON = c.format == "json"
 	if c.perf.on && c.format != "text" && c.format != "json" {
-		return nil, usageError{fmt.Sprintf("--perf prints text or json, not %s", c.format)}
+		return nil, cli.Usagef("--perf prints text or json, not %s", c.format)
 	}
 	if c.perf.on && (c.report != "" || c.opts.Stats) {
-		return nil, usageError{"--report and --stats are of a comparison of results, not of --perf"}
+		return nil, cli.UsageError{Msg: "--report and --stats are of a comparison of results, not of --perf"}
 	}
 	c.a, c.b = pos[0], pos[1]
 	if err := c.cover.prepare(c.a, c.b); err != nil {
@@ -90,16 +87,14 @@ func parseCompare(args []string) (*compareArgs, error) {
 	}
 	c.opts.Observe.Time = c.opts.Stats
 	c.opts.Observe.Cover = c.cover.dir != ""
-	seedGiven := false
-	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
-	if !seedGiven {
+	if !cli.Given(fs, "seed") {
 		c.opts.Seed = rand.Uint64() >> 1
 	}
-	switch {
-	case c.jobs < 1 || c.jobs > 64:
-		return nil, usageError{"--jobs must be in 1..64"}
-	case c.opts.Batch < 1 || c.opts.Batch > 1<<16:
-		return nil, usageError{"--batch must be in 1..65536"}
+	if err := cli.InRange("jobs", c.jobs, 1, 64); err != nil {
+		return nil, err
+	}
+	if err := cli.InRange("batch", c.opts.Batch, 1, 1<<16); err != nil {
+		return nil, err
 	}
 	if c.opts.Checks == 0 && c.opts.Duration == 0 {
 		c.opts.Checks = 1000
@@ -107,58 +102,31 @@ func parseCompare(args []string) (*compareArgs, error) {
 			c.opts.Checks = defaultPerfChecks
 		}
 	}
-	return c, c.resolve(*subsystem, *eq)
+	return c, c.resolve()
 }
 
 // resolve looks the subsystem, the relation, the engine's scripts and the
 // known differences up.
-func (c *compareArgs) resolve(subsystem, eq string) error {
+func (c *compareArgs) resolve() error {
 	var err error
-	if c.sub, err = props.Lookup(subsystem); err != nil {
-		return usageError{err.Error()}
+	if c.sub, err = props.Lookup(c.subsystem); err != nil {
+		return cli.UsageError{Msg: err.Error()}
 	}
-	if c.rel, err = equiv.Parse(eq); err != nil {
-		return usageError{err.Error()}
+	if c.rel, err = equiv.Parse(c.eq); err != nil {
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if !slices.Contains(c.sub.Relations, c.rel) {
-		return usageError{fmt.Sprintf("subsystem %s is compared under %s, not %s", c.sub.Name, relationNames(c.sub.Relations), c.rel)}
+		return cli.Usagef("subsystem %s is compared under %s, not %s", c.sub.Name, equiv.Alternatives(c.sub.Relations), c.rel)
 	}
 	gen, ok := c.sub.Scripts(c.engine, c.rel)
 	if !ok {
-		return usageError{fmt.Sprintf("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))}
+		return cli.Usagef("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))
 	}
 	c.opts.Source = runner.Seeded(gen)
-	c.opts.Known, err = readKnown(c.known)
-	return err
-}
-
-// readKnown reads the known differences --known names: none for "none",
-// defaultKnown when it is there and nothing is said; a directory named
-// that is not there, or a bad line in one of its files, is the user's to
-// fix.
-func readKnown(dir string) (*corpus.Known, error) {
-	switch dir {
-	case "none":
-		return nil, nil
-	case "":
-		if _, err := os.Stat(defaultKnown); err != nil {
-			return nil, nil
-		}
-		dir = defaultKnown
+	if c.opts.Known, err = corpus.LoadKnown(c.known); err != nil {
+		return cli.InputError{Err: fmt.Errorf("--known: %w", err)}
 	}
-	k, err := corpus.ReadKnown(dir)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("--known: %w", err)}
-	}
-	return k, nil
-}
-
-func relationNames(rs []equiv.Relation) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, string(r))
-	}
-	return strings.Join(out, " or ")
+	return nil
 }
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -187,7 +155,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	o.Version, o.Revision = corpus.BuildVersion()
 	out, err := sink.New(c.format, stdout, stderr)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	o.Progress, o.Sink = stderr, out
 	var page sink.Writer // --report
@@ -216,13 +184,19 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)
 	}
+	return compareVerdict(res)
+}
+
+// compareVerdict is how a comparison ends: found (exit 1), an
+// infrastructure event (exit 3), interrupted (130) or nothing (0).
+func compareVerdict(res *runner.Result) error {
 	switch {
 	case res.Divergences > 0 || res.Failures > 0:
-		return foundError{fmt.Sprintf("%d divergences, %d plugin failures; scripts: %s", res.Divergences, res.Failures, strings.Join(res.Scripts, " "))}
+		return cli.Foundf("%d divergences, %d plugin failures; scripts: %s", res.Divergences, res.Failures, strings.Join(res.Scripts, " "))
 	case res.Infrastructure > 0:
-		return infrastructureError{fmt.Sprintf("%d infrastructure events (a side killed from outside; no script failed again on a fresh plugin, alone), nothing found in %d checks", res.Infrastructure, res.Checks)}
+		return cli.InfrastructureError{Msg: fmt.Sprintf("%d infrastructure events (a side killed from outside; no script failed again on a fresh plugin, alone), nothing found in %d checks", res.Infrastructure, res.Checks)}
 	case res.Interrupted:
-		return interruptedError{fmt.Sprintf("interrupted after %d checks; nothing found so far", res.Checks)}
+		return cli.Interruptedf("interrupted after %d checks; nothing found so far", res.Checks)
 	}
 	return nil
 }
@@ -236,12 +210,12 @@ func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr
 			closers[i]()
 		}
 	}
-	c.sides.notes = stderr // for the first job's sides
+	c.sides.Notes = stderr // for the first job's sides
 	for i := range c.jobs {
 		if i > 0 {
-			c.sides.notes = nil
+			c.sides.Notes = nil
 		}
-		p, closePair, err := c.sides.openPair(setup, c.a, c.b, c.sub, c.rel)
+		p, closePair, err := c.sides.OpenPair(setup, c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant)
 		if err != nil {
 			return closeAll, err
 		}
@@ -251,7 +225,3 @@ func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr
 	}
 	return closeAll, nil
 }
-
-// sideLabel is sink.SideLabel: a side's name and, for a kernel side, the
-// release that actually ran.
-func sideLabel(name, release string) string { return sink.SideLabel(name, release) }

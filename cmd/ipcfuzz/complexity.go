@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +12,9 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // complexityArgs is a parsed complexity command line.
@@ -25,59 +27,62 @@ type complexityArgs struct {
 	plot, format string
 	reps         int
 	counter      string
-	sides        sideFlags
+	sides        sides.Flags
+	// the flags' text, before it is read
+	workload, sizesFlag, metricFlag string
+}
+
+// flags is complexity's own flag table.
+func (c *complexityArgs) flags() []cli.Flag {
+	return []cli.Flag{
+		cli.Opt("workload", nil, fmt.Sprintf("workload to measure: one of %v, or a pattern file (FILE.perf, as ipcfuzz worst writes)", ops.Workloads), &c.workload),
+		cli.Opt("sizes", nil, "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c (default: the workload's)", &c.sizesFlag),
+		cli.Opt("metric", "both", "what to show and plot: wall, counter or both", &c.metricFlag),
+		cli.Opt("plot", nil, "write a log-log plot to FILE.svg or FILE.png", &c.plot),
+		cli.Opt("format", "table", "output: table, json or benchstat", &c.format),
+		cli.Opt("reps", 5, "repetitions of the measured part per size", &c.reps),
+		cli.Opt("counter", nil, "the counter shown and fitted: a name, or a ratio a/b of two (default: each implementation's primary one)", &c.counter),
+	}
 }
 
 func parseComplexity(args []string, stderr io.Writer) (*complexityArgs, error) {
 	c := &complexityArgs{}
-	fs := flag.NewFlagSet("complexity", flag.ContinueOnError)
-	workload := fs.String("workload", "", fmt.Sprintf("workload to measure: one of %v, or a pattern file (FILE.perf, as ipcfuzz worst writes)", ops.Workloads))
-	sizes := fs.String("sizes", "", "sizes: a doubling range lo..hi (k = 1024) or a list a,b,c (default: the workload's)")
-	metric := fs.String("metric", "both", "what to show and plot: wall, counter or both")
-	fs.StringVar(&c.plot, "plot", "", "write a log-log plot to FILE.svg or FILE.png")
-	fs.StringVar(&c.format, "format", "table", "output: table, json or benchstat")
-	fs.IntVar(&c.reps, "reps", 5, "repetitions of the measured part per size")
-	fs.StringVar(&c.counter, "counter", "", "the counter shown and fitted: a name, or a ratio a/b of two (default: each implementation's primary one)")
-	c.sides.notes = stderr
-	c.sides.register(fs, 10*time.Minute)
+	c.sides.Notes = stderr
 	var err error
-	if c.names, err = parseInterspersed(fs, args); err != nil {
+	if _, c.names, err = parse("complexity", args, c.flags(), c.sides.Rows(10*time.Minute)); err != nil {
 		return nil, err
 	}
 	if len(c.names) == 0 {
-		return nil, usageError{"complexity needs at least one implementation: ipcfuzz complexity IMPL... --workload W"}
+		return nil, cli.UsageError{Msg: "complexity needs at least one implementation: ipcfuzz complexity IMPL... --workload W"}
 	}
-	if c.w, c.label, err = parseWorkloadFlag(*workload); err != nil {
+	if c.w, c.label, err = parseWorkloadFlag(c.workload); err != nil {
 		return nil, err
 	}
-	if *sizes == "" {
-		*sizes = complexity.DefaultSizes(c.w)
+	if c.sizesFlag == "" {
+		c.sizesFlag = complexity.DefaultSizes(c.w)
 	}
-	if c.sizes, err = complexity.ParseSizes(*sizes); err != nil {
-		return nil, usageError{err.Error()}
+	if c.sizes, err = complexity.ParseSizes(c.sizesFlag); err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
 	}
-	c.metric = complexity.Metric(*metric)
-	return c, c.check(*metric)
+	c.metric = complexity.Metric(c.metricFlag)
+	return c, c.check(c.metricFlag)
 }
 
 // check refuses what the flags cannot mean.
 func (c *complexityArgs) check(metric string) error {
 	if err := ops.CheckMeasure(c.w, c.sizes[len(c.sizes)-1], 1); ops.IsPattern(c.w) && err != nil {
-		return usageError{fmt.Sprintf("--workload %s: %v", c.label, err)}
+		return cli.Usagef("--workload %s: %v", c.label, err)
 	}
 	if c.metric != complexity.Wall && c.metric != complexity.Counter && c.metric != complexity.Both {
-		return usageError{fmt.Sprintf("--metric %q: want wall, counter or both", metric)}
+		return cli.Usagef("--metric %q: want wall, counter or both", metric)
 	}
 	if !slices.Contains(complexity.Formats, c.format) {
-		return usageError{fmt.Sprintf("--format %q: want table, json or benchstat", c.format)}
+		return cli.Usagef("--format %q: want table, json or benchstat", c.format)
 	}
 	if ext := filepath.Ext(c.plot); c.plot != "" && ext != ".svg" && ext != ".png" {
-		return usageError{fmt.Sprintf("--plot %s: want a .svg or .png file", c.plot)}
+		return cli.Usagef("--plot %s: want a .svg or .png file", c.plot)
 	}
-	if c.reps < 1 || c.reps > 1000 {
-		return usageError{"--reps must be in 1..1000"}
-	}
-	return nil
+	return cli.InRange("reps", c.reps, 1, 1000)
 }
 
 func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -85,14 +90,14 @@ func complexityCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	ss, closeAll, err := c.sides.OpenAll(context.WithoutCancel(ctx), c.names...)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
 	var subjects []complexity.Subject
-	for _, n := range c.names {
-		s, _, err := c.sides.open(context.WithoutCancel(ctx), n)
-		if err != nil {
-			return err
-		}
-		defer s.Impl.Close()
-		subjects = append(subjects, complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config})
+	for _, s := range ss {
+		subjects = append(subjects, subject(s))
 	}
 	rep, err := complexity.Run(ctx, subjects, c.w, c.sizes, c.reps, c.counter, stderr)
 	if err != nil {
@@ -119,7 +124,7 @@ func parseWorkloadFlag(v string) (ops.Workload, string, error) {
 	if !complexity.IsPatternFile(v) {
 		w, err := ops.ParseWorkload(v)
 		if err != nil {
-			return "", "", usageError{err.Error() + ", or a pattern file FILE.perf"}
+			return "", "", cli.UsageError{Msg: err.Error() + ", or a pattern file FILE.perf"}
 		}
 		return w, "", nil
 	}
@@ -127,9 +132,14 @@ func parseWorkloadFlag(v string) (ops.Workload, string, error) {
 	var pathErr *fs.PathError
 	switch {
 	case errors.As(err, &pathErr):
-		return "", "", inputError{fmt.Errorf("--workload: %w", err)}
+		return "", "", cli.InputError{Err: fmt.Errorf("--workload: %w", err)}
 	case err != nil:
-		return "", "", inputError{err}
+		return "", "", cli.InputError{Err: err}
 	}
 	return w, label, nil
+}
+
+// subject is the side s measured by the complexity engine.
+func subject(s runner.Side) complexity.Subject {
+	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
 }

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -19,42 +18,39 @@ import (
 // corpus.Merge. It prints a report (or, with --json, the report object),
 // writes a markdown summary with --summary, and exits 0 whatever it found:
 // finding is the shards' business, merging is bookkeeping.
-func mergeCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("corpus merge", flag.ContinueOnError)
-	into := fs.String("into", "corpus", "the corpus merged into (nothing in it is removed)")
-	tries := fs.Int("tries", 3, "replays of each new script on its recorded pair")
-	summary := fs.String("summary", "", "write a markdown summary to this file")
-	date := fs.String("date", time.Now().UTC().Format("2006-01-02"), "today, for inputs that do not say when they ran")
-	asJSON := fs.Bool("json", false, "print the report as one JSON object")
-	var sf sideFlags
-	sf.register(fs, 60*time.Second)
-	dirs, err := parseInterspersed(fs, args)
+func mergeCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	var into, summary, date string
+	var tries int
+	var asJSON bool
+	var sf sides.Flags
+	_, dirs, err := parse("corpus merge", args, []cli.Flag{
+		cli.Opt("into", "corpus", "the corpus merged into (nothing in it is removed)", &into),
+		cli.Opt("tries", 3, "replays of each new script on its recorded pair", &tries),
+		cli.Opt("summary", nil, "write a markdown summary to this file", &summary),
+		cli.Opt("date", time.Now().UTC().Format("2006-01-02"), "today, for inputs that do not say when they ran", &date),
+		cli.Opt("json", nil, "print the report as one JSON object", &asJSON),
+	}, sf.Rows(60*time.Second))
 	if err != nil {
 		return err
 	}
-	if len(dirs) == 0 || *tries < 1 {
-		return usageError{"usage: ipcfuzz corpus merge DIR... [--into DIR] [--tries N] [--summary FILE.md] [--json]"}
+	if len(dirs) == 0 || tries < 1 {
+		return cli.UsageError{Msg: "usage: ipcfuzz corpus merge DIR... [--into DIR] [--tries N] [--summary FILE.md] [--json]"}
 	}
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			return inputError{fmt.Errorf("corpus merge: %s is not a directory", d)}
-		}
-	}
-	chk := &sides.Checker{Options: sf.options(), Relations: relationsOf}
+	chk := &sides.Checker{Options: sf.Options(), Relations: relationsOf}
 	defer chk.Close()
-	rep, err := corpus.Merge(ctx, corpus.MergeOptions{Into: *into, Inputs: dirs, Tries: *tries, Date: *date, Checker: chk})
+	rep, err := corpus.Merge(ctx, corpus.MergeOptions{Into: into, Inputs: dirs, Tries: tries, Date: date, Checker: chk})
 	if err != nil {
 		return err
 	}
-	if *summary != "" {
-		if err := corpus.WriteFileAtomic(*summary, []byte(rep.Markdown()), 0o644); err != nil {
+	if summary != "" {
+		if err := corpus.WriteFileAtomic(summary, []byte(rep.Markdown()), 0o644); err != nil {
 			return fmt.Errorf("corpus merge: %w", err)
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
-	rep.WriteText(stdout, *into)
+	rep.WriteText(stdout, into)
 	return nil
 }
 

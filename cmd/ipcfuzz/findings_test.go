@@ -11,6 +11,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 )
 
 // A finding file says where, when and how it was found, and its body
@@ -175,7 +176,7 @@ func TestKilledOnceIsInfrastructure(t *testing.T) {
 	dir := t.TempDir()
 	r := ipcfuzzEnv(t, []string{"IPCFUZZ_KILLEDONCE=" + marker}, "compare", plugin, "optimized", "--checks", "200", "--seed", "1", "--json", "--corpus", dir)
 	require.NoFileExists(t, marker, "the plugin was never killed: the test proves nothing")
-	require.Equal(t, exitInfra, r.code, r.stderr)
+	require.Equal(t, cli.ExitInfra, r.code, r.stderr)
 	s := summary(t, r)
 	require.EqualValues(t, 200, s["checks"])
 	require.EqualValues(t, 1, s["infrastructure"])
@@ -251,7 +252,7 @@ func TestKilledTwiceIsInfrastructure(t *testing.T) {
 	dir := t.TempDir()
 	r := ipcfuzzEnv(t, []string{"IPCFUZZ_KILLEDONCE=" + strings.Join(markers, ":")}, "compare", plugin, "optimized", "--checks", "100", "--seed", "1", "--jobs", "1", "--json", "--corpus", dir)
 	require.NoFileExists(t, markers[1], "the plugin was not killed twice: the test proves nothing")
-	require.Equal(t, exitInfra, r.code, r.stderr)
+	require.Equal(t, cli.ExitInfra, r.code, r.stderr)
 	s := summary(t, r)
 	require.EqualValues(t, 1, s["infrastructure"], r.stderr)
 	require.EqualValues(t, 0, s["plugin_failures"])

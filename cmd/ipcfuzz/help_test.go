@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
@@ -17,17 +18,17 @@ import (
 // set defines: a flag added without a word in the help fails here.
 func TestHelpNamesEveryFlag(t *testing.T) {
 	top := helpText(t, "help")
-	for _, c := range commands() {
-		require.Contains(t, top, c.synopsis)
-		text := helpText(t, append(strings.Fields(c.name), "--help")...)
+	for _, c := range cli.Commands() {
+		require.Contains(t, top, c.Synopsis)
+		text := helpText(t, append(strings.Fields(c.Name), "--help")...)
 		flags := regexp.MustCompile(`(?m)^  --([a-z-]+)`).FindAllStringSubmatch(text, -1)
-		require.NotEmpty(t, flags, c.name)
+		require.NotEmpty(t, flags, c.Name)
 		for _, f := range flags {
 			name := "--" + f[1]
 			if len(f[1]) == 1 { // a one-letter flag is written -o
 				name = "-" + f[1] + " "
 			}
-			require.Contains(t, c.synopsis, name, "%s: the synopsis does not name --%s", c.name, f[1])
+			require.Contains(t, c.Synopsis, name, "%s: the synopsis does not name --%s", c.Name, f[1])
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,97 +12,74 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
-	"github.com/ipcfuzz/ipcfuzz/props/engine"
+	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 // importFuzzCmd is "ipcfuzz corpus import-fuzz FILE... --subsystem S
 // [--impls A,B,...]": it turns failing go test -fuzz inputs into corpus
 // findings. Each input draws the script the fuzz target drew from it; the
 // script runs on each neighbouring pair of the implementations (as the
-// fuzz target compares them) and a divergence is shrunk, signed and
-// written as compare --keep-going writes it. It exits 1 if any input
-// reproduced, and prints the summary object with --json.
+// fuzz target compares them, runner.RunChain) and a divergence is shrunk,
+// signed and written as compare --keep-going writes it. It exits 1 if any
+// input reproduced, and prints the summary object with --json.
 func importFuzzCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("corpus import-fuzz", flag.ContinueOnError)
-	subsystem := fs.String("subsystem", "", "the subsystem of the fuzz target: "+strings.Join(props.Names(), ", "))
-	implList := fs.String("impls", "naive,optimized,kernel", "the implementations the fuzz target compared (IPCFUZZ_IMPLS)")
-	dir := fs.String("corpus", "corpus", "directory where findings are written")
-	asJSON := fs.Bool("json", false, "end with one JSON object on stdout")
-	var sf sideFlags
-	sf.register(fs, 60*time.Second)
-	files, err := parseInterspersed(fs, args)
+	var subsystem, implList, dir string
+	var asJSON bool
+	var sf sides.Flags
+	_, files, err := parse("corpus import-fuzz", args, []cli.Flag{
+		cli.Opt("subsystem", nil, "the subsystem of the fuzz target: "+strings.Join(props.Names(), ", "), &subsystem),
+		cli.Opt("impls", "naive,optimized,kernel", "the implementations the fuzz target compared (IPCFUZZ_IMPLS)", &implList),
+		cli.Opt("corpus", "corpus", "directory where findings are written", &dir),
+		cli.Opt("json", nil, "end with one JSON object on stdout", &asJSON),
+	}, sf.Rows(60*time.Second))
 	if err != nil {
 		return err
 	}
-	sub, err := props.Lookup(*subsystem)
+	sub, err := props.Lookup(subsystem)
 	if err != nil || len(files) == 0 {
-		return usageError{"usage: ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]"}
+		return cli.UsageError{Msg: "usage: ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]"}
 	}
-	scripts, err := fuzzScripts(sub, files)
+	scripts, err := sub.DrawFuzzFiles(files)
 	if err != nil {
-		return inputError{err}
+		return cli.InputError{Err: err}
 	}
-	names := strings.Split(*implList, ",")
+	names := strings.Split(implList, ",")
 	if len(names) < 2 {
-		return usageError{"--impls: a comparison needs at least two implementations"}
+		return cli.UsageError{Msg: "--impls: a comparison needs at least two implementations"}
 	}
-	res, err := importChain(ctx, sf, sub, names, files, scripts, *dir, stderr)
-	if err != nil {
+	var report bytes.Buffer
+	var openErr error // returned as it is; a run's error says where it is from
+	version, revision := corpus.BuildVersion()
+	res, err := runner.RunChain(ctx, names, sub.Name, func(a, b string) (p *runner.Pair, closeAll func(), err error) {
+		p, closeAll, openErr = sf.OpenPair(context.WithoutCancel(ctx), a, b, sub.Name, equiv.Exact, sub.Invariant)
+		return p, closeAll, openErr
+	}, func(p *runner.Pair) runner.Options {
+		return runner.Options{Version: version, Revision: revision,
+			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
+			Source:  runner.Seeded(runner.Given(scripts)),
+			Command: fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
+			Report:  &report, Engine: "fuzz",
+		}
+	})
+	if err != nil && err != openErr {
+		return fmt.Errorf("corpus import-fuzz: %w", err)
+	} else if err != nil {
 		return err
 	}
-	if *asJSON {
+	fmt.Fprint(stderr, report.String())
+	if res.Checks == 0 && ctx.Err() != nil {
+		return errors.Join(cli.InterruptedError{Msg: "corpus import-fuzz interrupted"}, ctx.Err())
+	}
+	if asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
 			return fmt.Errorf("corpus import-fuzz: %w", err)
 		}
 	}
 	if res.Divergences > 0 || res.Failures > 0 {
-		return foundError{fmt.Sprintf("%d of %d fuzz inputs diverged; scripts: %s", len(res.Findings), len(files), strings.Join(res.Scripts, " "))}
+		return cli.Foundf("%d of %d fuzz inputs diverged; scripts: %s", len(res.Findings), len(files), strings.Join(res.Scripts, " "))
 	}
 	return nil
-}
-
-// fuzzScripts draws each input's script as the fuzz target does.
-func fuzzScripts(sub engine.Subsystem, files []string) ([][]ops.Op, error) {
-	out := make([][]ops.Op, len(files))
-	for i, f := range files {
-		data, err := corpus.ReadFuzzInput(f)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = sub.DrawFuzz(&engine.ByteSource{Data: data})
-	}
-	return out, nil
-}
-
-// importChain compares each neighbouring pair on every script, keeping
-// going, and sums what the runs found.
-func importChain(ctx context.Context, sf sideFlags, sub engine.Subsystem, names, files []string, scripts [][]ops.Op, dir string, stderr io.Writer) (*runner.Result, error) {
-	total := runner.NewResult(&runner.Pair{A: runner.Side{Name: names[0]}, B: runner.Side{Name: names[len(names)-1]}, Subsystem: sub.Name}, 0, "")
-	var report bytes.Buffer
-	for i := 1; i < len(names); i++ {
-		p, closeAll, err := sf.openPair(context.WithoutCancel(ctx), names[i-1], names[i], sub, equiv.Exact)
-		if err != nil {
-			return nil, err
-		}
-		version, revision := corpus.BuildVersion()
-		res, err := runner.Run(ctx, runner.Options{Version: version, Revision: revision,
-			Pairs: []*runner.Pair{p}, Checks: len(scripts), Batch: 1, Corpus: dir, KeepGoing: true,
-			Source:  runner.Seeded(runner.Given(scripts)),
-			Command: fmt.Sprintf("ipcfuzz compare %s %s --subsystem %s --equiv exact (go test -fuzz inputs %s)", p.A.Name, p.B.Name, sub.Name, strings.Join(files, " ")),
-			Report:  &report, Engine: "fuzz",
-		})
-		closeAll()
-		if err != nil {
-			return nil, fmt.Errorf("corpus import-fuzz: %w", err)
-		}
-		total.Add(res)
-	}
-	fmt.Fprint(stderr, report.String())
-	if total.Checks == 0 && ctx.Err() != nil {
-		return nil, errors.Join(interruptedError{"corpus import-fuzz interrupted"}, ctx.Err())
-	}
-	return total, nil
 }

@@ -11,57 +11,21 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
-
-// Exit statuses.
-const (
-	exitFound = 1 // a divergence or a failing plugin was found
-	exitUsage = 2 // a bad command line, a bad input file or a setup failure
-	// exitInfra: nothing was found, but a side failed in a way no script
-	// showed again (killed from outside: the OOM killer, kill -9).
-	exitInfra       = 3
-	exitInterrupted = 130 // stopped by SIGINT or SIGTERM before the end, nothing found so far
-)
-
-// usageError is a bad command line.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// inputError is a bad input file: one line naming the file and line.
-type inputError struct{ err error }
-
-func (e inputError) Error() string { return e.err.Error() }
-
-// foundError means the command ran and found something: exit 1.
-type foundError struct{ msg string }
-
-func (e foundError) Error() string { return e.msg }
-
-// infrastructureError means the command ran, found nothing, and saw an
-// infrastructure event: exit 3.
-type infrastructureError struct{ msg string }
-
-func (e infrastructureError) Error() string { return e.msg }
-
-// interruptedError means the command was stopped before its end.
-type interruptedError struct{ msg string }
-
-func (e interruptedError) Error() string { return e.msg }
 
 func main() {
 	if impls.IsGuestInit() { // /init of a guest booted for kernel:image=
@@ -76,7 +40,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
-		return exitUsage
+		return cli.ExitUsage
 	}
 	var err error
 	switch args[0] {
@@ -89,165 +53,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err = helpCmd(ctx, args[1:], stdout, stderr)
 	case "corpus":
-		err = usageError{corpusUsage}
+		err = cli.UsageError{Msg: cli.CorpusUsage}
 		if len(args) > 1 {
-			err = usageError{fmt.Sprintf("unknown corpus command %q (%s)", args[1], corpusUsage)}
+			err = cli.Usagef("unknown corpus command %q (%s)", args[1], cli.CorpusUsage)
 		}
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+		err = cli.Usagef("unknown command %q", args[0])
 	}
-	if c, rest, ok := lookupCommand(args); ok {
-		err = c.run(ctx, rest, stdout, stderr)
+	if c, rest, ok := cli.Lookup(args); ok {
+		err = runners()[c.Name](ctx, rest, stdout, stderr)
 	}
-	var ue usageError
-	var he helpError
-	var fe foundError
-	var ie interruptedError
-	var xe infrastructureError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &he):
-		fmt.Fprint(stdout, he.text)
-		return 0
-	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitFound
-	case errors.As(err, &xe):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitInfra
-	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "ipcfuzz: %v\n", err)
-		return exitInterrupted
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "ipcfuzz: %v (see 'ipcfuzz help')\n", err)
-		return exitUsage
-	default:
-		fmt.Fprintf(stderr, "ipcfuzz: %s\n", firstLine(err.Error()))
-		return exitUsage
+	return cli.Exit(err, stdout, stderr)
+}
+
+// commandFunc runs one command of cli.Commands.
+type commandFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// runners are what runs each command of cli.Commands, by name.
+func runners() map[string]commandFunc {
+	return map[string]commandFunc{
+		"compare": compareCmd, "replay": replayCmd, "complexity": complexityCmd, "worst": worstCmd,
+		"state": stateCmd, "repro": reproCmd, "report": reportCmd, "corpus import-fuzz": importFuzzCmd,
+		"corpus merge": mergeCmd, "corpus minimize": minimizeCmd, "list": listCmd,
 	}
 }
 
-// firstLine keeps an error to one line.
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
+// parse parses args against the flag tables of the command name (of
+// cli.Commands), whose synopsis and doc head its help.
+func parse(name string, args []string, tables ...[]cli.Flag) (*flag.FlagSet, []string, error) {
+	return cli.Parse(name, cli.Header(name), args, tables...)
 }
 
-// command is one command of the CLI: its name (one or two words), its
-// synopsis and doc for the help texts, and what runs it.
-type command struct {
-	name, synopsis, doc string
-	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
-
-// lookupCommand finds the command args start with, and the arguments after
-// its name.
-func lookupCommand(args []string) (command, []string, bool) {
-	for _, c := range commands() {
-		words := strings.Fields(c.name)
-		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
-			return c, args[len(words):], true
-		}
-	}
-	return command{}, nil, false
-}
-
-// corpusUsage is the usage line of every corpus subcommand.
-const corpusUsage = "usage: ipcfuzz corpus merge DIR... | corpus minimize [DIR] | corpus import-fuzz FILE... --subsystem S"
-
-// commands are the CLI's commands, in the order the help lists them: the
-// one list that dispatch and help read. Each command's flags come from its
-// own flag set (ipcfuzz help CMD).
-func commands() []command {
-	return []command{
-		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
-                    [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats]
-                    [--format text|json|ktap|junit] [--json] [--corpus DIR] [--report FILE.html]
-                    [--batch N] [--call-timeout D] [--in-process] [--known DIR|none]
-                    [--cover DIR [--patch FILE.diff]]
-                    [--perf [--metric NAME|A/B|wall] [--threshold E] [--sizes 8,16,32,64] [--reps N] [--workload FILE.perf]]`,
-			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus. With --perf, compares how their costs\ngrow on each script's repeated parts: B growing faster is a performance finding.", compareCmd},
-		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--format text|json|ktap|junit] [--json]
-                    [--call-timeout D] [--in-process]`,
-			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step.", replayCmd},
-		{"complexity", `ipcfuzz complexity IMPL... --workload W|FILE.perf [--sizes 1k..32k | --sizes 1024,4096,...]
-                    [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
-                    [--format table|json|benchstat] [--reps N] [--counter NAME|A/B]
-                    [--call-timeout D] [--in-process]`,
-			"Measures a workload inside each implementation at every size and fits the growth exponent.", complexityCmd},
-		{"worst", `ipcfuzz worst IMPL [--vs IMPL2] --subsystem S [--metric NAME|A/B|wall] [--budget D] [--seed S]
-                    [--candidates N] [--sizes 128..512] [--report-sizes 128..1024] [--reps N] [--out corpus/perf]
-                    [--fail-above E] [--json] [--call-timeout D] [--in-process]`,
-			"Searches for the script pattern (setup, body repeated n times, measured tail) whose cost grows fastest\non IMPL, or against IMPL2; writes it, minimised, as a workload for complexity --workload FILE.", worstCmd},
-		{"state", `ipcfuzz state FILE [--impl I] [--call-timeout D] [--in-process]`,
-			"Prints FILE with the results implementation I gives stated after each step.", stateCmd},
-		{"repro", `ipcfuzz repro FILE.ops [-o repro.c] [--expect a|b] [--run kernel:image=PATH|kernel:source=DIR[,patches=DIR]]`,
-			"Writes a C reproducer of the script (libc only): run as root, it replays the script's syscalls in a\nprivate IPC namespace and exits 1 naming each step whose result is not side A's (or B's, or the stated one).\nWith --run, builds it and runs it in a guest of that kernel, exiting as it did (3: the guest did not run it).", reproCmd},
-		{"report", `ipcfuzz report FILE.ops... [-o report.html] [--plot FILE.svg] [--title T]`,
-			"Writes findings as one static HTML page: both sides' results, the first divergence, the tasks' sleeps,\nthe final states and the commands that reproduce each.", reportCmd},
-		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
-                    [--call-timeout D] [--in-process]`,
-			"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed.",
-			func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-				return mergeCmd(ctx, args, stdout)
-			}},
-		{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]`,
-			"Finds the corpus scripts that add no model coverage (dry run unless --out is given).",
-			func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-				return minimizeCmd(ctx, args, stdout)
-			}},
-		{"corpus import-fuzz", `ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
-                    [--call-timeout D] [--in-process]`,
-			"Turns failing go test -fuzz inputs (testdata/fuzz/FuzzX/...) into signed corpus findings.", importFuzzCmd},
-		{"list", `ipcfuzz list [--subsystems | --shards [--json]]`,
-			"Lists the built-in implementations with their subsystems and options, or the nightly shard table.",
-			func(_ context.Context, args []string, stdout, _ io.Writer) error { return listCmd(args, stdout) }},
-	}
-}
-
-// usage is the help text, built from the tables the commands use.
+// usage is the help text, listing what the registry and the tables hold.
 func usage() string {
-	var b strings.Builder
-	b.WriteString("ipcfuzz: differential fuzzing and complexity measurement of Linux IPC implementations\n\nUsage:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %s\n", c.synopsis)
-	}
-	b.WriteString(`  ipcfuzz help [COMMAND | ops | workloads]
-
-Subsystems (--subsystem):
-`)
+	l := cli.Lists{Engines: strings.Join(engine.Engines, ", "), Relations: equiv.Alternatives(equiv.Relations), Impls: impls.Names()}
 	for _, s := range props.Subsystems() {
-		fmt.Fprintf(&b, "  %-5s %s (%s)\n", s.Name, s.Doc, relationNames(s.Relations))
+		l.Subsystems = append(l.Subsystems, cli.Row{Name: s.Name, Text: fmt.Sprintf("%s (%s)", s.Doc, equiv.Alternatives(s.Relations))})
 	}
-	fmt.Fprintf(&b, "\nEngines: %s. Relations: %s.\n", strings.Join(engine.Engines, ", "), relationNames(equiv.Relations))
-	b.WriteString("\nOperations of scripts (ipcfuzz help ops):\n")
 	for _, sub := range append(props.Names(), "tasks") {
-		var names []string
-		for _, k := range ops.Specs() {
-			if k.Subsystem == sub {
-				names = append(names, k.Name)
-			}
-		}
-		fmt.Fprintf(&b, "  %-5s %s\n", sub, strings.Join(names, ", "))
+		l.Ops = append(l.Ops, cli.Row{Name: sub, Text: strings.Join(ops.KindNames(sub), ", ")})
 	}
-	b.WriteString("\nWorkloads (--workload; ipcfuzz help workloads):\n")
 	for _, w := range ops.Workloads {
-		fmt.Fprintf(&b, "  %s\n", w)
+		l.Workloads = append(l.Workloads, string(w))
 	}
-	b.WriteString("\nImplementations: ")
-	b.WriteString(strings.Join(impls.Names(), ", "))
-	b.WriteString(`, with options as name:key=value,...
-(naive:alloc=legacy; 'ipcfuzz list' shows each one's), or the path of a plugin executable
-(./my-model).
-
-Exit status: 0 nothing found, 1 a divergence or a failing plugin was found,
-2 a bad command line, a bad input file or a setup failure (a findings
-directory that cannot be written, a kernel side that cannot run here),
-3 nothing found but an infrastructure event (a side killed from outside
-whose scripts did not fail again on a fresh plugin, alone; no finding file
-is written), 130 interrupted (SIGINT or SIGTERM) before anything was found;
-what was compared until then is summarized and every finding is kept.
-`)
-	return b.String()
+	return cli.Usage(l)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
@@ -358,7 +359,7 @@ func killKernelPluginMidRun(t *testing.T, subsystem string) {
 		cmd.Process.Kill()
 		t.Fatal("compare hung after its plugin was killed")
 	}
-	require.Equal(t, exitInfra, cmd.ProcessState.ExitCode(), errb.String())
+	require.Equal(t, cli.ExitInfra, cmd.ProcessState.ExitCode(), errb.String())
 	s := summary(t, outcome{stdout: out.String()})
 	require.EqualValues(t, 0, s["plugin_failures"], errb.String())
 	require.EqualValues(t, 1, s["infrastructure"], errb.String())

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
@@ -17,43 +16,45 @@ import (
 // (corpus.Minimize on fresh in-process models): without --out it is a dry
 // run that only reports; with --out it writes the kept scripts there, and
 // DIR is never touched.
-func minimizeCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("corpus minimize", flag.ContinueOnError)
-	out := fs.String("out", "", "write the kept scripts into this empty (or new) directory; without it, a dry run")
-	implList := fs.String("impls", "naive,optimized", "built-in implementations replayed in-process")
-	asJSON := fs.Bool("json", false, "print the report as one JSON object")
-	pos, err := parseInterspersed(fs, args)
+func minimizeCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	var out, implList string
+	var asJSON bool
+	_, pos, err := parse("corpus minimize", args, []cli.Flag{
+		cli.Opt("out", nil, "write the kept scripts into this empty (or new) directory; without it, a dry run", &out),
+		cli.Opt("impls", "naive,optimized", "built-in implementations replayed in-process", &implList),
+		cli.Opt("json", nil, "print the report as one JSON object", &asJSON),
+	})
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
-		return usageError{"usage: ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls A,B] [--json]"}
+		return cli.UsageError{Msg: "usage: ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls A,B] [--json]"}
 	}
 	dir := "corpus"
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	if err := checkEmptyOut(*out); err != nil {
+	if err := checkEmptyOut(out); err != nil {
 		return err
 	}
-	rs, err := sides.Replayers(strings.Split(*implList, ","))
+	rs, err := sides.Replayers(strings.Split(implList, ","))
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	rep, err := corpus.Minimize(ctx, dir, rs)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return interruptedError{strings.TrimSuffix(err.Error(), ": "+ctx.Err().Error())}
+		return cli.InterruptedError{Msg: strings.TrimSuffix(err.Error(), ": "+ctx.Err().Error())}
 	case err != nil:
-		return inputError{err}
+		return cli.InputError{Err: err}
 	}
-	if *out != "" {
-		if err := corpus.CopyKept(dir, *out, rep.Kept); err != nil {
+	if out != "" {
+		if err := corpus.CopyKept(dir, out, rep.Kept); err != nil {
 			return err
 		}
-		rep.Out = *out
+		rep.Out = out
 	}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	rep.WriteText(stdout)
@@ -67,7 +68,7 @@ func checkEmptyOut(out string) error {
 	}
 	entries, err := os.ReadDir(out)
 	if err == nil && len(entries) > 0 {
-		return usageError{fmt.Sprintf("--out %s is not empty: minimize writes into an empty directory", out)}
+		return cli.Usagef("--out %s is not empty: minimize writes into an empty directory", out)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/perf"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/harness/worst"
+	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 )
 
 // perfFlags are compare's flags of a performance comparison (--perf).
@@ -33,14 +34,16 @@ type perfFlags struct {
 // each measured on both sides at every size.
 const defaultPerfChecks = 50
 
-func (f *perfFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.on, "perf", false, "compare how the costs grow instead of the results: B growing faster than A on a script's repeated part is a finding")
-	fs.StringVar(&f.metric, "metric", "", "--perf: a counter, a ratio A/B of two counters, or wall (default: each side's primary counter)")
-	fs.Float64Var(&f.threshold, "threshold", perf.DefaultThreshold, "--perf: report B when its exponent's interval lies above A's by more than this")
-	fs.StringVar(&f.sizes, "sizes", perf.DefaultSizes, "--perf: the sizes every repeated part is measured at")
-	f.reps = 5
-	fs.Var(positiveInt{&f.reps}, "reps", "--perf: repetitions per size of a wall-time measurement")
-	fs.StringVar(&f.workload, "workload", "", "--perf: judge this pattern file (a performance finding) again instead of drawing scripts")
+// flags are the rows of the --perf flags.
+func (f *perfFlags) flags() []cli.Flag {
+	return []cli.Flag{
+		cli.Opt("perf", nil, "compare how the costs grow instead of the results: B growing faster than A on a script's repeated part is a finding", &f.on),
+		cli.Opt("metric", nil, "--perf: a counter, a ratio A/B of two counters, or wall (default: each side's primary counter)", &f.metric),
+		cli.Opt("threshold", perf.DefaultThreshold, "--perf: report B when its exponent's interval lies above A's by more than this", &f.threshold),
+		cli.Opt("sizes", perf.DefaultSizes, "--perf: the sizes every repeated part is measured at", &f.sizes),
+		cli.Positive("reps", 5, "--perf: repetitions per size of a wall-time measurement", &f.reps),
+		cli.Opt("workload", nil, "--perf: judge this pattern file (a performance finding) again instead of drawing scripts", &f.workload),
+	}
 }
 
 // check refuses the --perf flags without --perf.
@@ -56,7 +59,7 @@ func (f *perfFlags) check(fs *flag.FlagSet) error {
 		}
 	})
 	if len(bad) > 0 {
-		return usageError{strings.Join(bad, ", ") + " only with --perf"}
+		return cli.UsageError{Msg: strings.Join(bad, ", ") + " only with --perf"}
 	}
 	return nil
 }
@@ -64,31 +67,30 @@ func (f *perfFlags) check(fs *flag.FlagSet) error {
 func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Writer) error {
 	sizes, err := complexity.ParseSizes(c.perf.sizes)
 	if err != nil {
-		return usageError{"--sizes: " + err.Error()}
+		return cli.UsageError{Msg: "--sizes: " + err.Error()}
 	}
 	o := perf.Options{Metric: c.perf.metric, Sizes: sizes, Reps: c.perf.reps, Threshold: c.perf.threshold}
 	if c.perf.metric != worst.Wall {
 		o.Reps = 1
 	}
 	if err := o.Check(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if err := corpus.CheckWritable(c.opts.Corpus); err != nil {
 		return err
 	}
-	c.sides.notes = stderr
-	pair, closeAll, err := c.sides.openPair(context.WithoutCancel(ctx), c.a, c.b, c.sub, c.rel)
+	c.sides.Notes = stderr
+	pair, closeAll, err := c.sides.OpenPair(context.WithoutCancel(ctx), c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
 	for _, s := range []runner.Side{pair.A, pair.B} {
 		if c.perf.metric != worst.Wall && !s.Info.Counters {
-			return usageError{fmt.Sprintf("%s counts nothing: compare --perf with it needs --metric wall", s.Name)}
+			return cli.Usagef("%s counts nothing: compare --perf with it needs --metric wall", s.Name)
 		}
 	}
-	o.A = complexity.Subject{Name: pair.A.Name, Impl: pair.A.Impl, Config: pair.A.Config}
-	o.B = complexity.Subject{Name: pair.B.Name, Impl: pair.B.Impl, Config: pair.B.Config}
+	o.A, o.B = subject(pair.A), subject(pair.B)
 	if c.perf.workload != "" {
 		return perfReplay(ctx, c, o, stdout)
 	}
@@ -104,18 +106,12 @@ func perfCompareCmd(ctx context.Context, c *compareArgs, stdout, stderr io.Write
 // perfRunOptions are the options of a --perf run of compare's command
 // line: the header's command and the replay command say it again.
 func perfRunOptions(c *compareArgs, o perf.Options, pair *runner.Pair, stdout, stderr io.Writer) perf.RunOptions {
-	metric := ""
-	if c.perf.metric != "" {
-		metric = " --metric " + c.perf.metric
-	}
 	ro := perf.RunOptions{Options: o, Pair: pair, Generate: c.opts.Source.Next, Seed: c.opts.Seed, Checks: c.opts.Checks, Duration: c.opts.Duration,
-		KeepGoing: c.opts.KeepGoing, Corpus: c.opts.Corpus, Report: stdout, Notes: stderr,
-		Replay: fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --sizes %s --threshold %g%s --workload FILE", c.a, c.b, c.sub.Name, joinInts(o.Sizes), o.Threshold, metric)}
+		KeepGoing: c.opts.KeepGoing, Corpus: c.opts.Corpus, Report: stdout, Notes: stderr}
 	if c.asJSON {
 		ro.Report = stderr
 	}
-	ro.Header.Command = fmt.Sprintf("ipcfuzz compare %s %s --perf --subsystem %s --engine %s --seed %d --sizes %s --threshold %g%s",
-		c.a, c.b, c.sub.Name, c.engine, c.opts.Seed, joinInts(o.Sizes), o.Threshold, metric)
+	ro.Header.Command, ro.Replay = perf.CommandLines(c.a, c.b, c.sub.Name, c.engine, c.opts.Seed, o)
 	ro.Header.Version, ro.Header.Revision = corpus.BuildVersion()
 	ro.Header.Engine, ro.Header.A, ro.Header.B = c.engine, c.a, c.b
 	return ro
@@ -129,21 +125,13 @@ func printPerf(stdout io.Writer, c *compareArgs, res *perf.Result) error {
 			return err
 		}
 	} else {
-		note := ""
-		if res.Interrupted {
-			note = " (interrupted)"
-		}
-		fmt.Fprintf(stdout, "%s vs %s (%s, --perf, seed %d, sizes %v, threshold n^%g): %d scripts, %d patterns judged in %.1fs: %d performance findings%s\n",
-			sideLabel(res.A, res.KernelA), sideLabel(res.B, res.KernelB), res.Subsystem, c.opts.Seed, res.Sizes, res.Threshold, res.Checks, res.Patterns, res.Seconds, res.Performance, note)
-		for _, f := range res.Findings {
-			fmt.Fprintf(stdout, "found %s: %d hits, first at script %d: %s\n", f.Signature, f.Hits, f.Index, f.Script)
-		}
+		res.WriteText(stdout)
 	}
 	switch {
 	case res.Performance > 0:
-		return foundError{fmt.Sprintf("%d performance findings: %s", res.Performance, strings.Join(res.Scripts, " "))}
+		return cli.Foundf("%d performance findings: %s", res.Performance, strings.Join(res.Scripts, " "))
 	case res.Interrupted:
-		return interruptedError{fmt.Sprintf("interrupted after %d scripts; nothing found so far", res.Checks)}
+		return cli.Interruptedf("interrupted after %d scripts; nothing found so far", res.Checks)
 	}
 	return nil
 }
@@ -152,17 +140,17 @@ func printPerf(stdout io.Writer, c *compareArgs, res *perf.Result) error {
 func perfReplay(ctx context.Context, c *compareArgs, o perf.Options, stdout io.Writer) error {
 	text, err := os.ReadFile(c.perf.workload)
 	if err != nil {
-		return inputError{fmt.Errorf("--workload: %w", err)}
+		return cli.InputError{Err: fmt.Errorf("--workload: %w", err)}
 	}
 	p, err := ops.ParsePattern(c.perf.workload, strings.NewReader(string(text)))
 	if err != nil {
-		return inputError{err}
+		return cli.InputError{Err: err}
 	}
 	if p.Subsystem != c.sub.Name {
-		return usageError{fmt.Sprintf("%s is a pattern of %s, not of --subsystem %s", c.perf.workload, p.Subsystem, c.sub.Name)}
+		return cli.Usagef("%s is a pattern of %s, not of --subsystem %s", c.perf.workload, p.Subsystem, c.sub.Name)
 	}
 	if !worst.Fits(p, o.Sizes[len(o.Sizes)-1]) {
-		return usageError{fmt.Sprintf("%s cannot be measured at n=%d (at most %d)", c.perf.workload, o.Sizes[len(o.Sizes)-1], p.MaxN())}
+		return cli.Usagef("%s cannot be measured at n=%d (at most %d)", c.perf.workload, o.Sizes[len(o.Sizes)-1], p.MaxN())
 	}
 	v, err := perf.Judge(ctx, o, p)
 	if err != nil {
@@ -170,18 +158,10 @@ func perfReplay(ctx context.Context, c *compareArgs, o perf.Options, stdout io.W
 	}
 	fmt.Fprintf(stdout, "%s: %s vs %s: %s\n", c.perf.workload, o.A.Name, o.B.Name, v)
 	if v.Slower {
-		return foundError{fmt.Sprintf("%s grows faster than %s on %s by at least n^%.2f (threshold n^%g)", o.B.Name, o.A.Name, c.perf.workload, v.Excess, o.Threshold)}
+		return cli.Foundf("%s grows faster than %s on %s by at least n^%.2f (threshold n^%g)", o.B.Name, o.A.Name, c.perf.workload, v.Excess, o.Threshold)
 	}
 	if v.Invalid != "" {
 		return errors.New(v.Invalid)
 	}
 	return nil
-}
-
-func joinInts(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ",")
 }

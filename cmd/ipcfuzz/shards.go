@@ -1,9 +1,6 @@
 package main
 
 import (
-	"slices"
-	"strings"
-
 	"github.com/ipcfuzz/ipcfuzz/ci/shards"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props"
@@ -16,12 +13,5 @@ func shardTable() []shards.Shard {
 	for _, s := range props.Subsystems() {
 		subs = append(subs, shards.Subsystem{Name: s.Name, Relations: s.Relations, Races: s.Races()})
 	}
-	return shards.Table(subs, runs)
-}
-
-// runs reports whether the built-in implementation spec names runs sub.
-func runs(spec, sub string) bool {
-	name, _, _ := strings.Cut(spec, ":")
-	b, err := impls.Lookup(name)
-	return err == nil && slices.Contains(b.Subsystems(), sub)
+	return shards.Table(subs, impls.Runs)
 }

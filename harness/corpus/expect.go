@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -87,4 +88,41 @@ func (f *Finding) SameAtEveryStep() (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// FinalOnly is the note of a finding whose sides give the same result at
+// every step: its reproducer, which checks results, cannot tell them
+// apart.
+const FinalOnly = "sides A and B give the same result at every step (they differ in the final state, which the reproducer does not check): it exits 0 whichever side the kernel follows"
+
+// ReadExpect reads the finding (or script) file at path and what its
+// reproducer expects of the kernel: the results of side (a or b) of the
+// finding, or the script's stated results. finalOnly is FinalOnly, also
+// added to the notes, for a finding whose sides give the same result at
+// every step; it is "" otherwise.
+func ReadExpect(path, side string) (f *Finding, e Expectations, finalOnly string, err error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, e, "", err
+	}
+	if f, err = ParseFinding(path, string(text)); err != nil {
+		return nil, e, "", err
+	}
+	if err := f.FillFromTable(string(text)); err != nil {
+		return nil, e, "", fmt.Errorf("%s: %w", path, err)
+	}
+	if e, err = f.Expect(path, side); err != nil {
+		return nil, e, "", err
+	}
+	if f.IsFinding() {
+		same, err := f.SameAtEveryStep()
+		if err != nil {
+			return nil, e, "", err
+		}
+		if same {
+			finalOnly = FinalOnly
+			e.Notes = append(e.Notes, finalOnly)
+		}
+	}
+	return f, e, finalOnly, nil
 }

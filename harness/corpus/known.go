@@ -404,3 +404,23 @@ func isSubsystem(name string) bool {
 	_, ok := ops.Subsystem(name)
 	return ok
 }
+
+// DefaultKnown is where compare reads the known differences of kernel
+// versions when it is not told: relative to the working directory, and
+// only if it is there.
+const DefaultKnown = "corpus/known"
+
+// LoadKnown reads the known differences a --known value names: none for
+// "none", DefaultKnown when it is there and nothing is said ("").
+func LoadKnown(dir string) (*Known, error) {
+	switch dir {
+	case "none":
+		return nil, nil
+	case "":
+		if _, err := os.Stat(DefaultKnown); err != nil {
+			return nil, nil
+		}
+		dir = DefaultKnown
+	}
+	return ReadKnown(dir)
+}

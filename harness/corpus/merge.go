@@ -104,8 +104,14 @@ type merger struct {
 // script is kept only if it reproduces on its recorded pair (flaky ones
 // are kept and marked), and of each signature only the smallest script is
 // added. The manifest records every signature's history. Files already in
-// o.Into are never removed or rewritten.
+// o.Into are never removed or rewritten. An input that is not a directory
+// is refused before anything is read.
 func Merge(ctx context.Context, o MergeOptions) (*MergeReport, error) {
+	for _, d := range o.Inputs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("corpus merge: %s is not a directory", d)
+		}
+	}
 	if o.Tries <= 0 {
 		o.Tries = 3
 	}

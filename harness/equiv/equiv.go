@@ -31,6 +31,15 @@ const (
 // Relations lists every relation.
 var Relations = []Relation{Exact, IDsRenamed}
 
+// Alternatives names the relations rs, joined by " or ".
+func Alternatives(rs []Relation) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r))
+	}
+	return strings.Join(out, " or ")
+}
+
 // Parse reads a relation name.
 func Parse(s string) (Relation, error) {
 	for _, r := range Relations {

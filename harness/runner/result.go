@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -47,4 +50,34 @@ func Given(scripts [][]ops.Op) func(seed uint64) []ops.Op {
 		}
 		return scripts[0]
 	}
+}
+
+// SideLabel is a side's name as the user wrote it and, for a kernel side,
+// the release that actually ran: "kernel [Linux 6.8.0]".
+func SideLabel(name, release string) string {
+	if release == "" {
+		return name
+	}
+	return fmt.Sprintf("%s [Linux %s]", name, release)
+}
+
+// RunChain runs, for each neighbouring pair of names in turn, the run
+// options gives for the pair open opens (closed after its run), and adds
+// the results up into one of names[0] against the last name on subsystem.
+// An error of open is returned as it is.
+func RunChain(ctx context.Context, names []string, subsystem string, open func(a, b string) (*Pair, func(), error), options func(*Pair) Options) (*Result, error) {
+	total := NewResult(&Pair{A: Side{Name: names[0]}, B: Side{Name: names[len(names)-1]}, Subsystem: subsystem}, 0, "")
+	for i := 1; i < len(names); i++ {
+		p, closeAll, err := open(names[i-1], names[i])
+		if err != nil {
+			return nil, err
+		}
+		res, err := Run(ctx, options(p))
+		closeAll()
+		if err != nil {
+			return nil, err
+		}
+		total.Add(res)
+	}
+	return total, nil
 }

@@ -75,9 +75,4 @@ func (o *output) print(s string) {
 // SideLabel is a side's name as the user wrote it and, for a kernel side,
 // the release that actually ran ("kernel:image=x.deb [Linux 6.1.0-57]"):
 // a summary says what was compared, not only what was asked for.
-func SideLabel(name, release string) string {
-	if release == "" {
-		return name
-	}
-	return fmt.Sprintf("%s [Linux %s]", name, release)
-}
+func SideLabel(name, release string) string { return runner.SideLabel(name, release) }
