@@ -27,11 +27,11 @@ type KnownEntry struct {
 	// cause key (runner.CauseKey, without its "subsystem: ") of a shrunk
 	// divergence: the entry explains only divergences the call it names
 	// caused ("remap fixed"), wherever they show.
-	Cause   string `json:"cause,omitempty"`
-	Range   string `json:"releases"`
-	Commit  string `json:"commit"`
-	Reason  string `json:"reason"`
-	rng     releaseRange
+	Cause  string `json:"cause,omitempty"`
+	Range  string `json:"releases"`
+	Commit string `json:"commit"`
+	Reason string `json:"reason"`
+	rng    releaseRange
 }
 
 // Written is the entry's SIGNATURE field as the file writes it
