@@ -6,14 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 )
-
-func script(t *testing.T, text string) []ops.Op {
-	t.Helper()
-	sc, err := ops.ParseString(text)
-	require.NoError(t, err)
-	return sc.Ops()
-}
 
 func outcome(ids ...int64) ops.Outcome {
 	var o ops.Outcome
@@ -28,7 +22,7 @@ func outcome(ids ...int64) ops.Outcome {
 }
 
 func TestRelations(t *testing.T) {
-	s := script(t, `subsystem ids
+	s := opstest.Ops(t, `subsystem ids
 h1 = get msg key=0x0 mode=0600
 h2 = get msg key=0x0 mode=0600
 rmid msg h1
@@ -68,7 +62,7 @@ h3 = get msg key=0x0 mode=0600
 // the renaming still relates them in later listings, and a new object that
 // reuses one of its ids after it is gone replaces the pair.
 func TestRenamingOutlivesRmidWhileAttached(t *testing.T) {
-	s := script(t, `subsystem shm
+	s := opstest.Ops(t, `subsystem shm
 h1 = get shm key=0x0 mode=0600 size=1
 h2 = get shm key=0x0 mode=0600 size=1
 a1 = shmat shm h2
@@ -94,7 +88,7 @@ list shm
 // the answer, and the final states compare in the groups of the
 // subsystems the steps used.
 func TestComparerStepByStep(t *testing.T) {
-	s := script(t, `subsystem ids
+	s := opstest.Ops(t, `subsystem ids
 h1 = get msg key=0x0 mode=0600
 h2 = get msg key=0x0 mode=0600
 rmid msg h1

@@ -12,6 +12,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/perf"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -85,8 +86,7 @@ func TestJudgeMinimizeStore(t *testing.T) {
 // operation before a later one.
 func TestCuts(t *testing.T) {
 	t.Parallel()
-	sc, err := ops.ParseString("subsystem shm\nh1 = get shm key=0x0 mode=0600 size=1\nh2 = get shm key=0x0 mode=0600 size=1\nlist shm\nrmid shm h1\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem shm\nh1 = get shm key=0x0 mode=0600 size=1\nh2 = get shm key=0x0 mode=0600 size=1\nlist shm\nrmid shm h1\n")
 	cuts := perf.Cuts("shm", sc.Ops(), 64)
 	require.NotEmpty(t, cuts)
 	seen := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props"
@@ -95,20 +96,11 @@ func TestOneBugIsOneCause(t *testing.T) {
 // keeps what chooses what an operation does and drops where, how much
 // and whether it waits.
 func TestCauseKey(t *testing.T) {
-	parse := func(lines ...string) []ops.Op {
-		var out []ops.Op
-		for _, l := range lines {
-			op, err := ops.ParseOp(l)
-			require.NoError(t, err)
-			out = append(out, op)
-		}
-		return out
-	}
-	script := parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 nowait")
+	script := opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 nowait")
 	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=100 type=-1 task=t1")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=100 type=-1 task=t1")
 	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("map w:0+2 rw-", "advise w:0+1 guard_install", "layout")
+	script = opstest.Lines(t, "map w:0+2 rw-", "advise w:0+1 guard_install", "layout")
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
@@ -117,16 +109,16 @@ func TestCauseKey(t *testing.T) {
 
 	// A stat, a *ctl read or a semctl get only observes: the cause is the
 	// call before it; in the ids subsystem the type word is left out.
-	script = parse("h1 = get sem key=0x0 mode=0600 size=2", "semop sem h1 0:-1,1:0 task=t1", "semctl sem h1 getzcnt num=1")
+	script = opstest.Lines(t, "h1 = get sem key=0x0 mode=0600 size=2", "semop sem h1 0:-1,1:0 task=t1", "semctl sem h1 getzcnt num=1")
 	require.Equal(t, "sem: semop sem timeout=none", runner.CauseKey("sem", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgctl msg h1 stat")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgctl msg h1 stat")
 	require.Equal(t, "msg: get msg", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("h1 = get shm key=0x0 mode=0600 size=1", "rmid shm h1", "list shm rows")
+	script = opstest.Lines(t, "h1 = get shm key=0x0 mode=0600 size=1", "rmid shm h1", "list shm rows")
 	require.Equal(t, "ids: rmid", runner.CauseKey("ids", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
 
 	// Where the sides differ only in which sleeper a call completed, the
 	// cause is the call the sleeper sleeps in.
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 task=t1", "msgsnd msg h1 type=1 size=1 fill=0 nowait")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 task=t1", "msgsnd msg h1 type=1 size=1 fill=0 nowait")
 	outs := [2]ops.Outcome{{Results: make([]ops.Result, 3)}, {Results: make([]ops.Result, 3)}}
 	for i := range outs {
 		outs[i].Results[1].Blocked = true
