@@ -385,19 +385,9 @@ func killKernelPluginMidRun(t *testing.T, subsystem string) {
 // taskProcs lists the task processes (ipcfuzz-task-tN) a kernel plugin runs.
 func taskProcs(plugin int) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(plugin) {
-			continue
-		}
-		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.HasPrefix(cmdline, []byte("ipcfuzz-task-")) {
-			pid, _ := strconv.Atoi(e.Name())
-			out = append(out, pid)
+	for _, p := range testkit.Children(plugin) {
+		if strings.HasPrefix(testkit.Cmdline(p.PID), "ipcfuzz-task-") {
+			out = append(out, p.PID)
 		}
 	}
 	return out
@@ -405,20 +395,9 @@ func taskProcs(plugin int) []int {
 
 // childServing returns the pid of a child of parent running "plugin serve name", or 0.
 func childServing(parent int, name string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) || fields[0] == "Z" {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), "serve\x00"+name) {
-			pid, _ := strconv.Atoi(e.Name())
-			return pid
+	for _, p := range testkit.Children(parent) {
+		if p.State != "Z" && strings.Contains(testkit.Cmdline(p.PID), "serve\x00"+name) {
+			return p.PID
 		}
 	}
 	return 0

@@ -93,23 +93,9 @@ func TestVMDiesWithKilledHost(t *testing.T) {
 // childNamed is the pid of a child of parent whose comm starts with name,
 // or 0.
 func childNamed(parent int, name string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(string(stat[close+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(parent) && strings.HasPrefix(string(stat[open+1:close]), name) {
-			return pid
+	for _, p := range testkit.Children(parent) {
+		if strings.HasPrefix(p.Comm, name) {
+			return p.PID
 		}
 	}
 	return 0
