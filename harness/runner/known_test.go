@@ -15,6 +15,36 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
+// knownSides opens the sides the known-difference tests compare: the
+// mutant whose msgrcv with type<0 finds nothing, said to run 6.1, as A and
+// the optimized model, said to run 6.18, as B.
+func knownSides(t *testing.T) (a, b runner.Side) {
+	t.Helper()
+	a = openLowestLost(t)
+	a.Info.Version = "Linux 6.1.0-57-amd64"
+	b = open(t, "optimized", false).side
+	b.Info.Version = "Linux 6.18.44-fc"
+	return a, b
+}
+
+// runKnown compares a and b on msg's scripts (seed 1, 400 checks, keeping
+// going) with the known differences known (nil: none), into a corpus
+// directory of its own; it returns the result and that directory.
+func runKnown(t *testing.T, a, b runner.Side, known *corpus.Known) (*runner.Result, string) {
+	t.Helper()
+	sub, err := props.Lookup("msg")
+	require.NoError(t, err)
+	p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
+		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
+	})
+	require.NoError(t, err)
+	return res, dir
+}
+
 // A divergence a known entry explains (its pattern matches the signature,
 // and one side's release is in its range, the other's not) is reported
 // apart, with its hits, and is neither a finding nor a divergence; an
@@ -24,21 +54,9 @@ import (
 // model): the entry, written with the kernel in its range as side B
 // (ok-ENOMSG), explains the mirrored signature ENOMSG-ok.
 func TestKnownDifferencesAreReportedApart(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
-	a := openLowestLost(t)
-	a.Info.Version = "Linux 6.1.0-57-amd64"
-	b := open(t, "optimized", false).side
-	b.Info.Version = "Linux 6.18.44-fc"
+	a, b := knownSides(t)
 	run := func(known *corpus.Known) (*runner.Result, string) {
-		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
-		require.NoError(t, err)
-		dir := t.TempDir()
-		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
-		})
-		require.NoError(t, err)
+		res, dir := runKnown(t, a, b, known)
 		require.Equal(t, "6.1.0-57-amd64", res.KernelA)
 		require.Equal(t, "6.18.44-fc", res.KernelB)
 		return res, dir
@@ -92,20 +110,9 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 // searches for the lowest type ("msg: msgrcv msg type<0"), and an entry
 // naming another call explains nothing and is stale.
 func TestKnownCauseExplainsEverySignatureOfOneCall(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
-	a := openLowestLost(t)
-	a.Info.Version = "Linux 6.1.0-57-amd64"
-	b := open(t, "optimized", false).side
-	b.Info.Version = "Linux 6.18.44-fc"
+	a, b := knownSides(t)
 	run := func(known *corpus.Known) *runner.Result {
-		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
-		require.NoError(t, err)
-		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: t.TempDir(), Known: known,
-		})
-		require.NoError(t, err)
+		res, _ := runKnown(t, a, b, known)
 		return res
 	}
 	plain := run(nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/worst"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 // A found pattern measured again on naive against optimized: the listing
@@ -21,7 +22,7 @@ func TestRemeasureWrite(t *testing.T) {
 	p, err := ops.ParsePatternString("subsystem shm\nrepeat n {\nget shm key=0x0 mode=0600 size=1\n}\nmeasure\nlist shm\n")
 	require.NoError(t, err)
 	o := options(t, "shm", "naive", "", 1)
-	b := subject(t, "optimized")
+	b := sidestest.Subject(t, "optimized")
 	o.B = &b
 	f, err := worst.Remeasure(context.Background(), o, p, []int{16, 32, 64, 128})
 	require.NoError(t, err)

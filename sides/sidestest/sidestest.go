@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
@@ -78,6 +81,16 @@ func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 
 // kernelUsable reports why the kernel side cannot run sub here, or nil.
 func kernelUsable(sub engine.Subsystem) error { return sides.Usable("kernel", sub.Name) }
+
+// Subject opens the implementation spec names in process (as sides.Open
+// does) as a subject whose cost is measured, closed when the test ends.
+func Subject(t testing.TB, spec string) complexity.Subject {
+	t.Helper()
+	s, err := sides.Open(context.Background(), spec, sides.Options{InProcess: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Impl.Close() })
+	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
+}
 
 // Open returns the implementation spec names as a side for sub, closed when
 // the test ends: a built-in name with options ("naive:alloc=legacy") in
