@@ -20,9 +20,7 @@ func TestFindingIsSelfDescribing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	plugin := twoBugs(t)
-	r := ipcfuzz(t, "compare", plugin, "optimized", "--keep-going", "--checks", "1000", "--seed", "3", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	_, s := compareFinds(t, dir, plugin, "optimized", "--keep-going", "--checks", "1000", "--seed", "3")
 	require.EqualValues(t, 3, s["seed"])
 	require.Equal(t, "rapid", s["engine"])
 	require.Equal(t, "exact", s["relation"])
@@ -67,9 +65,8 @@ func TestTwoPairsKeepBothRecords(t *testing.T) {
 	plugin := twoBugs(t)
 	var paths []string
 	for _, b := range []string{"optimized", "naive"} {
-		r := ipcfuzz(t, "compare", plugin, b, "--checks", "1000", "--seed", "3", "--json", "--corpus", dir)
-		require.Equal(t, 1, r.code, r.stderr)
-		paths = append(paths, summary(t, r)["scripts"].([]any)[0].(string))
+		_, s := compareFinds(t, dir, plugin, b, "--checks", "1000", "--seed", "3")
+		paths = append(paths, s["scripts"].([]any)[0].(string))
 	}
 	require.NotEqual(t, paths[0], paths[1])
 	var scripts []string
@@ -119,9 +116,7 @@ func TestUnstoredFindingIsKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ids"), []byte("in the way\n"), 0o644))
-	r := ipcfuzz(t, "compare", twoBugs(t), "optimized", "--keep-going", "--checks", "1000", "--seed", "3", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	r, s := compareFinds(t, dir, twoBugs(t), "optimized", "--keep-going", "--checks", "1000", "--seed", "3")
 	require.EqualValues(t, 1000, s["checks"], "the run stopped at its first finding")
 	findings := s["findings"].([]any)
 	require.Len(t, findings, 2)
@@ -218,9 +213,7 @@ func TestKernelFindingNamesItsRelease(t *testing.T) {
 	dir := t.TempDir()
 	// A few scripts: the legacy allocator differs at its second get, and a
 	// batch of 300 would run its seq wraps on the kernel before stopping.
-	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "5", "--seed", "1", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	_, s := compareFinds(t, dir, "naive:alloc=legacy", "kernel", "--checks", "5", "--seed", "1")
 	release := strings.TrimPrefix(kernel.Release(), "Linux ")
 	require.NotEmpty(t, release)
 	require.Equal(t, release, s["kernel"])

@@ -78,6 +78,16 @@ func summary(t *testing.T, r outcome) map[string]any {
 	return testkit.Summary(t, testkit.Outcome{Code: r.code, Stdout: r.stdout, Stderr: r.stderr})
 }
 
+// compareFinds runs ipcfuzz compare with args, --json and --corpus dir,
+// requires that it found something (exit 1), and returns its outcome and
+// its summary.
+func compareFinds(t *testing.T, dir string, args ...string) (outcome, map[string]any) {
+	t.Helper()
+	r := ipcfuzz(t, append(append([]string{"compare"}, args...), "--json", "--corpus", dir)...)
+	require.Equal(t, 1, r.code, r.stderr)
+	return r, summary(t, r)
+}
+
 // syncBuffer is a buffer a process writes while the test reads it.
 type syncBuffer = testkit.SyncBuffer
 
@@ -122,9 +132,7 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()
-	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	r, s := compareFinds(t, dir, "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1")
 	require.EqualValues(t, 1, s["divergences"])
 	scripts := s["scripts"].([]any)
 	require.Len(t, scripts, 1)
@@ -145,9 +153,7 @@ func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mutant := testProgram(t, "../../plugins/example/noseqbump")
-	r := ipcfuzz(t, "compare", mutant, "optimized", "--checks", "500", "--seed", "3", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	r, s := compareFinds(t, dir, mutant, "optimized", "--checks", "500", "--seed", "3")
 	require.EqualValues(t, 1, s["divergences"])
 	path := s["scripts"].([]any)[0].(string)
 	text, err := os.ReadFile(path)
