@@ -64,15 +64,23 @@ func helperChildren() []int {
 // start starts a helper for a test, or skips naming what is missing.
 func start(tb testing.TB, opt Options) *Helper {
 	tb.Helper()
+	h := started(tb, Start, opt)
+	tb.Cleanup(func() { require.NoError(tb, h.Close()) })
+	return h
+}
+
+// started calls startFn (Start or StartRestarting) for a test and returns
+// what it started, or skips naming what is missing: root, or a C compiler.
+func started[T any](tb testing.TB, startFn func(context.Context, Options) (T, error), opt Options) T {
+	tb.Helper()
 	if os.Geteuid() != 0 {
 		tb.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
 	}
-	h, err := Start(context.Background(), opt)
+	h, err := startFn(context.Background(), opt)
 	if errors.Is(err, ErrNoCompiler) {
 		tb.Skipf("needs a C compiler: %v", err)
 	}
 	require.NoError(tb, err)
-	tb.Cleanup(func() { require.NoError(tb, h.Close()) })
 	return h
 }
 
@@ -370,14 +378,7 @@ func TestHelperOutlivesJobControlSignals(t *testing.T) {
 // Restarting replaces the helper, whose window and heap area are empty
 // again; a script with nothing sealed keeps the helper.
 func TestRestartingReplacesASealedHelper(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
-	}
-	r, err := StartRestarting(context.Background(), Options{})
-	if errors.Is(err, ErrNoCompiler) {
-		t.Skipf("needs a C compiler: %v", err)
-	}
-	require.NoError(t, err)
+	r := started(t, StartRestarting, Options{})
 	t.Cleanup(func() { require.NoError(t, r.Close()) })
 	if r.Quirks()&ops.QuirkMseal == 0 {
 		t.Skipf("kernel %s has no mseal", r.Release())
@@ -414,14 +415,7 @@ func TestRestartingReplacesASealedHelper(t *testing.T) {
 // A reset that fails for another reason (here the helper is gone, as after
 // a kernel that killed it) replaces the helper too: the side goes on.
 func TestRestartingReplacesAHelperWhoseResetFails(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
-	}
-	r, err := StartRestarting(context.Background(), Options{})
-	if errors.Is(err, ErrNoCompiler) {
-		t.Skipf("needs a C compiler: %v", err)
-	}
-	require.NoError(t, err)
+	r := started(t, StartRestarting, Options{})
 	t.Cleanup(func() { _ = r.Close() })
 	first := r.Pid()
 	e, err := r.Map(ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead})
