@@ -197,14 +197,7 @@ func TestCompareKernelAgainst61FindsTheFourDifferences(t *testing.T) {
 	// Seed 1 finds lf against ?? last, at script 219 (the others by 64),
 	// since restore's ranges reach into the neighbour now and then.
 	const fourSeed, fourChecks = "1", "220"
-	if rel := hostRelease(t); !atLeast618(rel) {
-		t.Skipf("the four differences are 6.18's against 6.1; this machine runs %s", rel)
-	}
-	img := testImage(t)
-	needKernel(t)
-	if !vmaKernel(t) {
-		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
-	}
+	img := vmaAgainst618(t, "the four differences are 6.18's against 6.1")
 	r := ipcfuzz(t, "compare", "kernel", "kernel:image="+img, "--subsystem", "vma", "--checks", fourChecks, "--seed", fourSeed, "--keep-going", "--json", "--corpus", t.TempDir())
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
@@ -296,14 +289,7 @@ func atLeast618(rel string) bool {
 // label, the guard advices...) is reported apart with its commit, never
 // as a finding, and no finding's signature is one an entry explains.
 func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
-	if rel := hostRelease(t); !atLeast618(rel) {
-		t.Skipf("corpus/known's vma entries are 6.18's against older kernels; this machine runs %s", rel)
-	}
-	img := testImage(t)
-	needKernel(t)
-	if !vmaKernel(t) {
-		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
-	}
+	img := vmaAgainst618(t, "corpus/known's vma entries are 6.18's against older kernels")
 	known := filepath.Join("..", "..", "..", "corpus", "known")
 	k, err := corpus.ReadKnown(known)
 	require.NoError(t, err)
@@ -328,4 +314,20 @@ func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
 			require.False(t, e.Matches(sig), "%s is a finding, yet %s explains it", sig, e.Where())
 		}
 	}
+}
+
+// vmaAgainst618 skips unless the vma subsystem of this machine's kernel,
+// 6.18 or later, can be compared with the test image's (why says what
+// needs 6.18), and returns the image.
+func vmaAgainst618(t *testing.T, why string) string {
+	t.Helper()
+	if rel := hostRelease(t); !atLeast618(rel) {
+		t.Skipf("%s; this machine runs %s", why, rel)
+	}
+	img := testImage(t)
+	needKernel(t)
+	if !vmaKernel(t) {
+		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
+	}
+	return img
 }
