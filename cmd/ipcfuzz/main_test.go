@@ -78,6 +78,17 @@ func summary(t *testing.T, r outcome) map[string]any {
 	return testkit.Summary(t, testkit.Outcome{Code: r.code, Stdout: r.stdout, Stderr: r.stderr})
 }
 
+// refused runs ipcfuzz with args and requires that it refused them: exit
+// 2, and one line on stderr that contains want. It returns the outcome.
+func refused(t *testing.T, want string, args ...string) outcome {
+	t.Helper()
+	r := ipcfuzz(t, args...)
+	require.Equal(t, 2, r.code, "%v: %s", args, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, want, "%v", args)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: one line: %q", args, r.stderr)
+	return r
+}
+
 // compareFinds runs ipcfuzz compare with args, --json and --corpus dir,
 // requires that it found something (exit 1), and returns its outcome and
 // its summary.
@@ -247,10 +258,7 @@ func TestReplayRefusesLooseScripts(t *testing.T) {
 		{write("huge.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge+"\n"), "huge.ops:2: line longer than 65536 bytes"},
 		{write("huge-token.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge[:60000]+"\n"), "huge-token.ops:2: unexpected argument"},
 	} {
-		r := ipcfuzz(t, "replay", c.file, "--impls", "naive,kernel")
-		require.Equal(t, 2, r.code, r.stderr)
-		require.Contains(t, r.stderr, c.want)
-		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		r := refused(t, c.want, "replay", c.file, "--impls", "naive,kernel")
 		require.Contains(t, r.stderr, c.file+":", "the line names the file as given")
 		require.Less(t, len(r.stderr)-len(c.file), 200, "beyond the file's name: %s", r.stderr)
 	}
