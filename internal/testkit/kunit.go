@@ -40,6 +40,12 @@ type KunitResult struct {
 	} `json:"tests"`
 }
 
+// Counts are the counts of the result in the parser's order: passed,
+// failed, crashed, skipped, errors.
+func (k KunitResult) Counts() [5]int {
+	return [5]int{k.Passed, k.Failed, k.Crashed, k.Skipped, k.Errors}
+}
+
 // KunitParser returns the directory of the kernel's kunit_parser.py
 // (EnvKunitParser, else the copy in the kernel builds' cache) and skips
 // the test, naming what is missing, where it or python3 is absent.
