@@ -14,7 +14,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // lowestLost is the optimized model with one bug: a msgrcv that searches
@@ -36,14 +35,21 @@ func (m lowestLost) Apply(op ops.Op) (ops.Result, error) {
 // (the optimized model on the other side does).
 func openLowestLost(t *testing.T) runner.Side {
 	t.Helper()
+	return openMutant(t, "lowest-lost", func(m ops.Model) ops.Model { return lowestLost{m} })
+}
+
+// openMutant opens, in this process, the optimized model with mutate's
+// bug, named name; it does not follow.
+func openMutant(t *testing.T, name string, mutate func(ops.Model) ops.Model) runner.Side {
+	t.Helper()
 	b, err := impls.Lookup("optimized")
 	require.NoError(t, err)
 	m, info, err := b.Start()
 	require.NoError(t, err)
 	info.Follows = false
-	l := ops.NewLocal(info, lowestLost{m})
+	l := ops.NewLocal(info, mutate(m))
 	t.Cleanup(func() { l.Close() })
-	return runner.Side{Name: "lowest-lost", Impl: l, Info: info}
+	return runner.Side{Name: name, Impl: l, Info: info}
 }
 
 // Findings whose shrunk scripts diverge at the same operation for the
@@ -52,17 +58,10 @@ func openLowestLost(t *testing.T) runner.Side {
 // finding file with its hits, and all of them under one cause whose hits
 // are theirs.
 func TestOneBugIsOneCause(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
 	p, err := runner.NewPair(context.Background(), openLowestLost(t), open(t, "optimized", false).side, "msg", equiv.Exact)
 	require.NoError(t, err)
 	require.True(t, p.B.Follows)
-	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir,
-	})
-	require.NoError(t, err)
+	res, dir := keepGoing(t, p, runner.Options{Checks: 400, Batch: 64})
 	require.Zero(t, res.Failures)
 	var sigs []string
 	for _, f := range res.Findings {

@@ -27,22 +27,28 @@ func knownSides(t *testing.T) (a, b runner.Side) {
 	return a, b
 }
 
-// runKnown compares a and b on msg's scripts (seed 1, 400 checks, keeping
-// going) with the known differences known (nil: none), into a corpus
-// directory of its own; it returns the result and that directory.
+// runKnown compares a and b on msg's scripts (keepGoing, 400 checks) with
+// the known differences known (nil: none); it returns the result and the
+// corpus directory.
 func runKnown(t *testing.T, a, b runner.Side, known *corpus.Known) (*runner.Result, string) {
 	t.Helper()
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
 	p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
 	require.NoError(t, err)
-	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
-	})
+	return keepGoing(t, p, runner.Options{Checks: 400, Batch: 64, Known: known})
+}
+
+// keepGoing runs p on its subsystem's rapid scripts from seed 1, keeping
+// going, into a corpus directory of its own, with the other options of o
+// (checks, batch, known differences, sink); it returns the result and the
+// directory.
+func keepGoing(t *testing.T, p *runner.Pair, o runner.Options) (*runner.Result, string) {
+	t.Helper()
+	sub, err := props.Lookup(p.Subsystem)
 	require.NoError(t, err)
-	return res, dir
+	o.Pairs, o.Source, o.Seed, o.KeepGoing, o.Corpus = []*runner.Pair{p}, runner.Seeded(sub.RapidScripts(p.Relation)), 1, true, t.TempDir()
+	res, err := runner.Run(context.Background(), o)
+	require.NoError(t, err)
+	return res, o.Corpus
 }
 
 // A divergence a known entry explains (its pattern matches the signature,
