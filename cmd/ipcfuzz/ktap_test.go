@@ -30,9 +30,7 @@ func TestCompareKTAP(t *testing.T) {
 	r := ipcfuzz(t, append(args, "--format", "ktap", "--corpus", t.TempDir())...)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.True(t, strings.HasPrefix(r.stdout, "KTAP version 1\n"), r.stdout)
-	k := testkit.ParseKTAP(t, parser, r.stdout)
-	require.Equal(t, "FAILURE", k.Status, r.stdout)
-	require.Equal(t, [5]int{1, len(sigs), 0, 0, 0}, k.Counts(), "%+v\n%s", k, r.stdout)
+	k := testkit.RequireKTAP(t, parser, r.stdout, "FAILURE", [5]int{1, len(sigs), 0, 0, 0})
 	for i, s := range sigs {
 		require.Equal(t, s, k.Tests[i].Name)
 	}
@@ -40,9 +38,7 @@ func TestCompareKTAP(t *testing.T) {
 
 	r = ipcfuzz(t, "compare", "naive", "optimized", "--checks", "50", "--seed", "1", "--format", "ktap", "--corpus", t.TempDir())
 	require.Equal(t, 0, r.code, r.stderr)
-	k = testkit.ParseKTAP(t, parser, r.stdout)
-	require.Equal(t, "SUCCESS", k.Status, r.stdout)
-	require.Equal(t, [5]int{1, 0, 0, 0, 0}, k.Counts(), "%+v\n%s", k, r.stdout)
+	testkit.RequireKTAP(t, parser, r.stdout, "SUCCESS", [5]int{1, 0, 0, 0, 0})
 }
 
 // replay --format ktap is one test per file, in order: the kernel's
@@ -58,9 +54,7 @@ func TestReplayKTAP(t *testing.T) {
 	require.NoError(t, os.WriteFile(differs, []byte("subsystem ids\nget sem key=0x0 mode=0600 size=1\nget sem key=0x0 mode=0600 size=1\n"), 0o644))
 	r := ipcfuzz(t, "replay", agrees, differs, agrees, "--impls", "naive:alloc=legacy,optimized", "--format", "ktap")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
-	k := testkit.ParseKTAP(t, parser, r.stdout)
-	require.Equal(t, "FAILURE", k.Status, r.stdout)
-	require.Equal(t, [5]int{2, 1, 0, 0, 0}, k.Counts(), "%+v\n%s", k, r.stdout)
+	k := testkit.RequireKTAP(t, parser, r.stdout, "FAILURE", [5]int{2, 1, 0, 0, 0})
 	require.Equal(t, differs, k.Tests[1].Name)
 	require.Contains(t, r.stdout, "# the implementations disagree at step 2: ")
 

@@ -87,3 +87,13 @@ func ParseKTAP(t testing.TB, dir, out string) KunitResult {
 	require.NoError(t, json.Unmarshal(b, &r), "kunit_parser.py printed %q", b)
 	return r
 }
+
+// RequireKTAP has the kernel's KTAP parser (in dir) read out, requires the
+// status and the counts (Counts) it gives, and returns its result.
+func RequireKTAP(t testing.TB, dir, out, status string, counts [5]int) KunitResult {
+	t.Helper()
+	k := ParseKTAP(t, dir, out)
+	require.Equal(t, status, k.Status, out)
+	require.Equal(t, counts, k.Counts(), "%+v\n%s", k, out)
+	return k
+}
