@@ -180,12 +180,20 @@ func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 }
 
+// corpusFiles returns the files of the checkout's corpus that pattern
+// (relative to this directory) matches; there must be some.
+func corpusFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	require.NoError(t, err)
+	require.NotEmpty(t, files, pattern)
+	return files
+}
+
 func TestReplayCorpusOnKernel(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
-	files, err := filepath.Glob("../../corpus/ids/*.ops")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/ids/*.ops")
 	r := ipcfuzz(t, append([]string{"replay", "--impls", "optimized,kernel"}, files...)...)
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "scripts agree")
@@ -196,9 +204,7 @@ func TestReplayCorpusOnKernel(t *testing.T) {
 func TestReplayLTPCorpus(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
-	files, err := filepath.Glob("../../corpus/ltp/*.ops")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/ltp/*.ops")
 	for _, impls := range []string{"optimized,kernel", "naive,kernel"} {
 		r := ipcfuzz(t, append([]string{"replay", "--impls", impls}, files...)...)
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)

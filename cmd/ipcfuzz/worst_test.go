@@ -97,9 +97,7 @@ func TestWorstCatchesTheLostBailout(t *testing.T) {
 // Every pattern under corpus/perf parses and measures on both models.
 func TestPerfCorpusMeasures(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../corpus/perf/*.perf")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/perf/*.perf")
 	for _, f := range files {
 		r := ipcfuzz(t, "complexity", "naive", "optimized", "--workload", f, "--metric", "counter", "--sizes", "128,256,512", "--reps", "1", "--format", "json")
 		require.Equal(t, 0, r.code, "%s: %s", f, r.stderr)
