@@ -11,7 +11,6 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/worst"
-	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 // A found pattern measured again on naive against optimized: the listing
@@ -21,9 +20,7 @@ func TestRemeasureWrite(t *testing.T) {
 	t.Parallel()
 	p, err := ops.ParsePatternString("subsystem shm\nrepeat n {\nget shm key=0x0 mode=0600 size=1\n}\nmeasure\nlist shm\n")
 	require.NoError(t, err)
-	o := options(t, "shm", "naive", "", 1)
-	b := sidestest.Subject(t, "optimized")
-	o.B = &b
+	o := naiveVsOptimized(t, "shm", "", 1)
 	f, err := worst.Remeasure(context.Background(), o, p, []int{16, 32, 64, 128})
 	require.NoError(t, err)
 	require.Equal(t, worst.Name("shm", "naive", p), f.Name)

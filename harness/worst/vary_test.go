@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 // A VMA pattern grows the address space with $i pages, and the search
@@ -18,9 +17,8 @@ func TestSearchGrowsTheAddressSpace(t *testing.T) {
 	t.Parallel()
 	// Seed 1 (seed 2 until restore's ranges reached into the neighbour:
 	// its search now ends on a pattern without $i, as seeds 3's does).
-	o := options(t, "vma", "naive", "nodes", 1)
-	b := sidestest.Subject(t, "optimized")
-	o.B, o.Sizes, o.Candidates = &b, []int{128, 256, 512}, 300
+	o := naiveVsOptimized(t, "vma", "nodes", 1)
+	o.Sizes, o.Candidates = []int{128, 256, 512}, 300
 	res, text := mustFind(t, o)
 	require.Contains(t, text, "$i", text)
 	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.6, "%s\n%s", text, res.Best.Score.Fit)
@@ -37,9 +35,8 @@ func TestSearchFindsTheFullQueue(t *testing.T) {
 	t.Parallel()
 	// Seed 2: with fork_task drawn in msg, seed 1's search ends on a
 	// pattern one of whose senders optimized wakes (it fits).
-	o := options(t, "msg", "naive", "wakeups", 2)
-	b := sidestest.Subject(t, "optimized")
-	o.B, o.Sizes, o.Candidates = &b, []int{16, 32, 64}, 600
+	o := naiveVsOptimized(t, "msg", "wakeups", 2)
+	o.Sizes, o.Candidates = []int{16, 32, 64}, 600
 	res, text := mustFind(t, o)
 	require.Contains(t, text, "task=t$i", text)
 	require.Regexp(t, `msgsnd msg h1 .*task=t\$i`, text)

@@ -30,6 +30,16 @@ func options(t *testing.T, sub, a, metric string, seed uint64) worst.Options {
 	}
 }
 
+// naiveVsOptimized is options of the naive model measured against the
+// optimized one (B).
+func naiveVsOptimized(t *testing.T, sub, metric string, seed uint64) worst.Options {
+	t.Helper()
+	o := options(t, sub, "naive", metric, seed)
+	b := sidestest.Subject(t, "optimized")
+	o.B = &b
+	return o
+}
+
 // mustFind searches with o and requires that the search found a pattern;
 // it returns the result and the found pattern's text.
 func mustFind(t *testing.T, o worst.Options) (*worst.Result, string) {
