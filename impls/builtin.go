@@ -113,11 +113,7 @@ func (b Builtin) Subsystems() []string {
 func (b Builtin) Options() ops.OptionSpecs {
 	var out ops.OptionSpecs
 	for _, p := range b.Parts {
-		for _, o := range p.Options {
-			if _, dup := out.Lookup(o.Name); !dup {
-				out = append(out, o)
-			}
-		}
+		out = out.With(p.Options)
 	}
 	return out
 }

@@ -76,11 +76,7 @@ func (c *Composed) Reset(cfg ops.Config) error {
 func (c *Composed) Options() ops.OptionSpecs {
 	var out ops.OptionSpecs
 	for _, p := range c.parts {
-		for _, o := range p.Options {
-			if _, dup := out.Lookup(o.Name); !dup {
-				out = append(out, o)
-			}
-		}
+		out = out.With(p.Options)
 	}
 	return out
 }

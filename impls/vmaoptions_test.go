@@ -7,23 +7,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
 
 // run applies the operations (text) on a fresh model after Reset(cfg) and
 // returns their errnos and the final layout.
 func runVMA(t *testing.T, name string, cfg ops.Config, lines ...string) ([]ops.Errno, string) {
 	t.Helper()
-	b, err := impls.Lookup(name)
-	require.NoError(t, err)
-	m, _, err := b.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
+	m := sidestest.Model(t, name)
 	require.NoError(t, m.Reset(cfg))
 	var errs []ops.Errno
-	for _, l := range lines {
-		op, err := ops.ParseOp(l)
-		require.NoError(t, err)
+	for _, op := range opstest.Lines(t, lines...) {
 		r, err := m.Apply(op)
 		require.NoError(t, err)
 		errs = append(errs, r.Err)
@@ -61,11 +57,7 @@ func TestRemapOrderOption(t *testing.T) {
 			require.Equal(t, c.layoutAfter, layout, "%s, %s", name, c.what)
 		}
 	}
-	b, err := impls.Lookup("optimized")
-	require.NoError(t, err)
-	m, _, err := b.Start()
-	require.NoError(t, err)
-	defer m.Close()
+	m := sidestest.Model(t, "optimized")
 	require.ErrorContains(t, m.Reset(ops.Config{Options: map[string]string{impls.OptionRemapOrder: "6.1"}}), "remap_order=6.1")
 }
 

@@ -503,16 +503,18 @@ var errShort = errors.New("packed data ends early")
 
 func (u *unpacker) u() uint64 {
 	v, n := binary.Uvarint(u.b)
-	if n <= 0 {
-		u.fail(errShort)
-		return 0
-	}
-	u.b = u.b[n:]
-	return v
+	return took(u, v, n)
 }
 
 func (u *unpacker) i() int64 {
 	v, n := binary.Varint(u.b)
+	return took(u, v, n)
+}
+
+// took consumes the n bytes a varint v was read from (binary.Uvarint's
+// or binary.Varint's answer) and returns v, or fails where there was
+// none (n <= 0).
+func took[T uint64 | int64](u *unpacker, v T, n int) T {
 	if n <= 0 {
 		u.fail(errShort)
 		return 0
@@ -522,11 +524,7 @@ func (u *unpacker) i() int64 {
 }
 
 func (u *unpacker) s() string {
-	n := u.u()
-	if n > uint64(len(u.b)) {
-		u.fail(errShort)
-		return ""
-	}
+	n := u.count() // each byte of the string takes a byte
 	v := string(u.b[:n])
 	u.b = u.b[n:]
 	return v

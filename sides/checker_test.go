@@ -10,12 +10,12 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
 
 func candidate(t *testing.T, a, b, rel string) *corpus.Candidate {
-	sc, err := ops.ParseString("subsystem ids\nget msg key=0x0 mode=0600\nget msg key=0x0 mode=0600\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem ids\nget msg key=0x0 mode=0600\nget msg key=0x0 mode=0600\n")
 	return &corpus.Candidate{Script: sc, Header: corpus.Header{Kind: "divergence", A: a, B: b, Relation: rel, Signature: "ids/recorded"}}
 }
 
@@ -63,8 +63,7 @@ func TestReplayers(t *testing.T) {
 	rs, err := sides.Replayers([]string{"naive"})
 	require.NoError(t, err)
 	require.Contains(t, rs[0].Subsystems, "ids")
-	sc, err := ops.ParseString("subsystem ids\nget msg key=0x0 mode=0600\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem ids\nget msg key=0x0 mode=0600\n")
 	for range 2 {
 		out, err := rs[0].Replay(sc)
 		require.NoError(t, err)

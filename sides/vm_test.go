@@ -18,6 +18,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/ipcfuzz/ipcfuzz/sides"
@@ -130,8 +131,7 @@ func TestFakeBackendPassesTheLaunchPath(t *testing.T) {
 		"subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgsnd msg h1 type=1 size=3 fill=0 nowait\nmsgrcv msg h1 size=8 type=0 nowait\n",
 		"subsystem msg\nh1 = get msg key=0x5 creat mode=0600\nget msg key=0x5 creat excl mode=0600\nget msg key=0x6 mode=0600\n",
 	} {
-		sc, err := ops.ParseString(text)
-		require.NoError(t, err)
+		sc := opstest.Script(t, text)
 		v, err := p.CheckOne(ctx, sc.Ops())
 		require.NoError(t, err)
 		require.False(t, v.Diverged(), text)
@@ -177,8 +177,7 @@ func TestQEMUBootsAQuotedPathWithCaps(t *testing.T) {
 		sides.Options{Self: bin, InProcess: true, CallTimeout: 10 * time.Minute})
 	require.NoError(t, err)
 	defer closeAll()
-	sc, err := ops.ParseString("subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgctl msg h1 set qbytes=16385 mode=0600\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem msg\nh1 = get msg key=0x0 mode=0600\nmsgctl msg h1 set qbytes=16385 mode=0600\n")
 	v, err := p.CheckOne(ctx, sc.Ops())
 	require.NoError(t, err)
 	require.False(t, v.Diverged())

@@ -30,15 +30,20 @@ func pair(b *testing.B, a, bb, sub string, plugin bool) *runner.Pair {
 // benchCompare measures the whole compare pipeline (generation, both sides,
 // comparison) in ops/s: one iteration is 512 scripts in batches of 256, the CLI default.
 func benchCompare(b *testing.B, a, bb string, plugin bool) {
-	p := pair(b, a, bb, "ids", plugin)
-	gen := ids.Subsystem.RapidScripts(equiv.Exact)
-	const checks = 512
+	benchRuns(b, pair(b, a, bb, "ids", plugin), ids.Subsystem.RapidScripts(equiv.Exact), 512, 0)
+}
+
+// benchRuns runs p on gen's scripts, checks of them an iteration in
+// batches of 256 (iteration i from seed first+i*checks), requires that no
+// run diverges or fails, and reports the operations compared a second.
+func benchRuns(b *testing.B, p *runner.Pair, gen runner.Seeded, checks int, first uint64) {
+	b.Helper()
 	ops := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Source: runner.Seeded(gen),
-			Seed: uint64(i * checks), Checks: checks, Batch: 256,
+			Pairs: []*runner.Pair{p}, Source: gen,
+			Seed: first + uint64(i*checks), Checks: checks, Batch: 256,
 		})
 		if err != nil || res.Divergences > 0 || res.Failures > 0 {
 			b.Fatalf("run %d: %v %+v", i, err, res)
@@ -159,22 +164,7 @@ func BenchmarkKernelImage(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p := pair(b, "optimized", side, sub, true)
-				gen := s.RapidScripts(equiv.Exact)
-				const checks = 200
-				ops := 0
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					res, err := runner.Run(context.Background(), runner.Options{
-						Pairs: []*runner.Pair{p}, Source: runner.Seeded(gen),
-						Seed: uint64(1 + i*checks), Checks: checks, Batch: 256,
-					})
-					if err != nil || res.Failures > 0 || res.Divergences > 0 {
-						b.Fatalf("run %d: %v %+v", i, err, res)
-					}
-					ops += res.Ops
-				}
-				b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+				benchRuns(b, pair(b, "optimized", side, sub, true), s.RapidScripts(equiv.Exact), 200, 1)
 			})
 		}
 	}

@@ -79,6 +79,27 @@ func summary(t *testing.T, r outcome) map[string]any {
 	return testkit.Summary(t, testkit.Outcome{Code: r.code, Stdout: r.stdout, Stderr: r.stderr})
 }
 
+// refused runs ipcfuzz with args and requires that it refused them: exit
+// 2, and one line on stderr that contains want. It returns the outcome.
+func refused(t *testing.T, want string, args ...string) outcome {
+	t.Helper()
+	r := ipcfuzz(t, args...)
+	require.Equal(t, 2, r.code, "%v: %s", args, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, want, "%v", args)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: one line: %q", args, r.stderr)
+	return r
+}
+
+// compareFinds runs ipcfuzz compare with args, --json and --corpus dir,
+// requires that it found something (exit 1), and returns its outcome and
+// its summary.
+func compareFinds(t *testing.T, dir string, args ...string) (outcome, map[string]any) {
+	t.Helper()
+	r := ipcfuzz(t, append(append([]string{"compare"}, args...), "--json", "--corpus", dir)...)
+	require.Equal(t, 1, r.code, r.stderr)
+	return r, summary(t, r)
+}
+
 // syncBuffer is a buffer a process writes while the test reads it.
 type syncBuffer = testkit.SyncBuffer
 
@@ -123,9 +144,7 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
 	dir := t.TempDir()
-	r := ipcfuzz(t, "compare", "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	r, s := compareFinds(t, dir, "naive:alloc=legacy", "kernel", "--checks", "500", "--seed", "1")
 	require.EqualValues(t, 1, s["divergences"])
 	scripts := s["scripts"].([]any)
 	require.Len(t, scripts, 1)
@@ -146,9 +165,7 @@ func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mutant := testProgram(t, "../../plugins/example/noseqbump")
-	r := ipcfuzz(t, "compare", mutant, "optimized", "--checks", "500", "--seed", "3", "--json", "--corpus", dir)
-	require.Equal(t, 1, r.code, r.stderr)
-	s := summary(t, r)
+	r, s := compareFinds(t, dir, mutant, "optimized", "--checks", "500", "--seed", "3")
 	require.EqualValues(t, 1, s["divergences"])
 	path := s["scripts"].([]any)[0].(string)
 	text, err := os.ReadFile(path)
@@ -164,12 +181,20 @@ func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 }
 
+// corpusFiles returns the files of the checkout's corpus that pattern
+// (relative to this directory) matches; there must be some.
+func corpusFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	require.NoError(t, err)
+	require.NotEmpty(t, files, pattern)
+	return files
+}
+
 func TestReplayCorpusOnKernel(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
-	files, err := filepath.Glob("../../corpus/ids/*.ops")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/ids/*.ops")
 	r := ipcfuzz(t, append([]string{"replay", "--impls", "optimized,kernel"}, files...)...)
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "scripts agree")
@@ -180,9 +205,7 @@ func TestReplayCorpusOnKernel(t *testing.T) {
 func TestReplayLTPCorpus(t *testing.T) {
 	t.Parallel()
 	needKernel(t)
-	files, err := filepath.Glob("../../corpus/ltp/*.ops")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/ltp/*.ops")
 	for _, impls := range []string{"optimized,kernel", "naive,kernel"} {
 		r := ipcfuzz(t, append([]string{"replay", "--impls", impls}, files...)...)
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
@@ -242,10 +265,7 @@ func TestReplayRefusesLooseScripts(t *testing.T) {
 		{write("huge.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge+"\n"), "huge.ops:2: line longer than 65536 bytes"},
 		{write("huge-token.ops", "subsystem ids\nget msg key=0x0 mode=0600 "+huge[:60000]+"\n"), "huge-token.ops:2: unexpected argument"},
 	} {
-		r := ipcfuzz(t, "replay", c.file, "--impls", "naive,kernel")
-		require.Equal(t, 2, r.code, r.stderr)
-		require.Contains(t, r.stderr, c.want)
-		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		r := refused(t, c.want, "replay", c.file, "--impls", "naive,kernel")
 		require.Contains(t, r.stderr, c.file+":", "the line names the file as given")
 		require.Less(t, len(r.stderr)-len(c.file), 200, "beyond the file's name: %s", r.stderr)
 	}
@@ -386,19 +406,9 @@ func killKernelPluginMidRun(t *testing.T, subsystem string) {
 // taskProcs lists the task processes (ipcfuzz-task-tN) a kernel plugin runs.
 func taskProcs(plugin int) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(plugin) {
-			continue
-		}
-		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.HasPrefix(cmdline, []byte("ipcfuzz-task-")) {
-			pid, _ := strconv.Atoi(e.Name())
-			out = append(out, pid)
+	for _, p := range testkit.Children(plugin) {
+		if strings.HasPrefix(testkit.Cmdline(p.PID), "ipcfuzz-task-") {
+			out = append(out, p.PID)
 		}
 	}
 	return out
@@ -406,20 +416,9 @@ func taskProcs(plugin int) []int {
 
 // childServing returns the pid of a child of parent running "plugin serve name", or 0.
 func childServing(parent int, name string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) || fields[0] == "Z" {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), "serve\x00"+name) {
-			pid, _ := strconv.Atoi(e.Name())
-			return pid
+	for _, p := range testkit.Children(parent) {
+		if p.State != "Z" && strings.Contains(testkit.Cmdline(p.PID), "serve\x00"+name) {
+			return p.PID
 		}
 	}
 	return 0

@@ -22,12 +22,7 @@ func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
 		{shards.EnvImageStock + "="},
 		{shards.EnvImageStock + "=" + filepath.Join(t.TempDir(), "no-such-vmlinux")},
 	} {
-		out := t.TempDir()
-		r := nightly(t, env, id, "2s", out)
-		require.Equal(t, 0, r.code, r.stderr)
-		dir := filepath.Join(out, "shard-"+id)
-		s := shardSummary(t, dir)
-		require.Equal(t, "clean", s["status"])
+		dir, s := runShard(t, env, id, "2s", "clean")
 		require.Equal(t, true, s["skipped"])
 		require.EqualValues(t, 0, s["checks"])
 		require.Contains(t, s["reason"], "skipped: no kernel image: $"+shards.EnvImageStock)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,23 @@ func nightly(t *testing.T, env []string, args ...string) outcome {
 	return outcome{r.Code, r.Stdout, r.Stderr}
 }
 
+// runShard runs shard id of ci/nightly.sh (of its table, or of the one
+// IPCFUZZ_SHARDS in env names) for budget into a fresh directory, requires
+// the exit that goes with status and that status in the shard's summary,
+// and returns the shard's directory and its summary.
+func runShard(t *testing.T, env []string, id, budget, status string) (string, map[string]any) {
+	t.Helper()
+	code := slices.Index([]string{"clean", "found", "infrastructure"}, status) // exits 0, 1, 2
+	require.GreaterOrEqual(t, code, 0, "no shard status %q", status)
+	out := t.TempDir()
+	r := nightly(t, env, id, budget, out)
+	require.Equal(t, code, r.code, r.stderr)
+	dir := filepath.Join(out, "shard-"+id)
+	s := shardSummary(t, dir)
+	require.Equal(t, status, s["status"])
+	return dir, s
+}
+
 // shardSummary reads a shard's summary.json.
 func shardSummary(t *testing.T, dir string) map[string]any {
 	t.Helper()
@@ -74,13 +92,7 @@ func table(t *testing.T, kind, sub, command string) string {
 func TestNightlyCleanShardExits0(t *testing.T) {
 	t.Parallel()
 	needNightlyTools(t)
-	out := t.TempDir()
-	id := shardNamed(t, "ids-naive-optimized")
-	r := nightly(t, []string{"IPCFUZZ_SEED=7"}, id, "2s", out)
-	require.Equal(t, 0, r.code, r.stderr)
-	dir := filepath.Join(out, "shard-"+id)
-	s := shardSummary(t, dir)
-	require.Equal(t, "clean", s["status"])
+	dir, s := runShard(t, []string{"IPCFUZZ_SEED=7"}, shardNamed(t, "ids-naive-optimized"), "2s", "clean")
 	require.EqualValues(t, 7, s["seed"])
 	require.Equal(t, "ids-naive-optimized", s["name"])
 	require.NotZero(t, s["checks"])
@@ -99,13 +111,8 @@ func TestNightlyFindingExits1(t *testing.T) {
 	long(t) // a shard that finds and shrinks: seconds of plugin runs
 	t.Parallel()
 	needNightlyTools(t)
-	out := t.TempDir()
 	tab := table(t, "compare", "ids", "ipcfuzz compare "+twoBugs(t)+" optimized --subsystem ids --engine rapid --equiv exact")
-	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "3s", out)
-	require.Equal(t, 1, r.code, r.stderr)
-	dir := filepath.Join(out, "shard-0")
-	s := shardSummary(t, dir)
-	require.Equal(t, "found", s["status"])
+	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "3s", "found")
 	sigs := map[string]bool{}
 	for _, f := range s["findings"].([]any) {
 		f := f.(map[string]any)
@@ -136,13 +143,8 @@ func TestNightlyFuzzFindingExits1(t *testing.T) {
 	needNightlyTools(t)
 	fuzzShards.Lock()
 	defer fuzzShards.Unlock()
-	out := t.TempDir()
 	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
-	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + twoBugs(t) + ",optimized"}, "0", "5s", out)
-	require.Equal(t, 1, r.code, r.stderr)
-	dir := filepath.Join(out, "shard-0")
-	s := shardSummary(t, dir)
-	require.Equal(t, "found", s["status"])
+	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + twoBugs(t) + ",optimized"}, "0", "5s", "found")
 	inputs := s["failing_inputs"].([]any)
 	require.NotEmpty(t, inputs)
 	require.FileExists(t, inputs[0].(string))
@@ -166,13 +168,9 @@ func TestNightlyUnreproducedFuzzFailureExits0(t *testing.T) {
 	plugin := testProgram(t, "./testdata/failsonce")
 	marker := filepath.Join(t.TempDir(), "marker")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
-	dir := t.TempDir()
 	tab := table(t, "fuzz", "ids", "go test -run ^$ -fuzz ^Fuzz ./props/ids")
-	r := nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + plugin + ",optimized", "IPCFUZZ_FAILSONCE=" + marker}, "0", "5s", dir)
-	require.Equal(t, 0, r.code, r.stderr)
+	_, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_IMPLS=" + plugin + ",optimized", "IPCFUZZ_FAILSONCE=" + marker}, "0", "5s", "clean")
 	require.NoFileExists(t, marker, "the plugin never failed: the test proves nothing")
-	s := shardSummary(t, filepath.Join(dir, "shard-0"))
-	require.Equal(t, "clean", s["status"])
 	require.Contains(t, s["reason"], "did not reproduce")
 	require.NotEmpty(t, s["failing_inputs"], "the input the fuzzer failed on is kept")
 	require.Empty(t, s["findings"])

@@ -118,21 +118,11 @@ func TestNightlyPerfCompareShard(t *testing.T) {
 	long(t)
 	t.Parallel()
 	needNightlyTools(t)
-	out := t.TempDir()
-	id := shardNamed(t, "shm-perf-compare")
-	r := nightly(t, []string{"IPCFUZZ_SEED=1"}, id, "5s", out)
-	require.Equal(t, 0, r.code, r.stderr)
-	s := shardSummary(t, filepath.Join(out, "shard-"+id))
-	require.Equal(t, "clean", s["status"])
+	_, s := runShard(t, []string{"IPCFUZZ_SEED=1"}, shardNamed(t, "shm-perf-compare"), "5s", "clean")
 	require.NotZero(t, s["checks"])
 
-	out = t.TempDir()
 	tab := table(t, "perf", "shm", "ipcfuzz compare optimized "+testProgram(t, "./testdata/nomaxidx")+" --subsystem shm --perf --threshold 0.5")
-	r = nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "20s", out)
-	require.Equal(t, 1, r.code, r.stderr)
-	dir := filepath.Join(out, "shard-0")
-	s = shardSummary(t, dir)
-	require.Equal(t, "found", s["status"])
+	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "20s", "found")
 	scripts := s["scripts"].([]any)
 	require.NotEmpty(t, scripts) // --keep-going: one file per signature
 	for _, f := range scripts {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // BenchmarkReplayPeakRSS replays a generated 400k-operation script (200k
@@ -96,20 +98,9 @@ func replayPeaks(b *testing.B, path, impls string) map[string]int64 {
 // those alive.
 func descendants(root int, names map[int]string) map[int]string {
 	parent := map[int]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 1 {
-			parent[pid], _ = strconv.Atoi(fields[1])
-		}
+	procs, _ := testkit.Procs()
+	for _, p := range procs {
+		parent[p.PID] = p.PPID
 	}
 	alive := map[int]string{}
 	below := func(pid int) bool {
@@ -125,8 +116,7 @@ func descendants(root int, names map[int]string) map[int]string {
 			continue
 		}
 		if _, ok := names[pid]; !ok {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+			args := strings.Split(strings.TrimRight(testkit.Cmdline(pid), "\x00"), "\x00")
 			switch {
 			case len(args) >= 4 && args[1] == "plugin" && args[2] == "serve":
 				names[pid] = args[3]

@@ -97,9 +97,7 @@ func TestWorstCatchesTheLostBailout(t *testing.T) {
 // Every pattern under corpus/perf parses and measures on both models.
 func TestPerfCorpusMeasures(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../corpus/perf/*.perf")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := corpusFiles(t, "../../corpus/perf/*.perf")
 	for _, f := range files {
 		r := ipcfuzz(t, "complexity", "naive", "optimized", "--workload", f, "--metric", "counter", "--sizes", "128,256,512", "--reps", "1", "--format", "json")
 		require.Equal(t, 0, r.code, "%s: %s", f, r.stderr)
@@ -139,10 +137,7 @@ func TestWorstBadInput(t *testing.T) {
 		{[]string{"complexity", "naive", "--workload", bad}, bad + ":3: handle h1 is used before any line binds it"},
 		{[]string{"complexity", "naive", "--workload", filepath.Join(dir, "none.perf")}, "none.perf"},
 	} {
-		r := ipcfuzz(t, c.args...)
-		require.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
-		require.Contains(t, r.stderr, c.want, "%v", c.args)
-		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: %s", c.args, r.stderr)
+		r := refused(t, c.want, c.args...)
 		require.NotContains(t, r.stderr, "panic", "%v", c.args)
 	}
 }
@@ -155,21 +150,11 @@ func TestNightlyPerfShard(t *testing.T) {
 	long(t)
 	t.Parallel()
 	needNightlyTools(t)
-	out := t.TempDir()
-	id := shardNamed(t, "ids-perf")
-	r := nightly(t, []string{"IPCFUZZ_SEED=3"}, id, "10s", out)
-	require.Equal(t, 0, r.code, r.stderr)
-	s := shardSummary(t, filepath.Join(out, "shard-"+id))
-	require.Equal(t, "clean", s["status"])
+	_, s := runShard(t, []string{"IPCFUZZ_SEED=3"}, shardNamed(t, "ids-perf"), "10s", "clean")
 	require.NotZero(t, s["evaluated"])
 
-	out = t.TempDir()
 	tab := table(t, "perf", "shm", "ipcfuzz worst "+testProgram(t, "./testdata/nomaxidx")+" --vs optimized --subsystem shm --fail-above 0.5")
-	r = nightly(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "30s", out)
-	require.Equal(t, 1, r.code, r.stderr)
-	dir := filepath.Join(out, "shard-0")
-	s = shardSummary(t, dir)
-	require.Equal(t, "found", s["status"])
+	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "30s", "found")
 	require.FileExists(t, s["file"].(string))
 	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
 	require.NoError(t, err)

@@ -13,14 +13,14 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 )
 
 // sample is a divergence at step 2 of a three-step ids script, with a
 // final group that differs.
 func sample(t *testing.T, a, b string) *corpus.Finding {
 	t.Helper()
-	sc, err := ops.ParseString("subsystem ids\nh1 = get msg key=0x0 mode=0600\nget msg key=0x0 mode=0600\nrmid msg h1\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem ids\nh1 = get msg key=0x0 mode=0600\nget msg key=0x0 mode=0600\nrmid msg h1\n")
 	res := func(texts ...string) []ops.Result {
 		var out []ops.Result
 		for i, text := range texts {

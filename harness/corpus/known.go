@@ -125,19 +125,7 @@ func (k *Known) Match(sig, releaseA, releaseB string, mirror func(string) string
 	if k == nil {
 		return nil
 	}
-	for _, e := range k.Entries {
-		if e.Cause != "" || !e.Applies(releaseA, releaseB) {
-			continue
-		}
-		s := sig
-		if e.InRange(releaseA) {
-			s = mirror(sig)
-		}
-		if e.Matches(s) {
-			return e
-		}
-	}
-	return nil
+	return k.first(sig, releaseA, releaseB, mirror, func(e *KnownEntry) bool { return e.Cause == "" })
 }
 
 // MatchCause is the first entry with a cause that applies to the
@@ -147,8 +135,15 @@ func (k *Known) MatchCause(sig, cause, releaseA, releaseB string, mirror func(st
 	if k == nil {
 		return nil
 	}
+	return k.first(sig, releaseA, releaseB, mirror, func(e *KnownEntry) bool { return e.Cause != "" && e.MatchesCause(cause) })
+}
+
+// first is the first entry that keep takes, that applies to the releases
+// and whose pattern matches sig (mirrored where A is the release in the
+// entry's range), or nil.
+func (k *Known) first(sig, releaseA, releaseB string, mirror func(string) string, keep func(*KnownEntry) bool) *KnownEntry {
 	for _, e := range k.Entries {
-		if e.Cause == "" || !e.Applies(releaseA, releaseB) || !e.MatchesCause(cause) {
+		if !keep(e) || !e.Applies(releaseA, releaseB) {
 			continue
 		}
 		s := sig

@@ -179,6 +179,17 @@ func TestParseHeader(t *testing.T) {
 	require.Equal(t, marked, corpus.MarkFlaky(marked, "again"))
 }
 
+// record reads the manifest of the corpus into and returns its record of
+// the finding sig, which must be there.
+func record(t *testing.T, into, sig string) *corpus.Record {
+	t.Helper()
+	m, err := corpus.ReadManifest(into)
+	require.NoError(t, err)
+	r := m.Find(sig)
+	require.NotNil(t, r)
+	return r
+}
+
 // A findings directory of compare (no summary.json) gives the manifest
 // the hits and the kernel its files' headers record; a second merge of
 // another run adds its hits and keeps both kernels.
@@ -195,10 +206,7 @@ func TestMergeKeepsHitsAndKernels(t *testing.T) {
 		_, err := corpus.Merge(context.Background(), corpus.MergeOptions{Into: into, Inputs: []string{in}, Date: "2026-12-04", Checker: fakeChecker{}})
 		require.NoError(t, err)
 	}
-	m, err := corpus.ReadManifest(into)
-	require.NoError(t, err)
-	r := m.Find("ids/get/ok-ENOSPC")
-	require.NotNil(t, r)
+	r := record(t, into, "ids/get/ok-ENOSPC")
 	require.Equal(t, 7, r.Hits)
 	require.Equal(t, []string{"6.18.0-test", "6.19.0-other"}, r.Kernels)
 	require.Equal(t, "2026-12-02", r.FirstSeen)
@@ -216,10 +224,7 @@ func TestMergeRecordsFromHeaders(t *testing.T) {
 	require.NoError(t, err)
 	_, err = corpus.Merge(context.Background(), corpus.MergeOptions{Into: into, Inputs: []string{empty}, Date: "2026-12-04", Checker: fakeChecker{}})
 	require.NoError(t, err)
-	m, err := corpus.ReadManifest(into)
-	require.NoError(t, err)
-	r := m.Find("ids/get/ok-ENOSPC")
-	require.NotNil(t, r)
+	r := record(t, into, "ids/get/ok-ENOSPC")
 	require.Equal(t, 3, r.Hits)
 	require.Equal(t, []string{"6.18.0-test"}, r.Kernels)
 	require.Equal(t, "2026-12-02", r.FirstSeen)

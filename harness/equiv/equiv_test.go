@@ -6,14 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 )
-
-func script(t *testing.T, text string) []ops.Op {
-	t.Helper()
-	sc, err := ops.ParseString(text)
-	require.NoError(t, err)
-	return sc.Ops()
-}
 
 func outcome(ids ...int64) ops.Outcome {
 	var o ops.Outcome
@@ -27,18 +21,25 @@ func outcome(ids ...int64) ops.Outcome {
 	return o
 }
 
-func TestRelations(t *testing.T) {
-	s := script(t, `subsystem ids
+// allocators returns a script of three gets and a rmid of the first, and
+// its outcomes on the legacy allocator (ids 0, 32769, -, 65536) and on the
+// cyclic one (0, 1, -, 2), final states included.
+func allocators(t *testing.T) (s []ops.Op, legacy, cyclic ops.Outcome) {
+	t.Helper()
+	s = opstest.Ops(t, `subsystem ids
 h1 = get msg key=0x0 mode=0600
 h2 = get msg key=0x0 mode=0600
 rmid msg h1
 h3 = get msg key=0x0 mode=0600
 `)
-	// The legacy allocator: 0, 32769, -, 65536; the cyclic one: 0, 1, -, 2.
-	a := outcome(0, 32769, 0, 65536)
-	b := outcome(0, 1, 0, 2)
-	a.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 32769, Mode: 0o600}, {ID: 65536, Mode: 0o600}}
-	b.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 1, Mode: 0o600}, {ID: 2, Mode: 0o600}}
+	legacy, cyclic = outcome(0, 32769, 0, 65536), outcome(0, 1, 0, 2)
+	legacy.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 32769, Mode: 0o600}, {ID: 65536, Mode: 0o600}}
+	cyclic.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 1, Mode: 0o600}, {ID: 2, Mode: 0o600}}
+	return s, legacy, cyclic
+}
+
+func TestRelations(t *testing.T) {
+	s, a, b := allocators(t)
 	d := Compare(Exact, s, a, b)
 	require.NotNil(t, d)
 	require.Equal(t, 1, d.Step)
@@ -68,7 +69,7 @@ h3 = get msg key=0x0 mode=0600
 // the renaming still relates them in later listings, and a new object that
 // reuses one of its ids after it is gone replaces the pair.
 func TestRenamingOutlivesRmidWhileAttached(t *testing.T) {
-	s := script(t, `subsystem shm
+	s := opstest.Ops(t, `subsystem shm
 h1 = get shm key=0x0 mode=0600 size=1
 h2 = get shm key=0x0 mode=0600 size=1
 a1 = shmat shm h2
@@ -94,15 +95,7 @@ list shm
 // the answer, and the final states compare in the groups of the
 // subsystems the steps used.
 func TestComparerStepByStep(t *testing.T) {
-	s := script(t, `subsystem ids
-h1 = get msg key=0x0 mode=0600
-h2 = get msg key=0x0 mode=0600
-rmid msg h1
-h3 = get msg key=0x0 mode=0600
-`)
-	a, b := outcome(0, 32769, 0, 65536), outcome(0, 1, 0, 2)
-	a.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 32769, Mode: 0o600}, {ID: 65536, Mode: 0o600}}
-	b.Snapshot.IDs[ops.Msg].Objects = []ops.Object{{ID: 1, Mode: 0o600}, {ID: 2, Mode: 0o600}}
+	s, a, b := allocators(t)
 	// A VMA group no step of an ids script uses is not compared.
 	b.Snapshot.VMA.Brk = 4096
 	for _, rel := range Relations {

@@ -44,11 +44,7 @@ func cause(op Op, typed bool) string {
 	if typed && s.typed() {
 		parts = append(parts, op.Type.String())
 	}
-	for i := range s.Args {
-		a := &s.Args[i]
-		if !a.present(&op) {
-			continue
-		}
+	for a := range s.presentArgs(&op) {
 		switch {
 		case a.flag != nil:
 			if a.flag.get(&op) && !reportWords[a.Name] {

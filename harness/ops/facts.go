@@ -161,10 +161,7 @@ func (fs Facts) String() string {
 		}
 		parts = append(parts, factNames[f]+"="+text)
 	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ",")
+	return nameList(parts)
 }
 
 // ParseFacts reads text written by Facts.String (a finding's "# facts:"

@@ -202,6 +202,19 @@ func init() {
 	)
 }
 
+// bracketList writes parts joined by sep in brackets: "[a b c]".
+func bracketList(parts []string, sep string) string {
+	return "[" + strings.Join(parts, sep) + "]"
+}
+
+// bracketed returns what stands between the "[" that starts text and the
+// "]" that ends it; ok is false where text is not so enclosed.
+func bracketed(text string) (inner string, ok bool) {
+	inner, ok = strings.CutPrefix(text, "[")
+	inner, ok2 := strings.CutSuffix(inner, "]")
+	return inner, ok && ok2
+}
+
 // listResult is a listing: "[id:key ...]", or with rows "[row | row]".
 type listResult struct{}
 
@@ -211,19 +224,18 @@ func (listResult) format(op *Op, r *Result) string {
 		for i, row := range r.Rows {
 			parts[i] = FormatRow(op.Type, row)
 		}
-		return "[" + strings.Join(parts, " | ") + "]"
+		return bracketList(parts, " | ")
 	}
 	parts := make([]string, len(r.List))
 	for i, e := range r.List {
 		parts[i] = strconv.FormatInt(e.ID, 10) + ":" + formatKey(e.Key)
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	return bracketList(parts, " ")
 }
 
 func (listResult) parse(op *Op, r *Result, text string) error {
-	inner, ok := strings.CutPrefix(text, "[")
-	inner, ok2 := strings.CutSuffix(inner, "]")
-	if !ok || !ok2 {
+	inner, ok := bracketed(text)
+	if !ok {
 		return fmt.Errorf("list result %q: want [id:key ...]", clip(text))
 	}
 	if strings.TrimSpace(inner) == "" {

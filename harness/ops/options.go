@@ -73,6 +73,18 @@ func (s OptionSpecs) Lookup(name string) (OptionSpec, bool) {
 	return s[i], true
 }
 
+// With returns s with the options of more that s does not name yet
+// appended, in their order: the options of several parts, each once.
+func (s OptionSpecs) With(more OptionSpecs) OptionSpecs {
+	s = slices.Clip(s) // never write into the caller's spare capacity
+	for _, o := range more {
+		if _, dup := s.Lookup(o.Name); !dup {
+			s = append(s, o)
+		}
+	}
+	return s
+}
+
 // Parse validates options against the specs and returns every option's
 // value, defaults filled in. An unknown option, or a value the option does
 // not take, is refused in one line that lists what there is.

@@ -9,11 +9,7 @@ func Plainer(op Op) []Op {
 		return nil
 	}
 	var out []Op
-	for i := range s.Args {
-		a := &s.Args[i]
-		if !a.present(&op) {
-			continue
-		}
+	for a := range s.presentArgs(&op) {
 		if a.flag != nil {
 			if a.flag.get(&op) {
 				o := op
@@ -35,29 +31,13 @@ func Plainer(op Op) []Op {
 // binds) replaced by f(class, number); an object handle mapped to 0 becomes
 // the literal id -1, what an unbound handle resolves to.
 func RenumberHandles(op Op, f func(Class, int) int) Op {
-	s := Spec(op.Kind)
-	if s == nil {
-		return op
-	}
-	for i := range s.Args {
-		a := &s.Args[i]
-		if !a.present(&op) {
-			continue
+	eachUsedHandle(&op, func(c Class, h *int, ref *Ref) {
+		switch n := f(c, *h); {
+		case ref == nil || n > 0:
+			*h = n
+		default:
+			*ref = Ref{ID: -1}
 		}
-		switch {
-		case a.ref != nil:
-			if r := a.ref(&op); r.Handle > 0 {
-				if n := f(ClassObject, r.Handle); n > 0 {
-					r.Handle = n
-				} else {
-					*r = Ref{ID: -1}
-				}
-			}
-		case a.handle != 0:
-			if p := a.field.(handleHolder).handlePtr(&op); *p > 0 {
-				*p = f(a.handle, *p)
-			}
-		}
-	}
+	})
 	return op
 }

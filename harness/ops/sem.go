@@ -293,13 +293,12 @@ func (semValsResult) format(_ *Op, r *Result) string {
 	for i, v := range r.Sem.Vals {
 		parts[i] = strconv.FormatInt(v, 10)
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	return bracketList(parts, " ")
 }
 
 func (semValsResult) parse(_ *Op, r *Result, text string) error {
-	inner, ok := strings.CutPrefix(text, "[")
-	inner, ok2 := strings.CutSuffix(inner, "]")
-	if !ok || !ok2 {
+	inner, ok := bracketed(text)
+	if !ok {
 		return fmt.Errorf("getall result %q: want [v v ...]", clip(text))
 	}
 	for _, f := range strings.Fields(inner) {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -236,6 +237,18 @@ func (s *KindSpec) typed() bool { return len(s.Types) > 0 }
 
 // present reports whether argument a appears in op.
 func (a *Arg) present(op *Op) bool { return a.when == nil || a.when(op) }
+
+// presentArgs yields, in order, the arguments of s that appear in op (each
+// asked when reached, so a loop may change op as it goes).
+func (s *KindSpec) presentArgs(op *Op) iter.Seq[*Arg] {
+	return func(yield func(*Arg) bool) {
+		for i := range s.Args {
+			if a := &s.Args[i]; a.present(op) && !yield(a) {
+				return
+			}
+		}
+	}
+}
 
 // Syntax is the operation's text form for the help: the handle it binds,
 // its name and type words, every argument with the values it reads

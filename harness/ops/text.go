@@ -60,11 +60,7 @@ func FormatOp(op Op) string {
 		b.WriteByte(' ')
 		b.WriteString(op.Type.String())
 	}
-	for i := range s.Args {
-		a := &s.Args[i]
-		if !a.present(&op) {
-			continue
-		}
+	for a := range s.presentArgs(&op) {
 		switch {
 		case a.flag != nil:
 			if a.flag.get(&op) {
@@ -485,23 +481,26 @@ func (p *parser) handles(op Op) error {
 
 // UsedHandles calls f for every handle op refers to (not the one it binds).
 func UsedHandles(op Op, f func(Class, int)) {
+	eachUsedHandle(&op, func(c Class, h *int, _ *Ref) { f(c, *h) })
+}
+
+// eachUsedHandle calls f for every handle op refers to (not the one it
+// binds) with its class and where op holds its number; for an object
+// handle, ref is the reference that holds it (nil for the other classes).
+func eachUsedHandle(op *Op, f func(c Class, h *int, ref *Ref)) {
 	s := Spec(op.Kind)
 	if s == nil {
 		return
 	}
-	for i := range s.Args {
-		a := &s.Args[i]
-		if !a.present(&op) {
-			continue
-		}
+	for a := range s.presentArgs(op) {
 		switch {
 		case a.ref != nil:
-			if r := a.ref(&op); r.Handle > 0 {
-				f(ClassObject, r.Handle)
+			if r := a.ref(op); r.Handle > 0 {
+				f(ClassObject, &r.Handle, r)
 			}
 		case a.handle != 0:
-			if h := a.field.(handleHolder).handlePtr(&op); *h > 0 {
-				f(a.handle, *h)
+			if h := a.field.(handleHolder).handlePtr(op); *h > 0 {
+				f(a.handle, h, nil)
 			}
 		}
 	}

@@ -102,19 +102,31 @@ func (f VMAMapFlags) String() string {
 			parts = append(parts, n.name)
 		}
 	}
-	if len(parts) == 0 {
+	return nameList(parts)
+}
+
+// nameList writes names joined by commas, "-" for none: the text of a set
+// of flags, quirks or facts.
+func nameList(names []string) string {
+	if len(names) == 0 {
 		return "-"
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(names, ",")
+}
+
+// nameListItems returns the names of text written by nameList (none for
+// "-").
+func nameListItems(text string) []string {
+	if text == "-" {
+		return nil
+	}
+	return strings.Split(text, ",")
 }
 
 // ParseVMAMapFlags reads text written by VMAMapFlags.String.
 func ParseVMAMapFlags(s string) (VMAMapFlags, error) {
 	var f VMAMapFlags
-	if s == "-" {
-		return 0, nil
-	}
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range nameListItems(s) {
 		bit, ok := VMAMapFlags(0), false
 		for _, n := range mapFlagNames {
 			if n.name == part {
@@ -468,19 +480,13 @@ func (f VMAFlags) String() string {
 	if f>>len(VMAFlagNames) != 0 {
 		parts = append(parts, fmt.Sprintf("0x%x", uint64(f>>len(VMAFlagNames))<<len(VMAFlagNames)))
 	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ",")
+	return nameList(parts)
 }
 
 // ParseVMAFlags reads text written by VMAFlags.String.
 func ParseVMAFlags(s string) (VMAFlags, error) {
-	if s == "-" {
-		return 0, nil
-	}
 	var f VMAFlags
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range nameListItems(s) {
 		if rest, ok := strings.CutPrefix(part, "0x"); ok {
 			v, err := strconv.ParseUint(rest, 16, 64)
 			if err != nil || v&(1<<len(VMAFlagNames)-1) != 0 {
@@ -890,19 +896,13 @@ func (q VMAQuirks) String() string {
 			parts = append(parts, n)
 		}
 	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ",")
+	return nameList(parts)
 }
 
 // ParseVMAQuirks reads text written by VMAQuirks.String.
 func ParseVMAQuirks(s string) (VMAQuirks, error) {
 	var q VMAQuirks
-	if s == "-" {
-		return 0, nil
-	}
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range nameListItems(s) {
 		found := false
 		for i, n := range quirkNames {
 			if n == part {

@@ -266,7 +266,7 @@ func (layoutResult) format(_ *Op, r *Result) string {
 	for i, v := range r.Layout.VMAs {
 		parts[i] = FormatVMA(v)
 	}
-	return "[" + strings.Join(parts, " | ") + "] brk=" + formatBrk(r.Layout.Brk, r.Layout.BrkBytes)
+	return bracketList(parts, " | ") + " brk=" + formatBrk(r.Layout.Brk, r.Layout.BrkBytes)
 }
 
 func (layoutResult) parse(_ *Op, r *Result, text string) error {

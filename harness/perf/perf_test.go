@@ -9,20 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/perf"
-	"github.com/ipcfuzz/ipcfuzz/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
-
-func subject(t *testing.T, name string) complexity.Subject {
-	t.Helper()
-	s, err := sides.Open(context.Background(), name, sides.Options{InProcess: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Impl.Close() })
-	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
-}
 
 const listing = `subsystem shm
 h1 = get shm key=0x10 creat mode=0600 size=1
@@ -42,7 +34,7 @@ func TestJudgeMinimizeStore(t *testing.T) {
 	t.Parallel()
 	p, err := ops.ParsePatternString(listing)
 	require.NoError(t, err)
-	o := perf.Options{A: subject(t, "optimized"), B: subject(t, "naive"), Sizes: []int{8, 16, 32, 48}, Reps: 1, Threshold: perf.DefaultThreshold}
+	o := perf.Options{A: sidestest.Subject(t, "optimized"), B: sidestest.Subject(t, "naive"), Sizes: []int{8, 16, 32, 48}, Reps: 1, Threshold: perf.DefaultThreshold}
 	require.NoError(t, o.Check())
 	v, err := perf.Judge(context.Background(), o, p)
 	require.NoError(t, err)
@@ -85,8 +77,7 @@ func TestJudgeMinimizeStore(t *testing.T) {
 // operation before a later one.
 func TestCuts(t *testing.T) {
 	t.Parallel()
-	sc, err := ops.ParseString("subsystem shm\nh1 = get shm key=0x0 mode=0600 size=1\nh2 = get shm key=0x0 mode=0600 size=1\nlist shm\nrmid shm h1\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem shm\nh1 = get shm key=0x0 mode=0600 size=1\nh2 = get shm key=0x0 mode=0600 size=1\nlist shm\nrmid shm h1\n")
 	cuts := perf.Cuts("shm", sc.Ops(), 64)
 	require.NotEmpty(t, cuts)
 	seen := map[string]bool{}

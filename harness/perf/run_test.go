@@ -12,6 +12,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/perf"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -26,8 +27,7 @@ func TestRun(t *testing.T) {
 	pair, closeAll, err := sides.OpenPair(ctx, "optimized", "naive", "shm", equiv.Exact, sides.Options{InProcess: true})
 	require.NoError(t, err)
 	t.Cleanup(closeAll)
-	sc, err := ops.ParseString("subsystem shm\nget shm key=0x0 mode=0600 size=1\nget shm key=0x0 mode=0600 size=1\nget shm key=0x0 mode=0600 size=1\nlist shm\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem shm\nget shm key=0x0 mode=0600 size=1\nget shm key=0x0 mode=0600 size=1\nget shm key=0x0 mode=0600 size=1\nlist shm\n")
 	var report bytes.Buffer
 	o := perf.RunOptions{
 		Options: perf.Options{Sizes: []int{8, 16, 32, 48}, Reps: 1, Threshold: perf.DefaultThreshold,

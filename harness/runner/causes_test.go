@@ -11,9 +11,9 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // lowestLost is the optimized model with one bug: a msgrcv that searches
@@ -35,14 +35,21 @@ func (m lowestLost) Apply(op ops.Op) (ops.Result, error) {
 // (the optimized model on the other side does).
 func openLowestLost(t *testing.T) runner.Side {
 	t.Helper()
+	return openMutant(t, "lowest-lost", func(m ops.Model) ops.Model { return lowestLost{m} })
+}
+
+// openMutant opens, in this process, the optimized model with mutate's
+// bug, named name; it does not follow.
+func openMutant(t *testing.T, name string, mutate func(ops.Model) ops.Model) runner.Side {
+	t.Helper()
 	b, err := impls.Lookup("optimized")
 	require.NoError(t, err)
 	m, info, err := b.Start()
 	require.NoError(t, err)
 	info.Follows = false
-	l := ops.NewLocal(info, lowestLost{m})
+	l := ops.NewLocal(info, mutate(m))
 	t.Cleanup(func() { l.Close() })
-	return runner.Side{Name: "lowest-lost", Impl: l, Info: info}
+	return runner.Side{Name: name, Impl: l, Info: info}
 }
 
 // Findings whose shrunk scripts diverge at the same operation for the
@@ -51,17 +58,10 @@ func openLowestLost(t *testing.T) runner.Side {
 // finding file with its hits, and all of them under one cause whose hits
 // are theirs.
 func TestOneBugIsOneCause(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
 	p, err := runner.NewPair(context.Background(), openLowestLost(t), open(t, "optimized", false).side, "msg", equiv.Exact)
 	require.NoError(t, err)
 	require.True(t, p.B.Follows)
-	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir,
-	})
-	require.NoError(t, err)
+	res, dir := keepGoing(t, p, runner.Options{Checks: 400, Batch: 64})
 	require.Zero(t, res.Failures)
 	var sigs []string
 	for _, f := range res.Findings {
@@ -95,20 +95,11 @@ func TestOneBugIsOneCause(t *testing.T) {
 // keeps what chooses what an operation does and drops where, how much
 // and whether it waits.
 func TestCauseKey(t *testing.T) {
-	parse := func(lines ...string) []ops.Op {
-		var out []ops.Op
-		for _, l := range lines {
-			op, err := ops.ParseOp(l)
-			require.NoError(t, err)
-			out = append(out, op)
-		}
-		return out
-	}
-	script := parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 nowait")
+	script := opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 nowait")
 	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=100 type=-1 task=t1")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=100 type=-1 task=t1")
 	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("map w:0+2 rw-", "advise w:0+1 guard_install", "layout")
+	script = opstest.Lines(t, "map w:0+2 rw-", "advise w:0+1 guard_install", "layout")
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
 	require.Equal(t, "vma: advise guard_install", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
@@ -117,16 +108,16 @@ func TestCauseKey(t *testing.T) {
 
 	// A stat, a *ctl read or a semctl get only observes: the cause is the
 	// call before it; in the ids subsystem the type word is left out.
-	script = parse("h1 = get sem key=0x0 mode=0600 size=2", "semop sem h1 0:-1,1:0 task=t1", "semctl sem h1 getzcnt num=1")
+	script = opstest.Lines(t, "h1 = get sem key=0x0 mode=0600 size=2", "semop sem h1 0:-1,1:0 task=t1", "semctl sem h1 getzcnt num=1")
 	require.Equal(t, "sem: semop sem timeout=none", runner.CauseKey("sem", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgctl msg h1 stat")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgctl msg h1 stat")
 	require.Equal(t, "msg: get msg", runner.CauseKey("msg", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
-	script = parse("h1 = get shm key=0x0 mode=0600 size=1", "rmid shm h1", "list shm rows")
+	script = opstest.Lines(t, "h1 = get shm key=0x0 mode=0600 size=1", "rmid shm h1", "list shm rows")
 	require.Equal(t, "ids: rmid", runner.CauseKey("ids", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
 
 	// Where the sides differ only in which sleeper a call completed, the
 	// cause is the call the sleeper sleeps in.
-	script = parse("h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 task=t1", "msgsnd msg h1 type=1 size=1 fill=0 nowait")
+	script = opstest.Lines(t, "h1 = get msg key=0x0 mode=0600", "msgrcv msg h1 size=1 type=-3 task=t1", "msgsnd msg h1 type=1 size=1 fill=0 nowait")
 	outs := [2]ops.Outcome{{Results: make([]ops.Result, 3)}, {Results: make([]ops.Result, 3)}}
 	for i := range outs {
 		outs[i].Results[1].Blocked = true

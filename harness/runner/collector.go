@@ -281,9 +281,9 @@ func look(ctx context.Context, p *Pair, notes *[]string, what string, f func() (
 	case err != nil && ctx.Err() != nil:
 		return w, false, err
 	case err != nil:
-		*notes = append(*notes, what+": "+oneLine(err.Error()))
+		*notes = append(*notes, what+": "+OneLine(err.Error()))
 		if rerr := p.Restart(ctx, err); rerr != nil {
-			*notes = append(*notes, oneLine(rerr.Error()))
+			*notes = append(*notes, OneLine(rerr.Error()))
 		}
 		return w, false, nil
 	}
@@ -341,7 +341,7 @@ type stderrCarrier interface {
 // looks like. It returns the failure's signature ("" for an
 // infrastructure event).
 func (c *collector) failure(ctx context.Context, br *batchResult, f failure) (string, error) {
-	line := oneLine(f.err.Error())
+	line := OneLine(f.err.Error())
 	i := f.index - br.start
 	if infrastructure(f, line) {
 		c.event(br, f, line)
@@ -426,13 +426,13 @@ func (c *collector) record(f *corpus.Finding, stderr string, res Finding) {
 			c.records[len(c.res.Findings)] = f
 		}
 		if err != nil && path != "" && c.o.Progress != nil {
-			fmt.Fprintf(c.o.Progress, "ipcfuzz: %s is stored, its plugin's stderr not: %s\n", path, oneLine(err.Error()))
+			fmt.Fprintf(c.o.Progress, "ipcfuzz: %s is stored, its plugin's stderr not: %s\n", path, OneLine(err.Error()))
 		}
 	}
 	text := corpus.Render(f)
 	if err != nil && path == "" {
 		c.res.Unstored++
-		res.Text, res.StoreError = text, oneLine(err.Error())
+		res.Text, res.StoreError = text, OneLine(err.Error())
 		if c.o.Progress != nil {
 			fmt.Fprintf(c.o.Progress, "ipcfuzz: could not store a finding (it follows in full, and is kept in --json): %s\n", res.StoreError)
 		}
@@ -465,8 +465,9 @@ func (c *collector) finishRecords() {
 	}
 }
 
-// oneLine joins the non-blank lines of s with "; ".
-func oneLine(s string) string {
+// OneLine joins the non-blank lines of s with "; ": a multi-line error as
+// one line of a report.
+func OneLine(s string) string {
 	var parts []string
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {

@@ -9,7 +9,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // recorder is a sink that keeps every event, in order.
@@ -27,22 +26,13 @@ func (r *recorder) End(e runner.End)       { r.events = append(r.events, e) }
 // once, before the script that first showed it, and the end with the
 // result: what every output format is made from.
 func TestSinkIsToldEveryScript(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
-	a := openLowestLost(t)
-	a.Info.Version = "Linux 6.1.0-57-amd64"
-	b := open(t, "optimized", false).side
-	b.Info.Version = "Linux 6.18.44-fc"
+	a, b := knownSides(t)
 	entries, err := corpus.ParseKnown("msg.known", "msg/msgrcv/ok-ENOMSG  <6.10  -  the lowest type is not searched before 6.10\n")
 	require.NoError(t, err)
 	p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
 	require.NoError(t, err)
 	rec := &recorder{}
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)), Command: "the command", Engine: "rapid",
-		Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: t.TempDir(), Known: &corpus.Known{Entries: entries}, Sink: rec,
-	})
-	require.NoError(t, err)
+	res, _ := keepGoing(t, p, runner.Options{Command: "the command", Engine: "rapid", Checks: 400, Batch: 64, Known: &corpus.Known{Entries: entries}, Sink: rec})
 
 	require.Equal(t, runner.Start{Command: "the command", A: a.Name, B: b.Name, KernelA: "6.1.0-57-amd64", KernelB: "6.18.44-fc",
 		Subsystem: "msg", Relation: "exact", Engine: "rapid", Seed: 1, Checks: 400, KeepGoing: true}, rec.events[0])

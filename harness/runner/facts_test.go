@@ -8,6 +8,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
 )
@@ -38,8 +39,7 @@ func TestPairGivesEachSideTheOthersMachineFacts(t *testing.T) {
 		Config: ops.Config{Facts: facts},
 	}
 	model := runner.Side{Name: "optimized", Impl: localOptimized(t, ops.Info{Name: "optimized", Subsystems: []string{"vma"}})}
-	sc, err := ops.ParseString("subsystem vma\nmap w:0+1 rw-\nmap w:0+1 --x\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem vma\nmap w:0+1 rw-\nmap w:0+1 --x\n")
 	script := sc.Ops()
 	p, err := runner.NewPair(context.Background(), model, machine, "vma", equiv.Exact)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 )
 
@@ -16,8 +17,7 @@ import (
 // following each side's way, agrees with both; a divergence when it does
 // not.
 func TestJudgeTellsRacesFromDivergences(t *testing.T) {
-	sc, err := ops.ParseString("subsystem msg\nh1 = get msg key=0x0 mode=0600\n")
-	require.NoError(t, err)
+	sc := opstest.Script(t, "subsystem msg\nh1 = get msg key=0x0 mode=0600\n")
 	script := sc.Ops()
 	a := open(t, "naive", false).side
 	eperm := runner.Side{Name: "eperm", Impl: ops.NewLocal(ops.Info{Name: "eperm"}, copycat{})}

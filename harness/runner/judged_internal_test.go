@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 )
 
 // Where the sides first differ at a race the judge allows (which blocked
@@ -16,16 +17,7 @@ import (
 // allowed there is none; where the judge's step shows no difference
 // between the sides, or under ids-renamed, the first difference stands.
 func TestJudgedDivergence(t *testing.T) {
-	parse := func(lines ...string) []ops.Op {
-		var out []ops.Op
-		for _, l := range lines {
-			op, err := ops.ParseOp(l)
-			require.NoError(t, err)
-			out = append(out, op)
-		}
-		return out
-	}
-	script := parse("h1 = get msg key=0x0 mode=0600",
+	script := opstest.Lines(t, "h1 = get msg key=0x0 mode=0600",
 		"msgsnd msg h1 type=1 size=1 fill=0 task=t1",
 		"msgrcv msg h1 size=1 type=0 nowait",
 		"msgrcv msg h1 size=0 type=-3 nowait")

@@ -15,6 +15,42 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
+// knownSides opens the sides the known-difference tests compare: the
+// mutant whose msgrcv with type<0 finds nothing, said to run 6.1, as A and
+// the optimized model, said to run 6.18, as B.
+func knownSides(t *testing.T) (a, b runner.Side) {
+	t.Helper()
+	a = openLowestLost(t)
+	a.Info.Version = "Linux 6.1.0-57-amd64"
+	b = open(t, "optimized", false).side
+	b.Info.Version = "Linux 6.18.44-fc"
+	return a, b
+}
+
+// runKnown compares a and b on msg's scripts (keepGoing, 400 checks) with
+// the known differences known (nil: none); it returns the result and the
+// corpus directory.
+func runKnown(t *testing.T, a, b runner.Side, known *corpus.Known) (*runner.Result, string) {
+	t.Helper()
+	p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
+	require.NoError(t, err)
+	return keepGoing(t, p, runner.Options{Checks: 400, Batch: 64, Known: known})
+}
+
+// keepGoing runs p on its subsystem's rapid scripts from seed 1, keeping
+// going, into a corpus directory of its own, with the other options of o
+// (checks, batch, known differences, sink); it returns the result and the
+// directory.
+func keepGoing(t *testing.T, p *runner.Pair, o runner.Options) (*runner.Result, string) {
+	t.Helper()
+	sub, err := props.Lookup(p.Subsystem)
+	require.NoError(t, err)
+	o.Pairs, o.Source, o.Seed, o.KeepGoing, o.Corpus = []*runner.Pair{p}, runner.Seeded(sub.RapidScripts(p.Relation)), 1, true, t.TempDir()
+	res, err := runner.Run(context.Background(), o)
+	require.NoError(t, err)
+	return res, o.Corpus
+}
+
 // A divergence a known entry explains (its pattern matches the signature,
 // and one side's release is in its range, the other's not) is reported
 // apart, with its hits, and is neither a finding nor a divergence; an
@@ -24,21 +60,9 @@ import (
 // model): the entry, written with the kernel in its range as side B
 // (ok-ENOMSG), explains the mirrored signature ENOMSG-ok.
 func TestKnownDifferencesAreReportedApart(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
-	a := openLowestLost(t)
-	a.Info.Version = "Linux 6.1.0-57-amd64"
-	b := open(t, "optimized", false).side
-	b.Info.Version = "Linux 6.18.44-fc"
+	a, b := knownSides(t)
 	run := func(known *corpus.Known) (*runner.Result, string) {
-		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
-		require.NoError(t, err)
-		dir := t.TempDir()
-		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: dir, Known: known,
-		})
-		require.NoError(t, err)
+		res, dir := runKnown(t, a, b, known)
 		require.Equal(t, "6.1.0-57-amd64", res.KernelA)
 		require.Equal(t, "6.18.44-fc", res.KernelB)
 		return res, dir
@@ -92,20 +116,9 @@ func TestKnownDifferencesAreReportedApart(t *testing.T) {
 // searches for the lowest type ("msg: msgrcv msg type<0"), and an entry
 // naming another call explains nothing and is stale.
 func TestKnownCauseExplainsEverySignatureOfOneCall(t *testing.T) {
-	sub, err := props.Lookup("msg")
-	require.NoError(t, err)
-	a := openLowestLost(t)
-	a.Info.Version = "Linux 6.1.0-57-amd64"
-	b := open(t, "optimized", false).side
-	b.Info.Version = "Linux 6.18.44-fc"
+	a, b := knownSides(t)
 	run := func(known *corpus.Known) *runner.Result {
-		p, err := runner.NewPair(context.Background(), a, b, "msg", equiv.Exact)
-		require.NoError(t, err)
-		res, err := runner.Run(context.Background(), runner.Options{
-			Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-			Seed: 1, Checks: 400, Batch: 64, KeepGoing: true, Corpus: t.TempDir(), Known: known,
-		})
-		require.NoError(t, err)
+		res, _ := runKnown(t, a, b, known)
 		return res
 	}
 	plain := run(nil)

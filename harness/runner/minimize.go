@@ -196,10 +196,10 @@ func (r *shrinkRun) skip(ctx context.Context, err error, what string) error {
 	if what == "" {
 		what = "a batch of candidates"
 	}
-	r.skipped = append(r.skipped, fmt.Sprintf("%s: %s", what, oneLine(err.Error())))
+	r.skipped = append(r.skipped, fmt.Sprintf("%s: %s", what, OneLine(err.Error())))
 	if rerr := r.p.Restart(ctx, err); rerr != nil {
 		r.cut = true
-		r.skipped = append(r.skipped, oneLine(rerr.Error()))
+		r.skipped = append(r.skipped, OneLine(rerr.Error()))
 		return fmt.Errorf("%w: %v", errCutShort, rerr)
 	}
 	if len(r.skipped) >= MaxShrinkSkips {
@@ -226,9 +226,9 @@ func (r *shrinkRun) rerun(ctx context.Context, script []ops.Op) (Verdict, error)
 	default:
 		return v, err
 	}
-	r.skipped = append(r.skipped, fmt.Sprintf("the last run of the shrunk script (its results are those the shrink saw): %s", oneLine(err.Error())))
+	r.skipped = append(r.skipped, fmt.Sprintf("the last run of the shrunk script (its results are those the shrink saw): %s", OneLine(err.Error())))
 	if rerr := r.p.Restart(ctx, err); rerr != nil {
-		r.skipped = append(r.skipped, oneLine(rerr.Error()))
+		r.skipped = append(r.skipped, OneLine(rerr.Error()))
 	}
 	return seen, nil
 }

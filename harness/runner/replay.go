@@ -135,22 +135,13 @@ func (p *Pair) Replay(ctx context.Context, steps StepReader, o ReplayOptions) (i
 		_ = readErr() // steps is not read after Replay returns
 	}()
 	r := &replayed{pair: p, cmp: equiv.NewComparer(p.Relation), table: newTableKeeper(o.FullTable, o.Context), a: p.A.Name, b: p.B.Name}
-	first, ok := <-in
-	if !ok {
-		if err := readErr(); err != nil {
-			return 0, err
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		first = &chunk{last: true} // no steps: the initial states compare
+	first, err := firstChunk(ctx, in, readErr)
+	if err != nil {
+		return 0, err
 	}
 	if first.last {
 		// The whole script in one call per side, as the fuzzing loop
-		// runs it, unless reading it failed after the steps read.
-		if err := readErr(); err != nil {
-			return 0, err
-		}
+		// runs it.
 		outA, outB, _, errA, errB := p.exec(ctx, [][]ops.Op{first.ops})
 		if err := sideErrors(errA, errB); err != nil {
 			return 0, err
@@ -180,7 +171,6 @@ func (p *Pair) Replay(ctx context.Context, steps StepReader, o ReplayOptions) (i
 			}
 		}
 	}()
-	var err error
 	for c := first; c != nil; c = <-in {
 		var ra, rb []ops.Result
 		if ra, rb, err = p.applyChunk(ctx, c); err != nil {

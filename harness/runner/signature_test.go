@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 )
 
@@ -16,12 +17,7 @@ import (
 // layout step or in the final state is one; an errno divergence keeps its
 // classes.
 func TestSignatureNamesWhatDiffersInALayout(t *testing.T) {
-	var script []ops.Op
-	for _, line := range []string{"map h:0+1 r--", "layout"} {
-		op, err := ops.ParseOp(line)
-		require.NoError(t, err)
-		script = append(script, op)
-	}
+	script := opstest.Lines(t, "map h:0+1 r--", "layout")
 	state := func(line string) ops.VMAState {
 		s, err := ops.ParseVMAState("brk=0\n" + line + "\n")
 		require.NoError(t, err)
@@ -51,20 +47,11 @@ func TestSignatureNamesWhatDiffersInALayout(t *testing.T) {
 // step shows it, the final listing differs, or the invariant it breaks
 // caught it first; another listing difference names its column.
 func TestSignatureNamesADuplicatedRow(t *testing.T) {
-	parse := func(lines ...string) []ops.Op {
-		var out []ops.Op
-		for _, l := range lines {
-			op, err := ops.ParseOp(l)
-			require.NoError(t, err)
-			out = append(out, op)
-		}
-		return out
-	}
 	row := func(id, nattch int64) ops.Row {
 		return ops.Row{Key: 0, ID: id, Mode: 0o600, Size: 4096, Nattch: nattch}
 	}
 	once, twice := []ops.Row{row(0, 0)}, []ops.Row{row(0, 0), row(0, 0)}
-	step := parse("h1 = get shm key=0x0 size=4096 mode=0600", "list shm rows")
+	step := opstest.Lines(t, "h1 = get shm key=0x0 size=4096 mode=0600", "list shm rows")
 	outcome := func(rows []ops.Row) ops.Outcome {
 		var s ops.Snapshot
 		s.Rows[ops.Shm] = rows

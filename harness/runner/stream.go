@@ -83,6 +83,30 @@ func chunks(ctx context.Context, r StepReader, size int) (<-chan *chunk, func() 
 	return ch, func() error { <-done; return err }
 }
 
+// firstChunk waits for the first chunk of in (from chunks, whose wait is
+// readErr): an empty last chunk where the script has no steps (the initial
+// states compare). A first chunk that is the last is returned only where
+// reading ended without an error: the whole script then runs in one call
+// per side.
+func firstChunk(ctx context.Context, in <-chan *chunk, readErr func() error) (*chunk, error) {
+	first, ok := <-in
+	if !ok {
+		if err := readErr(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		first = &chunk{last: true}
+	}
+	if first.last {
+		if err := readErr(); err != nil {
+			return nil, err
+		}
+	}
+	return first, nil
+}
+
 // applyChunk applies one chunk's operations on both sides, a follower
 // following the other side's results.
 func (p *Pair) applyChunk(ctx context.Context, c *chunk) (ra, rb []ops.Result, err error) {
@@ -146,20 +170,11 @@ func RunSteps(ctx context.Context, steps StepReader, s Side, size int, each func
 		}
 		return nil
 	}
-	first, ok := <-in
-	if !ok {
-		if err := readErr(); err != nil {
-			return 0, err
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		first = &chunk{last: true}
+	first, err := firstChunk(ctx, in, readErr)
+	if err != nil {
+		return 0, err
 	}
 	if first.last {
-		if err := readErr(); err != nil {
-			return 0, err
-		}
 		out, err := execSide(ctx, s, [][]ops.Op{first.ops}, nil)
 		if err != nil {
 			return 0, err

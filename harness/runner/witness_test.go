@@ -12,8 +12,6 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
-	"github.com/ipcfuzz/ipcfuzz/impls"
-	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // rmidKept is the optimized model with one bug that no step of its own
@@ -34,25 +32,10 @@ func (m rmidKept) Apply(op ops.Op) (ops.Result, error) {
 // so that the finding (and its C reproducer, which checks steps) tells
 // them apart, and its cause is the call before the observation.
 func TestFinalDivergenceGetsAWitnessStep(t *testing.T) {
-	b, err := impls.Lookup("optimized")
-	require.NoError(t, err)
-	m, info, err := b.Start()
-	require.NoError(t, err)
-	info.Follows = false
-	l := ops.NewLocal(info, rmidKept{m})
-	t.Cleanup(func() { l.Close() })
-	mutant := runner.Side{Name: "rmid-kept", Impl: l, Info: info}
-
-	sub, err := props.Lookup("ids")
-	require.NoError(t, err)
+	mutant := openMutant(t, "rmid-kept", func(m ops.Model) ops.Model { return rmidKept{m} })
 	p, err := runner.NewPair(context.Background(), open(t, "optimized", false).side, mutant, "ids", equiv.Exact)
 	require.NoError(t, err)
-	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)),
-		Seed: 1, Checks: 200, Batch: 32, KeepGoing: true, Corpus: dir,
-	})
-	require.NoError(t, err)
+	res, _ := keepGoing(t, p, runner.Options{Checks: 200, Batch: 32})
 	require.Zero(t, res.Failures)
 	witnessed := 0
 	for _, f := range res.Findings {

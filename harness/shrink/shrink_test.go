@@ -7,17 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 )
 
-func parse(t *testing.T, text string) []ops.Op {
-	t.Helper()
-	sc, err := ops.ParseString(text)
-	require.NoError(t, err)
-	return sc.Ops()
-}
-
 func TestRenumber(t *testing.T) {
-	in := parse(t, `subsystem shm
+	in := opstest.Ops(t, `subsystem shm
 h4 = get shm key=0x0 mode=0600 size=1
 h7 = get msg key=0x0 mode=0600
 h9 = get msg key=0x0 mode=0600
@@ -47,7 +41,7 @@ rmid shm id=-1
 // A removal that would leave an attachment handle unbound is not tried: the
 // script it would make has no text.
 func TestRemovalsKeepHandlesBound(t *testing.T) {
-	s := parse(t, `subsystem shm
+	s := opstest.Ops(t, `subsystem shm
 h1 = get shm key=0x0 mode=0600 size=1
 a1 = shmat shm h1
 shmdt shm a1
@@ -61,7 +55,7 @@ shmdt shm a1
 // The shrinker finds the smallest script a deterministic oracle still fails
 // on, lowers literal values, and asks in batches.
 func TestMinimize(t *testing.T) {
-	script := parse(t, `subsystem ids
+	script := opstest.Ops(t, `subsystem ids
 h1 = get msg key=0x1 creat mode=0644
 h2 = get msg key=0x0 mode=0600
 stat msg h2
@@ -113,7 +107,7 @@ list sem
 // stat's handle is bound by the get with key 0x1, or by the one with key
 // 0x2 while that with key 0x1 runs too).
 func TestBindingMovesToAnEarlierGet(t *testing.T) {
-	s := parse(t, `subsystem ids
+	s := opstest.Ops(t, `subsystem ids
 get msg key=0x1 mode=0600
 list msg
 h1 = get msg key=0x2 mode=0600
@@ -161,7 +155,7 @@ func TestAdvicesShrinkToOne(t *testing.T) {
 	}
 	var got []string
 	for _, advice := range []string{"willneed", "pageout", "dontdump"} {
-		script := parse(t, "subsystem vma\nmap w:0+4 rw-\nseal w:0+4\nadvise w:0+4 "+advice+"\n")
+		script := opstest.Ops(t, "subsystem vma\nmap w:0+4 rw-\nseal w:0+4\nadvise w:0+4 "+advice+"\n")
 		min, err := Minimize(context.Background(), script, oracle)
 		require.NoError(t, err)
 		got = append(got, ops.Format(ops.NewScript("vma", min)))

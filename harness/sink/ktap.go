@@ -79,7 +79,7 @@ func (k *ktap) test(c testCase) {
 	}
 	k.out.printf("%s %d %s", result, k.n, ktapName(c.name))
 	if c.status == skipped {
-		k.out.printf(" # SKIP %s", strings.ReplaceAll(oneLine(c.skip), "#", ""))
+		k.out.printf(" # SKIP %s", strings.ReplaceAll(runner.OneLine(c.skip), "#", ""))
 	}
 	k.out.print("\n")
 }

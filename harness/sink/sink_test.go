@@ -132,9 +132,7 @@ func TestKTAPCompare(t *testing.T) {
 	require.Contains(t, out, "\nok 3 msg/space/heap-label # SKIP known difference: 6.1  labels the heap (<6.2; commit abc123)\n")
 	require.True(t, strings.HasSuffix(out, "\nok 4 compare\n"), out)
 
-	k := testkit.ParseKTAP(t, testkit.KunitParser(t), out)
-	require.Equal(t, "FAILURE", k.Status)
-	require.Equal(t, [5]int{1, 2, 0, 1, 0}, [5]int{k.Passed, k.Failed, k.Crashed, k.Skipped, k.Errors}, "%+v", k)
+	k := testkit.RequireKTAP(t, testkit.KunitParser(t), out, "FAILURE", [5]int{1, 2, 0, 1, 0})
 	require.Equal(t, "msg/plugin-failure/kernel/crashed", k.Tests[1].Name)
 }
 
@@ -158,9 +156,7 @@ func TestKTAPRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, _ := render(t, "ktap", func(s runner.Sink) { tellCompare(s, c.end) })
-			k := testkit.ParseKTAP(t, dir, out)
-			require.Equal(t, c.status, k.Status, out)
-			require.Equal(t, c.counts, [5]int{k.Passed, k.Failed, k.Crashed, k.Skipped, k.Errors}, "%+v\n%s", k, out)
+			testkit.RequireKTAP(t, dir, out, c.status, c.counts)
 		})
 	}
 }
@@ -174,9 +170,7 @@ func TestKTAPReplay(t *testing.T) {
 	require.Contains(t, out, "# > Subtest: not a header\n")
 	require.Contains(t, out, "\nnot ok 2 b__2.ops\n")
 	require.True(t, strings.HasSuffix(out, "\nok 3 c.ops # SKIP not run: the replay was interrupted\n"), out)
-	k := testkit.ParseKTAP(t, testkit.KunitParser(t), out)
-	require.Equal(t, "FAILURE", k.Status)
-	require.Equal(t, [5]int{1, 1, 0, 1, 0}, [5]int{k.Passed, k.Failed, k.Crashed, k.Skipped, k.Errors}, "%+v", k)
+	testkit.RequireKTAP(t, testkit.KunitParser(t), out, "FAILURE", [5]int{1, 1, 0, 1, 0})
 }
 
 // JUnit holds the same tests as KTAP, in one document.

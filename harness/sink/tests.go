@@ -58,7 +58,7 @@ func compareCases(start runner.Start, e runner.End, texts map[string]string) []t
 	switch {
 	case e.Err != nil:
 		run.status = failed
-		run.diag = append(run.diag, "stopped: "+oneLine(e.Err.Error()))
+		run.diag = append(run.diag, "stopped: "+runner.OneLine(e.Err.Error()))
 	case res.Infrastructure > 0:
 		run.status = failed
 	case res.Interrupted:
@@ -82,7 +82,7 @@ func replayCase(s runner.Script) testCase {
 func notRun(file string, e runner.End) testCase {
 	why := "not run: the replay was interrupted"
 	if e.Err != nil {
-		why = "not run: " + oneLine(e.Err.Error())
+		why = "not run: " + runner.OneLine(e.Err.Error())
 	}
 	return testCase{name: file, status: skipped, skip: why}
 }
@@ -94,15 +94,4 @@ func lines(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
-}
-
-// oneLine joins the non-blank lines of s with "; ".
-func oneLine(s string) string {
-	var parts []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, "; ")
 }

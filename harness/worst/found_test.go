@@ -20,9 +20,7 @@ func TestRemeasureWrite(t *testing.T) {
 	t.Parallel()
 	p, err := ops.ParsePatternString("subsystem shm\nrepeat n {\nget shm key=0x0 mode=0600 size=1\n}\nmeasure\nlist shm\n")
 	require.NoError(t, err)
-	o := options(t, "shm", "naive", "", 1)
-	b := subject(t, "optimized")
-	o.B = &b
+	o := naiveVsOptimized(t, "shm", "", 1)
 	f, err := worst.Remeasure(context.Background(), o, p, []int{16, 32, 64, 128})
 	require.NoError(t, err)
 	require.Equal(t, worst.Name("shm", "naive", p), f.Name)

@@ -1,14 +1,12 @@
 package worst_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/harness/worst"
 )
 
 // A VMA pattern grows the address space with $i pages, and the search
@@ -19,13 +17,9 @@ func TestSearchGrowsTheAddressSpace(t *testing.T) {
 	t.Parallel()
 	// Seed 1 (seed 2 until restore's ranges reached into the neighbour:
 	// its search now ends on a pattern without $i, as seeds 3's does).
-	o := options(t, "vma", "naive", "nodes", 1)
-	b := subject(t, "optimized")
-	o.B, o.Sizes, o.Candidates = &b, []int{128, 256, 512}, 300
-	res, err := worst.Search(context.Background(), o)
-	require.NoError(t, err)
-	require.True(t, res.Found)
-	text := ops.FormatPattern(res.Best.Pattern)
+	o := naiveVsOptimized(t, "vma", "nodes", 1)
+	o.Sizes, o.Candidates = []int{128, 256, 512}, 300
+	res, text := mustFind(t, o)
 	require.Contains(t, text, "$i", text)
 	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.6, "%s\n%s", text, res.Best.Score.Fit)
 	// naive's nodes per operation grow about linearly, optimized's hardly.
@@ -41,13 +35,9 @@ func TestSearchFindsTheFullQueue(t *testing.T) {
 	t.Parallel()
 	// Seed 2: with fork_task drawn in msg, seed 1's search ends on a
 	// pattern one of whose senders optimized wakes (it fits).
-	o := options(t, "msg", "naive", "wakeups", 2)
-	b := subject(t, "optimized")
-	o.B, o.Sizes, o.Candidates = &b, []int{16, 32, 64}, 600
-	res, err := worst.Search(context.Background(), o)
-	require.NoError(t, err)
-	require.True(t, res.Found)
-	text := ops.FormatPattern(res.Best.Pattern)
+	o := naiveVsOptimized(t, "msg", "wakeups", 2)
+	o.Sizes, o.Candidates = []int{16, 32, 64}, 600
+	res, text := mustFind(t, o)
 	require.Contains(t, text, "task=t$i", text)
 	require.Regexp(t, `msgsnd msg h1 .*task=t\$i`, text)
 	// The measured operation wakes the sleepers: a receive, or an IPC_SET

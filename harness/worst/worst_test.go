@@ -8,22 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/worst"
 	"github.com/ipcfuzz/ipcfuzz/props"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
-	"github.com/ipcfuzz/ipcfuzz/sides"
+	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
-
-func subject(t *testing.T, name string) complexity.Subject {
-	t.Helper()
-	s, err := sides.Open(context.Background(), name, sides.Options{InProcess: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Impl.Close() })
-	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
-}
 
 func options(t *testing.T, sub, a, metric string, seed uint64) worst.Options {
 	t.Helper()
@@ -34,9 +25,29 @@ func options(t *testing.T, sub, a, metric string, seed uint64) worst.Options {
 		Draw: func(seed uint64) []ops.Op {
 			return s.Draw(engine.RandSource{Rng: rand.New(rand.NewSource(int64(seed >> 1)))}, equiv.Exact)
 		},
-		A: subject(t, a), Metric: metric, Sizes: []int{8, 16, 32, 64}, Reps: 1,
+		A: sidestest.Subject(t, a), Metric: metric, Sizes: []int{8, 16, 32, 64}, Reps: 1,
 		Candidates: 60, Budget: 10 * time.Minute, Seed: seed,
 	}
+}
+
+// naiveVsOptimized is options of the naive model measured against the
+// optimized one (B).
+func naiveVsOptimized(t *testing.T, sub, metric string, seed uint64) worst.Options {
+	t.Helper()
+	o := options(t, sub, "naive", metric, seed)
+	b := sidestest.Subject(t, "optimized")
+	o.B = &b
+	return o
+}
+
+// mustFind searches with o and requires that the search found a pattern;
+// it returns the result and the found pattern's text.
+func mustFind(t *testing.T, o worst.Options) (*worst.Result, string) {
+	t.Helper()
+	res, err := worst.Search(context.Background(), o)
+	require.NoError(t, err)
+	require.True(t, res.Found)
+	return res, ops.FormatPattern(res.Best.Pattern)
 }
 
 // The same seed gives the same pattern and the same score for a model's
@@ -45,13 +56,10 @@ func TestSearchIsDeterministic(t *testing.T) {
 	t.Parallel()
 	var found []string
 	for range 2 {
-		o := options(t, "shm", "naive", "probes", 7)
-		res, err := worst.Search(context.Background(), o)
-		require.NoError(t, err)
-		require.True(t, res.Found)
+		res, text := mustFind(t, options(t, "shm", "naive", "probes", 7))
 		require.False(t, res.CutShort)
 		require.GreaterOrEqual(t, res.Evaluated, 60)
-		found = append(found, ops.FormatPattern(res.Best.Pattern)+res.Best.Score.Fit.String())
+		found = append(found, text+res.Best.Score.Fit.String())
 	}
 	require.Equal(t, found[0], found[1])
 }
@@ -61,13 +69,10 @@ func TestSearchIsDeterministic(t *testing.T) {
 func TestScoreOfFoundPatternReproduces(t *testing.T) {
 	t.Parallel()
 	o := options(t, "ids", "naive", "", 3)
-	res, err := worst.Search(context.Background(), o)
-	require.NoError(t, err)
-	require.True(t, res.Found)
+	res, text := mustFind(t, o)
 	again, err := worst.Measure(context.Background(), o, res.Best.Pattern)
 	require.NoError(t, err)
 	require.Equal(t, res.Best.Score.Fit, again.Fit)
-	text := ops.FormatPattern(res.Best.Pattern)
 	p, err := ops.ParsePatternString(text)
 	require.NoError(t, err, text)
 	require.Equal(t, text, ops.FormatPattern(p))

@@ -3,10 +3,9 @@
 package kernel
 
 import (
-	"bytes"
+	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // A sleeper workload larger than the host allows is refused in one line
@@ -97,26 +97,11 @@ func threadsAsleepIn(wchan string) []string {
 // childrenAsleepIn lists the child processes of this process (or of any
 // of its threads) whose wchan is wchan; "" lists every child.
 func childrenAsleepIn(wchan string) []string {
-	ents, _ := os.ReadDir("/proc")
 	var out []string
-	self := strconv.Itoa(os.Getpid())
-	for _, e := range ents {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[1] != self {
-			continue
-		}
-		w, _ := os.ReadFile("/proc/" + e.Name() + "/wchan")
+	for _, p := range testkit.Children(os.Getpid()) {
+		w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID))
 		if wchan == "" || string(w) == wchan {
-			out = append(out, e.Name())
+			out = append(out, strconv.Itoa(p.PID))
 		}
 	}
 	return out

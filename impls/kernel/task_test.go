@@ -19,52 +19,28 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // taskProcesses lists the live (not zombie) task processes whose parent is
 // ppid (any parent if ppid is 0): the tasks of every model, and their
 // spares.
 func taskProcesses(t testing.TB, ppid int) []int {
-	ents, err := os.ReadDir("/proc")
+	procs, err := testkit.Procs()
 	require.NoError(t, err)
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if alive, parent, isTask := procInfo(pid); alive && isTask && (ppid == 0 || parent == ppid) {
-			out = append(out, pid)
+	for _, p := range procs {
+		if liveTask(p.PID) && (ppid == 0 || p.PPID == ppid) {
+			out = append(out, p.PID)
 		}
 	}
 	return out
 }
 
-// procInfo reads whether pid is alive (not a zombie), its parent, and
-// whether it is a task process (by its argv[0]).
-func procInfo(pid int) (alive bool, ppid int, isTask bool) {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false, 0, false
-	}
-	isTask = strings.HasPrefix(string(cmdline), "ipcfuzz-task")
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false, 0, isTask
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		v = strings.TrimSpace(v)
-		switch k {
-		case "State":
-			alive = !strings.HasPrefix(v, "Z") && !strings.HasPrefix(v, "X")
-		case "PPid":
-			ppid, _ = strconv.Atoi(v)
-		}
-	}
-	return alive, ppid, isTask
+// liveTask reports whether pid is alive (not a zombie) and a task process
+// (by its argv[0]).
+func liveTask(pid int) bool {
+	return testkit.Running(pid) && strings.HasPrefix(testkit.Cmdline(pid), "ipcfuzz-task")
 }
 
 func startTasks(t testing.TB, m *Model) {
@@ -239,7 +215,7 @@ func testTasksDieWithKilledHost(t *testing.T, mode string) {
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var left []int
 		for _, p := range tasks {
-			if alive, _, isTask := procInfo(p); alive && isTask {
+			if liveTask(p) {
 				left = append(left, p)
 			}
 		}
@@ -282,7 +258,7 @@ func TestTasksOutliveJobControlSignals(t *testing.T) {
 	pids := modelTasks(m)
 	require.Len(t, pids, ops.MaxTask)
 	for _, pid := range pids {
-		ign := sigIgn(t, pid)
+		ign := testkit.SigIgn(t, pid)
 		for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGPIPE, unix.SIGTERM} {
 			require.NotZero(t, ign&(1<<(sig-1)), "task %d does not ignore %v", pid, sig)
 			require.NoError(t, unix.Kill(pid, sig))
@@ -293,20 +269,4 @@ func TestTasksOutliveJobControlSignals(t *testing.T) {
 		require.Equal(t, ops.OK, r.Err, "t%d after the signals", n)
 	}
 	require.Equal(t, pids, modelTasks(m), "the same processes still serve the tasks")
-}
-
-// sigIgn is the set of signals process pid ignores (SigIgn of its status).
-func sigIgn(t *testing.T, pid int) uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			require.NoError(t, err)
-			return mask
-		}
-	}
-	t.Fatalf("no SigIgn in /proc/%d/status", pid)
-	return 0
 }

@@ -22,60 +22,54 @@ func sleep(t *testing.T, a *Array, task int, sops ...Sop) {
 
 // Calls the caller should not make are refused without any change.
 func TestSemopRefusals(t *testing.T) {
-	for _, st := range structures {
-		t.Run(st.String(), func(t *testing.T) {
-			a := NewArray(2, Options{Structure: st})
-			sleep(t, a, 1, s(0, -1))
-			before := a.Evaluations()
-			for _, tc := range []struct {
-				task int
-				sops []Sop
-				want ops.Errno
-			}{
-				{2, nil, ops.EINVAL},
-				{2, []Sop{un(s(2, 1))}, efbig},
-				{2, []Sop{s(0, 1), s(65535, 1)}, efbig},
-				{1, []Sop{s(0, 1)}, ops.EBUSY},
-			} {
-				err, blocked, done := a.Semop(pidOf(tc.task), tc.task, tc.sops)
-				require.Equal(t, tc.want, err, "%v", tc.sops)
-				require.False(t, blocked)
-				require.Empty(t, done)
-			}
-			require.Equal(t, before, a.Evaluations())
-			require.Equal(t, []int{0, 0}, a.GetAll())
-			require.False(t, a.HasUndo(pidOf(2)))
-			require.Equal(t, []Completion{c(1, ops.EIDRM)}, a.Rmid())
-			err, _, _ := a.Semop(pidOf(2), 2, []Sop{s(0, 1)})
-			require.Equal(t, ops.EIDRM, err)
-			a.EnsureUndo(pidOf(2))
-			require.False(t, a.HasUndo(pidOf(2)))
-			require.Nil(t, a.SetVal(pidOf(2), 0, 1))
-			require.Nil(t, a.Rmid())
-			require.True(t, a.Removed())
-		})
-	}
+	eachStructure(t, 2, func(t *testing.T, a *Array) {
+		sleep(t, a, 1, s(0, -1))
+		before := a.Evaluations()
+		for _, tc := range []struct {
+			task int
+			sops []Sop
+			want ops.Errno
+		}{
+			{2, nil, ops.EINVAL},
+			{2, []Sop{un(s(2, 1))}, efbig},
+			{2, []Sop{s(0, 1), s(65535, 1)}, efbig},
+			{1, []Sop{s(0, 1)}, ops.EBUSY},
+		} {
+			err, blocked, done := a.Semop(pidOf(tc.task), tc.task, tc.sops)
+			require.Equal(t, tc.want, err, "%v", tc.sops)
+			require.False(t, blocked)
+			require.Empty(t, done)
+		}
+		require.Equal(t, before, a.Evaluations())
+		require.Equal(t, []int{0, 0}, a.GetAll())
+		require.False(t, a.HasUndo(pidOf(2)))
+		require.Equal(t, []Completion{c(1, ops.EIDRM)}, a.Rmid())
+		err, _, _ := a.Semop(pidOf(2), 2, []Sop{s(0, 1)})
+		require.Equal(t, ops.EIDRM, err)
+		a.EnsureUndo(pidOf(2))
+		require.False(t, a.HasUndo(pidOf(2)))
+		require.Nil(t, a.SetVal(pidOf(2), 0, 1))
+		require.Nil(t, a.Rmid())
+		require.True(t, a.Removed())
+	})
 }
 
 func TestInterruptAndTimeout(t *testing.T) {
-	for _, st := range structures {
-		t.Run(st.String(), func(t *testing.T) {
-			a := NewArray(1, Options{Structure: st})
-			_, ok := a.Interrupt(1)
-			require.False(t, ok)
-			sleep(t, a, 1, s(0, -1))
-			sleep(t, a, 2, s(0, 0), s(0, -1))
-			require.True(t, a.Pending(1))
-			got, ok := a.Timeout(1)
-			require.True(t, ok)
-			require.Equal(t, c(1, ops.EAGAIN), got)
-			got, ok = a.Interrupt(2)
-			require.True(t, ok)
-			require.Equal(t, c(2, ops.EINTR), got)
-			require.Empty(t, a.PendingTasks())
-			require.False(t, a.Otime())
-		})
-	}
+	eachStructure(t, 1, func(t *testing.T, a *Array) {
+		_, ok := a.Interrupt(1)
+		require.False(t, ok)
+		sleep(t, a, 1, s(0, -1))
+		sleep(t, a, 2, s(0, 0), s(0, -1))
+		require.True(t, a.Pending(1))
+		got, ok := a.Timeout(1)
+		require.True(t, ok)
+		require.Equal(t, c(1, ops.EAGAIN), got)
+		got, ok = a.Interrupt(2)
+		require.True(t, ok)
+		require.Equal(t, c(2, ops.EINTR), got)
+		require.Empty(t, a.PendingTasks())
+		require.False(t, a.Otime())
+	})
 }
 
 // Exit without an undo entry does nothing, not even otime.
@@ -92,25 +86,22 @@ func TestExitWithoutEntry(t *testing.T) {
 // operation of P (another task of it) sleeps. The operation stays; when it
 // completes, its SEM_UNDO adjustment starts a new entry for P.
 func TestExitWithAPendingOpOfTheSameProcess(t *testing.T) {
-	for _, st := range structures {
-		t.Run(st.String(), func(t *testing.T) {
-			a := NewArray(1, Options{Structure: st})
-			p := pidOf(1)
-			err, blocked, _ := a.Semop(p, 1, []Sop{un(s(0, -1))})
-			require.Equal(t, ops.OK, err)
-			require.True(t, blocked)
-			require.True(t, a.HasUndo(p))
-			require.Empty(t, a.Exit(p))
-			require.False(t, a.HasUndo(p))
-			require.True(t, a.Otime())
-			require.True(t, a.Pending(1))
-			err, _, done := a.Semop(pidOf(0), 0, []Sop{s(0, 1)})
-			require.Equal(t, ops.OK, err)
-			require.Equal(t, []Completion{c(1, ops.OK)}, done)
-			require.True(t, a.HasUndo(p))
-			require.Equal(t, 1, a.Semadj(p, 0))
-		})
-	}
+	eachStructure(t, 1, func(t *testing.T, a *Array) {
+		p := pidOf(1)
+		err, blocked, _ := a.Semop(p, 1, []Sop{un(s(0, -1))})
+		require.Equal(t, ops.OK, err)
+		require.True(t, blocked)
+		require.True(t, a.HasUndo(p))
+		require.Empty(t, a.Exit(p))
+		require.False(t, a.HasUndo(p))
+		require.True(t, a.Otime())
+		require.True(t, a.Pending(1))
+		err, _, done := a.Semop(pidOf(0), 0, []Sop{s(0, 1)})
+		require.Equal(t, ops.OK, err)
+		require.Equal(t, []Completion{c(1, ops.OK)}, done)
+		require.True(t, a.HasUndo(p))
+		require.Equal(t, 1, a.Semadj(p, 0))
+	})
 }
 
 // evals runs f and returns the evaluations it took.
@@ -189,26 +180,32 @@ func TestLegacyCount(t *testing.T) {
 
 // A clone continues exactly like the original, and neither affects the other.
 func TestClone(t *testing.T) {
+	eachStructure(t, 2, func(t *testing.T, a *Array) {
+		sleep(t, a, 1, s(0, -1), s(1, -1))
+		sleep(t, a, 2, un(s(0, -1)))
+		sleep(t, a, 3, s(1, 0), s(0, -1))
+		a.EnsureUndo(pidOf(4))
+		b := a.Clone()
+		require.Equal(t, observeArray(a), observeArray(b))
+		before := observeArray(a)
+		err, _, done := b.Semop(pidOf(0), 0, []Sop{s(0, 2), s(1, 1)})
+		require.Equal(t, ops.OK, err)
+		require.Equal(t, []Completion{c(1, ops.OK), c(2, ops.OK)}, done)
+		require.Equal(t, before, observeArray(a))
+		require.Equal(t, 0, a.Semadj(pidOf(2), 0))
+		require.Equal(t, 1, b.Semadj(pidOf(2), 0))
+		err, _, done2 := a.Semop(pidOf(0), 0, []Sop{s(0, 2), s(1, 1)})
+		require.Equal(t, ops.OK, err)
+		require.Equal(t, done, done2)
+		require.Equal(t, observeArray(a), observeArray(b))
+	})
+}
+
+// eachStructure runs f in a subtest per structure of the queues, on a
+// fresh array of nsems semaphores of that structure.
+func eachStructure(t *testing.T, nsems int, f func(t *testing.T, a *Array)) {
+	t.Helper()
 	for _, st := range structures {
-		t.Run(st.String(), func(t *testing.T) {
-			a := NewArray(2, Options{Structure: st})
-			sleep(t, a, 1, s(0, -1), s(1, -1))
-			sleep(t, a, 2, un(s(0, -1)))
-			sleep(t, a, 3, s(1, 0), s(0, -1))
-			a.EnsureUndo(pidOf(4))
-			b := a.Clone()
-			require.Equal(t, observeArray(a), observeArray(b))
-			before := observeArray(a)
-			err, _, done := b.Semop(pidOf(0), 0, []Sop{s(0, 2), s(1, 1)})
-			require.Equal(t, ops.OK, err)
-			require.Equal(t, []Completion{c(1, ops.OK), c(2, ops.OK)}, done)
-			require.Equal(t, before, observeArray(a))
-			require.Equal(t, 0, a.Semadj(pidOf(2), 0))
-			require.Equal(t, 1, b.Semadj(pidOf(2), 0))
-			err, _, done2 := a.Semop(pidOf(0), 0, []Sop{s(0, 2), s(1, 1)})
-			require.Equal(t, ops.OK, err)
-			require.Equal(t, done, done2)
-			require.Equal(t, observeArray(a), observeArray(b))
-		})
+		t.Run(st.String(), func(t *testing.T) { f(t, NewArray(nsems, Options{Structure: st})) })
 	}
 }

@@ -51,6 +51,16 @@ func requireRange(t *testing.T, v *VMA, start, end, pgoff int64) {
 	require.Equal(t, [3]int64{start, end, pgoff}, [3]int64{v.Start, v.End, v.Pgoff})
 }
 
+// requireExistingMerged requires that vmaMergeExistingRange(vmg) merges
+// into into, which then spans start to end at pgoff with the anon_vma
+// anon.
+func requireExistingMerged(t *testing.T, s *Space, vmg *mergeState, into *VMA, start, end, pgoff int64, anon *AnonVMA) {
+	t.Helper()
+	require.Same(t, into, s.vmaMergeExistingRange(vmg))
+	requireRange(t, into, start, end, pgoff)
+	require.Same(t, anon, into.Anon)
+}
+
 // requireStickyIf: if want, v kept the sticky flag (the kernel tests assert
 // only that direction).
 func requireStickyIf(t *testing.T, want bool, v *VMA) {
@@ -277,9 +287,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	v.Anon, v.CloseHook = anon, true
 	next := s.link(6, 9, 6, nextFlags)
 	next.CloseHook = true
-	require.Same(t, next, s.vmaMergeExistingRange(&mergeState{prev: v, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}))
-	requireRange(t, next, 3, 9, 3)
-	require.Same(t, anon, next.Anon)
+	requireExistingMerged(t, s, &mergeState{prev: v, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, next, 3, 9, 3, anon)
 	requireRange(t, v, 2, 3, 2)
 	require.Equal(t, 2, s.layout.Len())
 	requireStickyIf(t, middleSticky || nextSticky, next)
@@ -290,9 +298,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	v.Anon = anon
 	next = s.link(6, 9, 6, nextFlags)
 	next.CloseHook = true
-	require.Same(t, next, s.vmaMergeExistingRange(&mergeState{middle: v, start: 2, end: 6, pgoff: 2, flags: flags, anon: anon}))
-	requireRange(t, next, 2, 9, 2)
-	require.Same(t, anon, next.Anon)
+	requireExistingMerged(t, s, &mergeState{middle: v, start: 2, end: 6, pgoff: 2, flags: flags, anon: anon}, next, 2, 9, 2, anon)
 	require.Equal(t, 1, s.layout.Len())
 	requireStickyIf(t, middleSticky || nextSticky, next)
 	s.layout.Clear()
@@ -302,9 +308,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	prev.CloseHook = true
 	v = s.link(3, 7, 3, flags)
 	v.Anon, v.CloseHook = anon, true
-	require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}))
-	requireRange(t, prev, 0, 6, 0)
-	require.Same(t, anon, prev.Anon)
+	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, prev, 0, 6, 0, anon)
 	requireRange(t, v, 6, 7, 6)
 	require.Equal(t, 2, s.layout.Len())
 	requireStickyIf(t, prevSticky || middleSticky, prev)
@@ -315,9 +319,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	prev.CloseHook = true
 	v = s.link(3, 7, 3, flags)
 	v.Anon = anon
-	require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}))
-	requireRange(t, prev, 0, 7, 0)
-	require.Same(t, anon, prev.Anon)
+	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 7, 0, anon)
 	require.Equal(t, 1, s.layout.Len())
 	requireStickyIf(t, prevSticky || middleSticky, prev)
 	s.layout.Clear()
@@ -328,9 +330,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	v = s.link(3, 7, 3, flags)
 	v.Anon = anon
 	s.link(7, 9, 7, nextFlags)
-	require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}))
-	requireRange(t, prev, 0, 9, 0)
-	require.Same(t, anon, prev.Anon)
+	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 9, 0, anon)
 	require.Equal(t, 1, s.layout.Len())
 	requireStickyIf(t, prevSticky || middleSticky || nextSticky, prev)
 	s.layout.Clear()
@@ -384,9 +384,7 @@ func TestDupAnonVMA(t *testing.T) {
 		v := s.link(3, 5, 3, rwFlags)
 		next := s.link(5, 8, 5, rwFlags)
 		next.Anon = anon
-		require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags}))
-		requireRange(t, prev, 0, 8, 0)
-		require.Same(t, anon, prev.Anon)
+		requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags}, prev, 0, 8, 0, anon)
 	})
 	eachLayout(t, func(t *testing.T, s *Space) {
 		// The middle has it; prev extends over middle and next.
@@ -394,27 +392,21 @@ func TestDupAnonVMA(t *testing.T) {
 		v := s.link(3, 5, 3, rwFlags)
 		s.link(5, 8, 5, rwFlags)
 		v.Anon = anon
-		require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}))
-		requireRange(t, prev, 0, 8, 0)
-		require.Same(t, anon, prev.Anon)
+		requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}, prev, 0, 8, 0, anon)
 	})
 	eachLayout(t, func(t *testing.T, s *Space) {
 		// The middle has it; prev extends over part of it.
 		prev := s.link(0, 3, 0, rwFlags)
 		v := s.link(3, 8, 3, rwFlags)
 		v.Anon = anon
-		require.Same(t, prev, s.vmaMergeExistingRange(&mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}))
-		requireRange(t, prev, 0, 5, 0)
-		require.Same(t, anon, prev.Anon)
+		requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}, prev, 0, 5, 0, anon)
 	})
 	eachLayout(t, func(t *testing.T, s *Space) {
 		// The middle has it; next extends down over part of it.
 		v := s.link(0, 5, 0, rwFlags)
 		next := s.link(5, 8, 5, rwFlags)
 		v.Anon = anon
-		require.Same(t, next, s.vmaMergeExistingRange(&mergeState{prev: v, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}))
-		requireRange(t, next, 3, 8, 3)
-		require.Same(t, anon, next.Anon)
+		requireExistingMerged(t, s, &mergeState{prev: v, middle: v, start: 3, end: 5, pgoff: 3, flags: rwFlags, anon: anon}, next, 3, 8, 3, anon)
 	})
 }
 

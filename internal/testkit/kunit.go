@@ -40,6 +40,12 @@ type KunitResult struct {
 	} `json:"tests"`
 }
 
+// Counts are the counts of the result in the parser's order: passed,
+// failed, crashed, skipped, errors.
+func (k KunitResult) Counts() [5]int {
+	return [5]int{k.Passed, k.Failed, k.Crashed, k.Skipped, k.Errors}
+}
+
 // KunitParser returns the directory of the kernel's kunit_parser.py
 // (EnvKunitParser, else the copy in the kernel builds' cache) and skips
 // the test, naming what is missing, where it or python3 is absent.
@@ -80,4 +86,14 @@ func ParseKTAP(t testing.TB, dir, out string) KunitResult {
 	var r KunitResult
 	require.NoError(t, json.Unmarshal(b, &r), "kunit_parser.py printed %q", b)
 	return r
+}
+
+// RequireKTAP has the kernel's KTAP parser (in dir) read out, requires the
+// status and the counts (Counts) it gives, and returns its result.
+func RequireKTAP(t testing.TB, dir, out, status string, counts [5]int) KunitResult {
+	t.Helper()
+	k := ParseKTAP(t, dir, out)
+	require.Equal(t, status, k.Status, out)
+	require.Equal(t, counts, k.Counts(), "%+v\n%s", k, out)
+	return k
 }

@@ -2,8 +2,8 @@
 // building a program once per test process into a temporary directory that
 // a killed test process does not leave behind for good, running it with a
 // deadline, reading its JSON summary, a buffer a running process writes
-// while the test reads it, and finding a C compiler. It imports nothing of
-// ours; only tests use it.
+// while the test reads it, finding a C compiler, and reading the processes
+// in /proc. It imports nothing of ours; only tests use it.
 package testkit
 
 import (

@@ -21,8 +21,6 @@ import (
 
 var sub = ids.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
-
 // The checks every subsystem has (sidestest.Suite); against the kernel
 // without the seq wrap (ids.NoWrap): one wrap costs seconds there.
 func TestSuite(t *testing.T) {
@@ -86,7 +84,7 @@ func (earlyWrap) Alloc(st *ipcns.AllocState, t ipcns.Table) (int, int, bool) {
 // was most of this test's time, and is runner.Run's own business).
 func TestGeneratedScriptsReachSeqWrap(t *testing.T) {
 	mutant := runner.Side{Name: "earlywrap", Impl: ops.NewLocal(ops.Info{Name: "earlywrap", Subsystems: []string{"ids"}}, ipcns.New(func() ipcns.Table { return optimized.NewIDR() }, earlyWrap{}))}
-	p, err := sub.Pair(context.Background(), mutant, side(t, "optimized"), equiv.Exact)
+	p, err := sub.Pair(context.Background(), mutant, sidestest.Open(t, "optimized", sub), equiv.Exact)
 	require.NoError(t, err)
 	generate := sub.RapidScripts(equiv.Exact)
 	const seed, checks, batch = 1, 20000, 256

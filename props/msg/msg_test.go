@@ -18,8 +18,6 @@ import (
 
 var sub = msg.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
-
 // The checks every subsystem has (sidestest.Suite); the state machines
 // are TestNaiveOptimized and TestOptimizedKernel (a replay each).
 func TestSuite(t *testing.T) {
@@ -50,7 +48,7 @@ func TestOptimizedKernel(t *testing.T) {
 // The generator must make what it is for: tasks that block and are later
 // completed, and woken senders that race.
 func TestGeneratorMakesBlockingAndRaces(t *testing.T) {
-	a := side(t, "optimized")
+	a := sidestest.Open(t, "optimized", sub)
 	gen := sub.RapidScripts(equiv.Exact)
 	blocked, races := 0, 0
 	const n = 300
@@ -92,7 +90,7 @@ func TestCapSysResourceIsAnInput(t *testing.T) {
 		want ops.Errno
 	}{{ops.Config{}, ops.EPERM}, {caps, ops.OK}} {
 		for _, name := range []string{"naive", "optimized"} {
-			s := side(t, name)
+			s := sidestest.Open(t, name, sub)
 			outs, err := s.Impl.Exec(context.Background(), c.cfg, [][]ops.Op{script.Ops()}, nil)
 			require.NoError(t, err)
 			require.Equal(t, c.want, outs[0].Results[1].Err, "%s %v", name, c.cfg)

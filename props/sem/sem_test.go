@@ -16,8 +16,6 @@ import (
 
 var sub = sem.Subsystem
 
-func side(t testing.TB, spec string) runner.Side { return sidestest.Open(t, spec, sub) }
-
 // The checks every subsystem has (sidestest.Suite).
 func TestSuite(t *testing.T) {
 	sidestest.Suite{Sub: sub, RoundTrip: optimized.New, Commands: sidestest.Models()[:1], Seed: 9, MaxSize: 30}.Run(t)
@@ -27,7 +25,7 @@ func TestSuite(t *testing.T) {
 // that block and are completed (by semop, SETVAL, SETALL, an undo at exit),
 // complex operations, the boundaries, and each deliberately invalid call.
 func TestGeneratorReaches(t *testing.T) {
-	a := side(t, "optimized")
+	a := sidestest.Open(t, "optimized", sub)
 	gen := sub.RapidScripts(equiv.Exact)
 	seen := map[string]bool{}
 	blocked := 0

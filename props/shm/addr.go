@@ -72,14 +72,16 @@ func (s *Shadow) attachAt(src engine.Source, h int) ops.Op {
 		return op
 	}
 	end := page + g.pages
+	// A shmat that will fail: the shadow's record of it goes, and with
+	// it do_shmat's own count (a segment nobody attached may go too).
 	if end > ops.ShmWindowPages && !remap {
-		s.unrecord(at)
+		s.close(at)
 		return op
 	}
 	for _, o := range s.winAtts(task) {
 		if o != at && o.page < end && page < o.page+o.pages {
 			if !remap {
-				s.unrecord(at)
+				s.close(at) // fails: as above
 				return op
 			}
 			s.close(o) // approximately: a piece may stay
@@ -87,18 +89,6 @@ func (s *Shadow) attachAt(src engine.Source, h int) ops.Op {
 	}
 	at.win, at.page, at.pages = true, page, g.pages
 	return op
-}
-
-// unrecord drops an attachment the shadow recorded for a shmat that will
-// fail.
-func (s *Shadow) unrecord(at *attachment) {
-	at.live = false
-	g := at.seg
-	g.nattch--
-	// do_shmat's own count goes: a segment nobody attached may go with it.
-	if g.nattch == 0 && (g.dest || s.forced) {
-		s.destroy(g)
-	}
 }
 
 // maxPages is the size of the largest segment the generator draws.

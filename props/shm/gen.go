@@ -243,7 +243,8 @@ func (s *Shadow) detach(a, task int) ops.Op {
 	return op
 }
 
-// close is one attachment going away.
+// close is one attachment going away: a shmdt, an exit, or the shadow's
+// record of a shmat that will fail.
 func (s *Shadow) close(at *attachment) {
 	at.live = false
 	g := at.seg

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
-	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/props/vma"
 	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
@@ -20,19 +19,8 @@ var sub = vma.Subsystem
 
 // The checks every subsystem has (sidestest.Suite).
 func TestSuite(t *testing.T) {
-	start := func() (ops.Model, error) { return model(t, "optimized"), nil }
+	start := func() (ops.Model, error) { return sidestest.Model(t, "optimized"), nil }
 	sidestest.Suite{Sub: sub, RoundTrip: start}.Run(t)
-}
-
-// model starts the built-in called name (its vma part is what runs).
-func model(t testing.TB, name string) ops.Model {
-	t.Helper()
-	b, err := impls.Lookup(name)
-	require.NoError(t, err)
-	m, _, err := b.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
-	return m
 }
 
 // Every operation the generator draws, from every source (rapid, gopter,
@@ -122,7 +110,7 @@ func FuzzVMA(f *testing.F) {
 // pgoff), splits, and every errno a script can get (EBADF cannot be: a
 // script may use only handles bound before, and binding never fails).
 func TestGeneratorReaches(t *testing.T) {
-	m := model(t, "optimized")
+	m := sidestest.Model(t, "optimized")
 	gen := sub.RapidScripts(equiv.Exact)
 	const n = 600
 	scripts := map[string]int{}

@@ -21,8 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/complexity"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -78,6 +83,28 @@ func FromEnv(t testing.TB, sub engine.Subsystem) []runner.Side {
 
 // kernelUsable reports why the kernel side cannot run sub here, or nil.
 func kernelUsable(sub engine.Subsystem) error { return sides.Usable("kernel", sub.Name) }
+
+// Model starts the built-in called name (impls.Lookup) in process and
+// returns its model, closed when the test ends.
+func Model(t testing.TB, name string) ops.Model {
+	t.Helper()
+	b, err := impls.Lookup(name)
+	require.NoError(t, err)
+	m, _, err := b.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// Subject opens the implementation spec names in process (as sides.Open
+// does) as a subject whose cost is measured, closed when the test ends.
+func Subject(t testing.TB, spec string) complexity.Subject {
+	t.Helper()
+	s, err := sides.Open(context.Background(), spec, sides.Options{InProcess: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Impl.Close() })
+	return complexity.Subject{Name: s.Name, Impl: s.Impl, Config: s.Config}
+}
 
 // Open returns the implementation spec names as a side for sub, closed when
 // the test ends: a built-in name with options ("naive:alloc=legacy") in

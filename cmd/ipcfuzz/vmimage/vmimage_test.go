@@ -93,23 +93,9 @@ func TestVMDiesWithKilledHost(t *testing.T) {
 // childNamed is the pid of a child of parent whose comm starts with name,
 // or 0.
 func childNamed(parent int, name string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(string(stat[close+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(parent) && strings.HasPrefix(string(stat[open+1:close]), name) {
-			return pid
+	for _, p := range testkit.Children(parent) {
+		if strings.HasPrefix(p.Comm, name) {
+			return p.PID
 		}
 	}
 	return 0
@@ -211,14 +197,7 @@ func TestCompareKernelAgainst61FindsTheFourDifferences(t *testing.T) {
 	// Seed 1 finds lf against ?? last, at script 219 (the others by 64),
 	// since restore's ranges reach into the neighbour now and then.
 	const fourSeed, fourChecks = "1", "220"
-	if rel := hostRelease(t); !atLeast618(rel) {
-		t.Skipf("the four differences are 6.18's against 6.1; this machine runs %s", rel)
-	}
-	img := testImage(t)
-	needKernel(t)
-	if !vmaKernel(t) {
-		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
-	}
+	img := vmaAgainst618(t, "the four differences are 6.18's against 6.1")
 	r := ipcfuzz(t, "compare", "kernel", "kernel:image="+img, "--subsystem", "vma", "--checks", fourChecks, "--seed", fourSeed, "--keep-going", "--json", "--corpus", t.TempDir())
 	require.Equal(t, 1, r.code, r.stderr)
 	s := summary(t, r)
@@ -310,14 +289,7 @@ func atLeast618(rel string) bool {
 // label, the guard advices...) is reported apart with its commit, never
 // as a finding, and no finding's signature is one an entry explains.
 func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
-	if rel := hostRelease(t); !atLeast618(rel) {
-		t.Skipf("corpus/known's vma entries are 6.18's against older kernels; this machine runs %s", rel)
-	}
-	img := testImage(t)
-	needKernel(t)
-	if !vmaKernel(t) {
-		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
-	}
+	img := vmaAgainst618(t, "corpus/known's vma entries are 6.18's against older kernels")
 	known := filepath.Join("..", "..", "..", "corpus", "known")
 	k, err := corpus.ReadKnown(known)
 	require.NoError(t, err)
@@ -342,4 +314,20 @@ func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
 			require.False(t, e.Matches(sig), "%s is a finding, yet %s explains it", sig, e.Where())
 		}
 	}
+}
+
+// vmaAgainst618 skips unless the vma subsystem of this machine's kernel,
+// 6.18 or later, can be compared with the test image's (why says what
+// needs 6.18), and returns the image.
+func vmaAgainst618(t *testing.T, why string) string {
+	t.Helper()
+	if rel := hostRelease(t); !atLeast618(rel) {
+		t.Skipf("%s; this machine runs %s", why, rel)
+	}
+	img := testImage(t)
+	needKernel(t)
+	if !vmaKernel(t) {
+		t.Skip("the kernel's vma subsystem needs a C compiler for its helper")
+	}
+	return img
 }

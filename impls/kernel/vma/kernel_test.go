@@ -21,6 +21,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	model "github.com/ipcfuzz/ipcfuzz/impls/vma"
 	"github.com/ipcfuzz/ipcfuzz/impls/vma/vmatest"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // hostEnv makes the test binary a host: it starts a helper, prints
@@ -52,47 +53,34 @@ func host() int {
 // helperChildren lists this process's children that run the helper.
 func helperChildren() []int {
 	var out []int
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, comm, ok := procStat(pid); ok && ppid == os.Getpid() && strings.HasPrefix(comm, "vmahelper") {
-			out = append(out, pid)
+	for _, p := range testkit.Children(os.Getpid()) {
+		if p.Alive() && strings.HasPrefix(p.Comm, "vmahelper") {
+			out = append(out, p.PID)
 		}
 	}
 	return out
 }
 
-// procStat returns a process's parent and command name.
-func procStat(pid int) (ppid int, comm string, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, "", false
-	}
-	s := string(b)
-	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[closing+1:])
-	if open < 0 || closing < open || len(f) < 2 {
-		return 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	return ppid, s[open+1 : closing], f[0] != "Z"
-}
-
 // start starts a helper for a test, or skips naming what is missing.
 func start(tb testing.TB, opt Options) *Helper {
+	tb.Helper()
+	h := started(tb, Start, opt)
+	tb.Cleanup(func() { require.NoError(tb, h.Close()) })
+	return h
+}
+
+// started calls startFn (Start or StartRestarting) for a test and returns
+// what it started, or skips naming what is missing: root, or a C compiler.
+func started[T any](tb testing.TB, startFn func(context.Context, Options) (T, error), opt Options) T {
 	tb.Helper()
 	if os.Geteuid() != 0 {
 		tb.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
 	}
-	h, err := Start(context.Background(), opt)
+	h, err := startFn(context.Background(), opt)
 	if errors.Is(err, ErrNoCompiler) {
 		tb.Skipf("needs a C compiler: %v", err)
 	}
 	require.NoError(tb, err)
-	tb.Cleanup(func() { require.NoError(tb, h.Close()) })
 	return h
 }
 
@@ -227,8 +215,7 @@ func TestNoHelperLeftAfterCloseOrCancel(t *testing.T) {
 	h := start(t, Options{})
 	pid := h.Pid()
 	require.NoError(t, h.Close())
-	_, _, alive := procStat(pid)
-	require.False(t, alive, "helper %d outlived Close", pid)
+	require.False(t, testkit.Running(pid), "helper %d outlived Close", pid)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	h2, err := Start(ctx, Options{})
@@ -260,14 +247,13 @@ func TestNoHelperLeftWhenHostKilled(t *testing.T) {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
 	require.NoError(t, err, line)
-	_, _, alive := procStat(pid)
-	require.True(t, alive)
+	require.True(t, testkit.Running(pid))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	// The kernel delivers the signal as the host's threads exit; wait for
 	// it, with a generous bound only a helper that never dies reaches.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, _, alive := procStat(pid); !alive {
+		if !testkit.Running(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -377,7 +363,7 @@ func BenchmarkStart(b *testing.B) {
 // must keep serving, and end only with its driver.
 func TestHelperOutlivesJobControlSignals(t *testing.T) {
 	h := start(t, Options{})
-	ign := sigIgn(t, h.Pid())
+	ign := testkit.SigIgn(t, h.Pid())
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM} {
 		require.NotZero(t, ign&(1<<(sig-1)), "the helper does not ignore %v", sig)
 		require.NoError(t, syscall.Kill(h.Pid(), sig))
@@ -388,34 +374,11 @@ func TestHelperOutlivesJobControlSignals(t *testing.T) {
 	require.NoError(t, h.Reset())
 }
 
-// sigIgn is the set of signals process pid ignores (SigIgn of its status).
-func sigIgn(t *testing.T, pid int) uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			require.NoError(t, err)
-			return mask
-		}
-	}
-	t.Fatalf("no SigIgn in /proc/%d/status", pid)
-	return 0
-}
-
 // A sealed VMA cannot be unmapped: the reset says ErrSealed, and
 // Restarting replaces the helper, whose window and heap area are empty
 // again; a script with nothing sealed keeps the helper.
 func TestRestartingReplacesASealedHelper(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
-	}
-	r, err := StartRestarting(context.Background(), Options{})
-	if errors.Is(err, ErrNoCompiler) {
-		t.Skipf("needs a C compiler: %v", err)
-	}
-	require.NoError(t, err)
+	r := started(t, StartRestarting, Options{})
 	t.Cleanup(func() { require.NoError(t, r.Close()) })
 	if r.Quirks()&ops.QuirkMseal == 0 {
 		t.Skipf("kernel %s has no mseal", r.Release())
@@ -441,6 +404,14 @@ func TestRestartingReplacesASealedHelper(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ops.EPERM, e)
 	require.ErrorIs(t, r.Helper.Reset(), ErrSealed)
+	requireReplaced(t, r, first)
+}
+
+// requireReplaced requires that a reset of r replaces its helper, first
+// (the pid of the one before), once, with a fresh one: an empty address
+// space.
+func requireReplaced(t *testing.T, r *Restarting, first int) {
+	t.Helper()
 	require.NoError(t, r.Reset())
 	require.NotEqual(t, first, r.Pid(), "a new helper")
 	require.Equal(t, 1, r.Restarts())
@@ -452,14 +423,7 @@ func TestRestartingReplacesASealedHelper(t *testing.T) {
 // A reset that fails for another reason (here the helper is gone, as after
 // a kernel that killed it) replaces the helper too: the side goes on.
 func TestRestartingReplacesAHelperWhoseResetFails(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the models assume root's limits (mlock beyond RLIMIT_MEMLOCK)")
-	}
-	r, err := StartRestarting(context.Background(), Options{})
-	if errors.Is(err, ErrNoCompiler) {
-		t.Skipf("needs a C compiler: %v", err)
-	}
-	require.NoError(t, err)
+	r := started(t, StartRestarting, Options{})
 	t.Cleanup(func() { _ = r.Close() })
 	first := r.Pid()
 	e, err := r.Map(ops.VMAArgs{Start: 2, Pages: 2, Prot: ops.ProtRead})
@@ -467,10 +431,5 @@ func TestRestartingReplacesAHelperWhoseResetFails(t *testing.T) {
 	require.Equal(t, ops.OK, e)
 	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
 	require.Eventually(t, func() bool { return r.Helper.Reset() != nil }, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, r.Reset())
-	require.NotEqual(t, first, r.Pid(), "a new helper")
-	require.Equal(t, 1, r.Restarts())
-	st, err := r.State()
-	require.NoError(t, err)
-	require.Equal(t, "brk=0\n", ops.FormatVMAState(st))
+	requireReplaced(t, r, first)
 }
