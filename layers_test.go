@@ -68,7 +68,9 @@ var rooms = map[string][]string{
 	// The shard table is data of the registry's subsystems, handed in: it
 	// knows their relations' names, not the registry.
 	"ci/shards":       {"harness/equiv"},
-	"sides/sidestest": {"harness/", "props/engine", "sides"},
+	// The sides tests share: suites over opened sides, and a built-in's
+	// model started for a test (impls).
+	"sides/sidestest": {"harness/", "impls", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
 	// The command line's tables, refusals and exit statuses import
