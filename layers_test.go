@@ -67,7 +67,7 @@ var rooms = map[string][]string{
 	"ci/": {"ci", "harness/complexity", "harness/corpus", "harness/ops"},
 	// The shard table is data of the registry's subsystems, handed in: it
 	// knows their relations' names, not the registry.
-	"ci/shards":       {"harness/equiv"},
+	"ci/shards": {"harness/equiv"},
 	// The sides tests share: suites over opened sides, and a built-in's
 	// model started for a test (impls).
 	"sides/sidestest": {"harness/", "impls", "props/engine", "sides"},
