@@ -846,6 +846,21 @@ static char probe_flags[1024];
 
 static void clear_window(void) { sys2(SYS_munmap, window_base, window_pages * PAGE); }
 
+/* between_two_touched maps pages 0 and 2 of the window, touches each
+ * (written, or read), maps page 1 between them and returns how many VMAs
+ * the window then has (their lines in outbuf). */
+static i64 between_two_touched(i64 write)
+{
+	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
+	map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
+	for (i64 p = 0; p <= 2; p += 2) {
+		struct req t = {OP_TOUCH, REGION_WINDOW, p, 1, {write}};
+		op_touch(&t);
+	}
+	map_anon(1, 1, PROT_READ | PROT_WRITE, 0);
+	return window_vmas(probe_flags, sizeof probe_flags);
+}
+
 /* probe_quirks finds the version-dependent rules by trying them in the
  * window, which it leaves empty. */
 static u64 probe_quirks(void)
@@ -973,14 +988,7 @@ static u64 probe_quirks(void)
 	 * where mmap tries next first and prev against next's anon_vma (6.1),
 	 * next grows over it and the first VMA still ends at page 1; where it
 	 * tries prev first (vma_merge_new_range), prev does. */
-	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
-	map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
-	for (i64 p = 0; p <= 2; p += 2) {
-		struct req t = {OP_TOUCH, REGION_WINDOW, p, 1, {1}};
-		op_touch(&t);
-	}
-	map_anon(1, 1, PROT_READ | PROT_WRITE, 0);
-	if (window_vmas(probe_flags, sizeof probe_flags) == 2) {
+	if (between_two_touched(1) == 2) {
 		const char *p = outbuf;
 		hexat(&p);
 		p++;
@@ -998,14 +1006,7 @@ static u64 probe_quirks(void)
 	 * page (and an anon_vma) instead of mapping the zero page. Two pages
 	 * read apart then have an anon_vma each, and a page mapped between
 	 * them joins only one of them. */
-	map_anon(0, 1, PROT_READ | PROT_WRITE, 0);
-	map_anon(2, 1, PROT_READ | PROT_WRITE, 0);
-	for (i64 p = 0; p <= 2; p += 2) {
-		struct req t = {OP_TOUCH, REGION_WINDOW, p, 1, {0}};
-		op_touch(&t);
-	}
-	map_anon(1, 1, PROT_READ | PROT_WRITE, 0);
-	if (window_vmas(probe_flags, sizeof probe_flags) == 2)
+	if (between_two_touched(0) == 2)
 		q |= Q_NO_ZERO_PAGE;
 	clear_window();
 	return q;
