@@ -279,9 +279,7 @@ func TestCrashIsSummarisedInOneLine(t *testing.T) {
 	crashy := testProgram(t, "./testdata/crashy")
 	for _, how := range []string{"panic", "segv"} {
 		t.Run(how, func(t *testing.T) {
-			if how == "segv" {
-				long(t) // the panic shows the same path; each crash restarts a plugin
-			}
+			long(t) // each crash restarts a plugin: seconds; TestKilledOnceIsInfrastructure keeps a dying plugin in the fast suite
 			t.Parallel()
 			dir := t.TempDir()
 			r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=" + how}, "compare", crashy, "optimized", "--checks", "300", "--seed", "1", "--json", "--corpus", dir)
@@ -310,7 +308,7 @@ func TestCrashIsSummarisedInOneLine(t *testing.T) {
 func TestInterruptStopsCleanly(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--json", "--corpus", t.TempDir())
+		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--jobs", "1", "--json", "--corpus", t.TempDir())
 		var out bytes.Buffer
 		var errb syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

@@ -17,6 +17,7 @@ import (
 // it exits 1 on this kernel at the diverging step, expecting optimized's
 // it exits 0 (the kernel's setns runs no exit_shm).
 func TestReproOfANamespaceFinding(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	needKernel(t)
 	cc := cCompiler(t)

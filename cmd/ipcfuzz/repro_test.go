@@ -53,6 +53,7 @@ func reproRun(t *testing.T, cc, path, side string) (int, string) {
 // results expected exits 1 on the kernel at the diverging step, and with
 // the kernel's exits 0.
 func TestReproOfAPluginDivergence(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	needKernel(t)
 	cc := cCompiler(t)
@@ -159,6 +160,7 @@ func TestReproBadInput(t *testing.T) {
 
 // compare --report writes the page of what it found.
 func TestCompareReport(t *testing.T) {
+	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
