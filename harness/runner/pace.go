@@ -43,13 +43,21 @@ func (p *pace) observe(scripts [][]ops.Op, d time.Duration) {
 	}
 }
 
+// UnmeasuredCost is the cost a batch may have before any batch came back:
+// a sixteenth of BatchCost, so that the batches drawn while the first one
+// runs (one per job, and one ahead) do not bet a guest's call timeout on
+// the host's speed. A script that wraps seq still runs, as a batch of its
+// own.
+const UnmeasuredCost = BatchCost / 16
+
 // limit is the cost the next batch may have: BatchCost, or less where the
-// batches so far say that BatchCost would take longer than BatchTime.
+// batches so far say that BatchCost would take longer than BatchTime, or
+// UnmeasuredCost while none came back.
 func (p *pace) limit() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.perCost == 0 {
-		return BatchCost
+		return UnmeasuredCost
 	}
 	return max(1, min(BatchCost, int64(BatchTime.Seconds()/p.perCost)))
 }

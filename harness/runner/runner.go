@@ -281,8 +281,10 @@ const BatchCost = 1 << 21
 
 // generate draws batches ahead of the plugins, so that drawing the next
 // batch overlaps running the current one. Script i has seed
-// ScriptSeed(Seed, i), whatever the batches. A batch ends early once its
-// scripts cost BatchCost, or what pc says takes BatchTime.
+// ScriptSeed(Seed, i), whatever the batches. A batch ends before the
+// script that would take its cost past pc's limit (BatchCost, or what the
+// batches so far say takes BatchTime): that script starts the next batch,
+// alone if it costs more than the limit by itself.
 func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 	ch := make(chan batch, 1)
 	go func() {
@@ -291,6 +293,7 @@ func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 		// verdicts come early, and a run interrupted in its first second
 		// has compared something.
 		size := min(o.Batch, 8)
+		var held *drawn // drawn for the batch before, past its limit
 		for next := 0; o.Checks <= 0 || next < o.Checks; {
 			n := size
 			size = min(o.Batch, 2*size)
@@ -300,11 +303,18 @@ func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 			bt := batch{start: next}
 			var cost int64
 			limit := pc.limit()
-			for i := 0; i < n && cost < limit; i++ {
-				seed := ScriptSeed(o.Seed, next+i)
-				script := o.Source.Next(seed)
-				bt.seeds, bt.scripts = append(bt.seeds, seed), append(bt.scripts, script)
-				cost += ops.Cost(script)
+			for i := 0; i < n; i++ {
+				d := held
+				if d == nil {
+					d = draw(o.Source, o.Seed, next+i)
+				}
+				held = nil
+				if len(bt.scripts) > 0 && cost+d.cost > limit {
+					held = d
+					break
+				}
+				bt.seeds, bt.scripts = append(bt.seeds, d.seed), append(bt.scripts, d.script)
+				cost += d.cost
 			}
 			next += len(bt.scripts)
 			select {
@@ -315,4 +325,18 @@ func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 		}
 	}()
 	return ch
+}
+
+// drawn is one script drawn for a batch, with its seed and ops.Cost.
+type drawn struct {
+	seed   uint64
+	script []ops.Op
+	cost   int64
+}
+
+// draw draws script i of a run with seed seed.
+func draw(src Source, seed uint64, i int) *drawn {
+	s := ScriptSeed(seed, i)
+	script := src.Next(s)
+	return &drawn{seed: s, script: script, cost: ops.Cost(script)}
 }

@@ -49,8 +49,8 @@ func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 	br := &batchResult{start: bt.start, n: len(bt.scripts), verdicts: make([]*Verdict, len(bt.scripts)), scripts: bt.scripts, seeds: bt.seeds}
 	began := time.Now()
 	vs, err := w.pair.Check(ctx, bt.scripts)
-	if err == nil && w.pace != nil {
-		w.pace.observe(bt.scripts, time.Since(began))
+	if err == nil {
+		w.observe(bt.scripts, began)
 	}
 	if err == nil {
 		for i := range vs {
@@ -77,11 +77,13 @@ func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 	}
 	var located []failure
 	for i, s := range bt.scripts {
+		began := time.Now()
 		v, err := w.pair.CheckOne(ctx, s)
 		if ctx.Err() != nil {
 			break
 		}
 		if err == nil {
+			w.observe([][]ops.Op{s}, began)
 			br.verdicts[i] = &v
 			continue
 		}
@@ -93,6 +95,15 @@ func (w *worker) run(ctx context.Context, bt batch) *batchResult {
 		br.failures = batchFailures
 	}
 	return br
+}
+
+// observe tells the pace how long scripts took from began; the scripts
+// one by one after a failure count too, so that a batch that outlasted the
+// call timeout makes the next ones smaller.
+func (w *worker) observe(scripts [][]ops.Op, began time.Time) {
+	if w.pace != nil {
+		w.pace.observe(scripts, time.Since(began))
+	}
 }
 
 // sideFailure is one side and its error.

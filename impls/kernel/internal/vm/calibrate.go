@@ -9,6 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TCGMinSlowdown is the least slowdown a guest under TCG claims, whatever
+// its calibration says. The calibration's ratio is a snapshot of two
+// loaded moments: with two jobs, the host's half runs while the other
+// guest boots, and on this 2-core machine it said 1.0x for a 6.1 guest
+// whose seq-wrapping ids script (1.44 million creations and removals)
+// took 20 s against the host kernel's 4 s, and 4.4x on another run. A
+// timeout scaled by 1.0 then cuts a lone script at three times its idle
+// time.
+const TCGMinSlowdown = 4.0
+
 // calibrate times a fixed piece of work of the kinds the kernel side does
 // (syscalls, Go code, page faults), the best of three: the guest runs it
 // too, and the ratio of the two is the guest's slowdown, by which its

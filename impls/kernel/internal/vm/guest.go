@@ -81,6 +81,9 @@ func serveGuest(c GuestConfig) error {
 	if host, err := strconv.ParseInt(os.Getenv(envHostCalib), 10, 64); err == nil && host > 0 {
 		slowdown = max(1, float64(calibrate().Nanoseconds())/float64(host))
 	}
+	if os.Getenv(EnvGuestAccel) == "tcg" {
+		slowdown = max(slowdown, TCGMinSlowdown)
+	}
 	port, err := findPort(10 * time.Second)
 	if err != nil {
 		return err
