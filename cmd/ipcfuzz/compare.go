@@ -86,7 +86,11 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, err
 	}
 	c.opts.Observe.Time = c.opts.Stats
-	c.opts.Observe.Cover = c.cover.dir != ""
+	// A guided run follows the program counters the sides report.
+	c.opts.Observe.Cover = c.cover.dir != "" || c.engine == "guided"
+	if c.engine == "guided" && !cli.Given(fs, "batch") {
+		c.opts.Batch = guidedBatch
+	}
 	if !cli.Given(fs, "seed") {
 		c.opts.Seed = rand.Uint64() >> 1
 	}
@@ -118,11 +122,11 @@ func (c *compareArgs) resolve() error {
 	if !slices.Contains(c.sub.Relations, c.rel) {
 		return cli.Usagef("subsystem %s is compared under %s, not %s", c.sub.Name, equiv.Alternatives(c.sub.Relations), c.rel)
 	}
-	gen, ok := c.sub.Scripts(c.engine, c.rel)
+	src, ok := c.sub.Source(c.engine, c.rel)
 	if !ok {
 		return cli.Usagef("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))
 	}
-	c.opts.Source = runner.Seeded(gen)
+	c.opts.Source = src
 	if c.opts.Known, err = corpus.LoadKnown(c.known); err != nil {
 		return cli.InputError{Err: fmt.Errorf("--known: %w", err)}
 	}
@@ -175,6 +179,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if c.format != "text" {
 		coverOut = stderr
 	}
+	if g, ok := o.Source.(*engine.Guided); ok {
+		guidedSummary(stderr, g)
+	}
 	if err := c.cover.write(coverOut); err != nil {
 		return err
 	}
@@ -185,6 +192,20 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)
 	}
 	return compareVerdict(res)
+}
+
+// guidedBatch is a guided run's default --batch: the runner tells the
+// source what a script reached (scripts in flight) later, and a
+// smaller batch tells it sooner.
+const guidedBatch = 32
+
+// guidedSummary says what a guided run followed.
+func guidedSummary(w io.Writer, g *engine.Guided) {
+	if g.Reached() == 0 {
+		fmt.Fprintln(w, "ipcfuzz: --engine guided: no side reported kernel program counters (no KCOV; ci/kernel.sh --cover builds a kernel with it), so every script was fresh")
+		return
+	}
+	fmt.Fprintf(w, "ipcfuzz: --engine guided: %d kernel program counters and steps between two reached; %d scripts kept for reaching new ones\n", g.Reached(), g.Kept())
 }
 
 // compareVerdict is how a comparison ends: found (exit 1), an

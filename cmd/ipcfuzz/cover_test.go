@@ -72,3 +72,33 @@ func kcovBuild(t *testing.T, name string) string {
 	}
 	return m[len(m)-1]
 }
+
+// --engine guided without a KCOV side runs, and says that it had no
+// kernel program counters to follow.
+func TestGuidedWithoutKCOV(t *testing.T) {
+	t.Parallel()
+	r := ipcfuzz(t, "compare", "naive", "optimized", "--engine", "guided", "--subsystem", "msg", "--checks", "30", "--seed", "3", "--corpus", t.TempDir())
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--engine guided: no side reported kernel program counters")
+	require.Contains(t, r.stdout, "30 checks")
+}
+
+// A guided run on a KCOV kernel keeps the scripts that reached new kernel
+// code, and the same seed draws the same scripts again (the runner tells
+// the source at a fixed lag). It needs a stock KCOV kernel
+// (ci/kernel.sh --base 6.12 --cover) and boots it twice (IPCFUZZ_LONG=1).
+func TestGuidedFollowsKernelCoverage(t *testing.T) {
+	long(t)
+	vmlinux := kcovBuild(t, "stock")
+	var summaries []string
+	for range 2 {
+		r := ipcfuzz(t, "compare", "optimized", "kernel:image="+vmlinux, "--engine", "guided", "--subsystem", "msg", "--checks", "150", "--seed", "1",
+			"--keep-going", "--corpus", t.TempDir(), "--known", "none")
+		require.Contains(t, []int{0, 1}, r.code, r.stderr)
+		m := regexp.MustCompile(`--engine guided: (\d+) kernel program counters and steps between two reached; (\d+) scripts kept`).FindStringSubmatch(r.stderr)
+		require.NotNil(t, m, r.stderr)
+		require.NotEqual(t, "0", m[2], "nothing kept")
+		summaries = append(summaries, regexp.MustCompile(`\d+ checks, \d+ ops`).FindString(r.stdout))
+	}
+	require.Equal(t, summaries[0], summaries[1], "the same seed, the same scripts")
+}

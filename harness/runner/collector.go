@@ -20,6 +20,7 @@ type collector struct {
 	pair         *Pair     // the first job's, for shrinking and names
 	times        kindTimes // each kind's observed times (Options.Observe.Time); nil: none
 	learner      Learner   // the Source, when it takes feedback
+	feedback     *feedback // to the learner, nil without one
 	res          *Result
 	start        time.Time
 	lastProgress time.Time
@@ -61,6 +62,7 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		}
 		v := br.verdicts[i]
 		if v == nil {
+			c.feedback.push(script, [2]ops.Outcome{})
 			continue
 		}
 		c.res.Checks++
@@ -71,9 +73,7 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		if c.times != nil {
 			c.times.add(script, v.Out)
 		}
-		if c.learner != nil {
-			c.learner.Feedback(script, v.Out)
-		}
+		c.feedback.push(script, v.Out)
 		if !v.Diverged() {
 			c.tell(Script{Index: index, Verdict: ScriptAgree, Ops: len(script)})
 			continue

@@ -44,7 +44,7 @@ func TestBatchesEndBeforeTheScriptPastTheLimit(t *testing.T) {
 	})
 	var got [][]int64
 	var seeds []uint64
-	for bt := range generate(t.Context(), Options{Checks: len(costs), Batch: 16, Seed: 7, Source: src}, &pace{}) {
+	for bt := range generate(t.Context(), Options{Checks: len(costs), Batch: 16, Seed: 7, Source: src}, &pace{}, nil) {
 		var cs []int64
 		for _, s := range bt.scripts {
 			cs = append(cs, ops.Cost(s))

@@ -215,7 +215,14 @@ func (c *collector) run(ctx context.Context) error {
 	}
 	results := make(chan *batchResult, len(o.Pairs))
 	pc := &pace{}
-	batches := generate(workCtx, o, pc)
+	var fb *feedback
+	if c.learner != nil {
+		// The workers' batches and the one drawn ahead may all be in
+		// flight while the next is drawn.
+		fb = newFeedback(c.learner, o.Batch*(len(o.Pairs)+1))
+	}
+	c.feedback = fb
+	batches := generate(workCtx, o, pc, fb)
 	var wg sync.WaitGroup
 	for _, p := range o.Pairs {
 		wg.Add(1)
@@ -247,6 +254,7 @@ func (c *collector) run(ctx context.Context) error {
 		}
 	}
 	c.launchEvents(o.Pairs, c.next)
+	fb.flush() // the generator has ended: the workers' batches are all back
 	switch {
 	case err != nil:
 		return err
@@ -285,7 +293,7 @@ const BatchCost = 1 << 21
 // script that would take its cost past pc's limit (BatchCost, or what the
 // batches so far say takes BatchTime): that script starts the next batch,
 // alone if it costs more than the limit by itself.
-func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
+func generate(ctx context.Context, o Options, pc *pace, fb *feedback) <-chan batch {
 	ch := make(chan batch, 1)
 	go func() {
 		defer close(ch)
@@ -306,6 +314,9 @@ func generate(ctx context.Context, o Options, pc *pace) <-chan batch {
 			for i := 0; i < n; i++ {
 				d := held
 				if d == nil {
+					if !fb.before(ctx, next+i) {
+						return
+					}
 					d = draw(o.Source, o.Seed, next+i)
 				}
 				held = nil

@@ -9,13 +9,16 @@ type Source interface {
 	Next(seed uint64) []ops.Op
 }
 
-// Learner is a Source's optional part: it is told what each compared
-// script did on both sides (their outcomes, observations included), in
-// script order, so that what it draws next can follow what was seen (new
-// coverage, slow kinds). Feedback runs on another goroutine than Next;
-// the Learner synchronizes them. Since a script then depends on the
-// feedback that reached it before it was drawn, a Learner's script is not
-// its seed's alone: findings record no script seed for it.
+// Learner is a Source's optional part: it is told what each script did on
+// both sides (their outcomes, observations included; zero Outcomes for a
+// script no side completed), in script order, so that what it draws next
+// can follow what was seen (new coverage, slow kinds). Feedback and Next
+// are called on one goroutine, and script i is drawn once the scripts
+// before i-lag were told and no later one (lag: the scripts a run may
+// have in flight, from Options.Batch and the pairs): what a Learner draws
+// depends on the run's seed and options alone, not on the timing. A
+// Learner's script is not its seed's alone, though: findings record no
+// script seed for it.
 type Learner interface {
 	Source
 	Feedback(script []ops.Op, outs [2]ops.Outcome)

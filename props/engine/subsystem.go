@@ -12,6 +12,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 )
 
 // Shadow is a subsystem's generator: its idea of the state a script has
@@ -117,9 +118,24 @@ func (s Subsystem) GopterScripts(rel equiv.Relation) func(seed uint64) []ops.Op 
 }
 
 // Engines names the script sources compare can use.
-var Engines = []string{"rapid", "gopter"}
+var Engines = []string{"rapid", "gopter", "guided"}
 
-// Scripts returns the script source of an engine ("rapid" or "gopter").
+// Source returns the script source of an engine: rapid's or gopter's
+// scripts of each seed, or a Guided source (which follows the kernel
+// coverage the sides report).
+func (s Subsystem) Source(engine string, rel equiv.Relation) (runner.Source, bool) {
+	if engine == "guided" {
+		return s.Guided(rel), true
+	}
+	gen, ok := s.Scripts(engine, rel)
+	if !ok {
+		return nil, false
+	}
+	return runner.Seeded(gen), true
+}
+
+// Scripts returns the scripts of each seed of a seeded engine ("rapid" or
+// "gopter").
 func (s Subsystem) Scripts(engine string, rel equiv.Relation) (func(seed uint64) []ops.Op, bool) {
 	switch engine {
 	case "rapid":
