@@ -27,7 +27,10 @@ func TestCoverRefused(t *testing.T) {
 		require.Equal(t, 2, r.code, r.stderr)
 		require.Contains(t, r.stderr, c.want)
 	}
-	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+notKCOV, "--checks", "1", "--cover", dir)
+	r := ipcfuzz(t, "replay", "--impls", "naive,optimized", "--cover", dir, "x.ops")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--cover: no side is a kernel:image=VMLINUX")
+	r = ipcfuzz(t, "compare", "optimized", "kernel:image="+notKCOV, "--checks", "1", "--cover", dir)
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, "--cover: cover: ")
 	require.NotContains(t, r.stderr, "checks", "refused before the run")
@@ -101,4 +104,22 @@ func TestGuidedFollowsKernelCoverage(t *testing.T) {
 		summaries = append(summaries, regexp.MustCompile(`\d+ checks, \d+ ops`).FindString(r.stdout))
 	}
 	require.Equal(t, summaries[0], summaries[1], "the same seed, the same scripts")
+}
+
+// replay --cover runs each file once more, whole, for its kernel coverage,
+// and writes the report as compare does. It needs a stock KCOV kernel
+// (ci/kernel.sh --base 6.12 --cover) and boots it (IPCFUZZ_LONG=1).
+func TestReplayCoverage(t *testing.T) {
+	long(t)
+	vmlinux := kcovBuild(t, "stock")
+	files, err := filepath.Glob(filepath.Join("..", "..", "corpus", "msg", "*.ops"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	dir := t.TempDir()
+	r := ipcfuzz(t, append([]string{"replay", "--impls", "optimized,kernel:image=" + vmlinux, "--cover", dir}, files[:min(5, len(files))]...)...)
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	m := regexp.MustCompile(`kernel coverage of \d+ files: lines (\d+)/\d+`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	require.NotEqual(t, "0", m[1], "no line reached")
+	require.FileExists(t, filepath.Join(dir, "coverage.txt"))
 }

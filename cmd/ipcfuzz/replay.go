@@ -19,11 +19,12 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var implsFlag, eq string
 	var sf sides.Flags
 	var ff cli.Format
+	var cf coverFlags
 	sf.Notes = stderr
 	_, files, err := parse("replay", args, []cli.Flag{
 		cli.Opt("impls", "optimized,kernel", "the two implementations, A,B", &implsFlag),
 		cli.Opt("equiv", "exact", "equivalence: exact or ids-renamed", &eq),
-	}, sf.Rows(60*time.Second), ff.Flags(sink.Formats))
+	}, sf.Rows(60*time.Second), ff.Flags(sink.Formats), cf.flags())
 	if err != nil {
 		return err
 	}
@@ -42,6 +43,9 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
+	if err := cf.prepare(names...); err != nil {
+		return err
+	}
 	// Every file is read through (and refused, one line, if it is not a
 	// strict script) before any plugin starts; none is held: each is read
 	// again, step by step, as it is replayed.
@@ -54,12 +58,24 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	return replayFiles(ctx, runner.FilesReplay{Files: files, Subsystems: subsystems, Sides: [2]runner.Side{ss[0], ss[1]}, Relation: rel}, format, stdout, stderr)
+	r := runner.FilesReplay{Files: files, Subsystems: subsystems, Sides: [2]runner.Side{ss[0], ss[1]}, Relation: rel}
+	r.Observe.Cover = cf.run != nil
+	runErr := replayFiles(ctx, r, format, stdout, stderr, cf.attach)
+	coverOut := stdout
+	if format != "text" {
+		coverOut = stderr
+	}
+	// The coverage of what was replayed, however the replay ended.
+	if err := cf.write(coverOut); err != nil && runErr == nil {
+		return err
+	}
+	return runErr
 }
 
 // replayFiles replays r's files, on pairs of its sides for each
-// subsystem, prints them in format and says how the replay ended.
-func replayFiles(ctx context.Context, r runner.FilesReplay, format string, stdout, stderr io.Writer) error {
+// subsystem, prints them in format and says how the replay ended. Each
+// pair is given to attach (nil: none) before it replays.
+func replayFiles(ctx context.Context, r runner.FilesReplay, format string, stdout, stderr io.Writer, attach func(*runner.Pair)) error {
 	out, err := sink.New(format, stdout, stderr)
 	if err != nil {
 		return cli.UsageError{Msg: err.Error()}
@@ -70,7 +86,11 @@ func replayFiles(ctx context.Context, r runner.FilesReplay, format string, stdou
 		if err != nil {
 			return nil, err
 		}
-		return sub.Pair(context.WithoutCancel(ctx), r.Sides[0], r.Sides[1], r.Relation)
+		p, err := sub.Pair(context.WithoutCancel(ctx), r.Sides[0], r.Sides[1], r.Relation)
+		if err == nil && attach != nil {
+			attach(p)
+		}
+		return p, err
 	}
 	res, runErr := runner.ReplayFiles(ctx, r)
 	if err := out.Err(); err != nil {

@@ -27,6 +27,11 @@ type FilesReplay struct {
 	Pair func(subsystem string) (*Pair, error)
 	// Sink is told of the start, of each file's verdict and of the end.
 	Sink Sink
+	// Observe, when it asks for something (kernel coverage), runs each
+	// file once more after its replay, whole, as compare runs a script:
+	// the streamed replay carries no observations. What comes back goes
+	// to the pair's Observed.
+	Observe ops.Observing
 }
 
 // ReplayFiles replays the files in turn, telling the sink of the start, of
@@ -80,6 +85,28 @@ func (r *FilesReplay) each(ctx context.Context, res *Result) error {
 		}
 		res.Checks++
 		res.Ops += n
+		if err := r.observe(ctx, f, p); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// observe runs file f once more, whole, on p with the sides asked for
+// r.Observe, when it asks for anything.
+func (r *FilesReplay) observe(ctx context.Context, f string, p *Pair) error {
+	if r.Observe == (ops.Observing{}) {
+		return nil
+	}
+	s, err := corpus.Read(f)
+	if err != nil {
+		return err
+	}
+	a, b := p.A.Config.Observe, p.B.Config.Observe
+	p.A.Config.Observe, p.B.Config.Observe = r.Observe, r.Observe
+	defer func() { p.A.Config.Observe, p.B.Config.Observe = a, b }()
+	if _, err := p.Check(ctx, [][]ops.Op{s.Ops()}); err != nil {
+		return fmt.Errorf("running it again for its observations: %w", err)
 	}
 	return nil
 }
