@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,4 +123,21 @@ func TestReplayCoverage(t *testing.T) {
 	require.NotNil(t, m, r.stdout)
 	require.NotEqual(t, "0", m[1], "no line reached")
 	require.FileExists(t, filepath.Join(dir, "coverage.txt"))
+}
+
+// corpus minimize on a KCOV kernel side counts the kernel program counters
+// each script reaches as features. It needs a stock KCOV kernel
+// (ci/kernel.sh --base 6.12 --cover) and boots it (IPCFUZZ_LONG=1).
+func TestMinimizeTakesKernelCoverage(t *testing.T) {
+	long(t)
+	vmlinux := kcovBuild(t, "stock")
+	r := ipcfuzz(t, "corpus", "minimize", filepath.Join("..", "..", "corpus", "msg"), "--impls", "optimized,kernel:image="+vmlinux, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var rep struct {
+		Kept      []string `json:"kept"`
+		KernelPCs int      `json:"kernel_pcs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
+	require.NotEmpty(t, rep.Kept)
+	require.Positive(t, rep.KernelPCs, "no kernel program counter counted")
 }

@@ -25,6 +25,9 @@ type MinimizeReport struct {
 	Skipped  []string `json:"skipped"` // unparsable, or no implementation runs its subsystem
 	Units    int      `json:"units"`   // coverage units reached by the kept scripts
 	Pairs    int      `json:"pairs"`   // (op, result class) pairs of the kept scripts
+	// KernelPCs: kernel program counters the kept scripts reached, on
+	// the replayers that report them (a KCOV kernel side).
+	KernelPCs int `json:"kernel_pcs"`
 	Out      string   `json:"out"`     // where the kept scripts were written ("" dry run)
 }
 
@@ -41,7 +44,8 @@ type Replayer struct {
 // first, then fewest bytes, then path) on each replayer that runs its
 // subsystem, and keeps a script only if it adds a feature: a coverage
 // unit of the models (when this binary is built with -cover and atomic
-// counters) or an (operation, result class) pair. A script a replayer
+// counters), a kernel program counter (where a replayer is a kernel side
+// with KCOV: ops.Observation.PCs) or an (operation, result class) pair. A script a replayer
 // fails on is kept; an unparsable one, or one no replayer runs, is
 // skipped. It only reports: CopyKept writes the kept scripts.
 func Minimize(ctx context.Context, dir string, rs []Replayer) (*MinimizeReport, error) {
@@ -68,9 +72,12 @@ func Minimize(ctx context.Context, dir string, rs []Replayer) (*MinimizeReport, 
 		}
 	}
 	for f := range m.seen {
-		if strings.HasPrefix(f, "cov:") {
+		switch {
+		case strings.HasPrefix(f, "cov:"):
 			m.rep.Units++
-		} else {
+		case strings.HasPrefix(f, "kpc:"):
+			m.rep.KernelPCs++
+		default:
 			m.rep.Pairs++
 		}
 	}
@@ -162,12 +169,25 @@ func (m *minimizer) features(sc *ops.Script) ([]string, bool, error) {
 			return nil, true, fmt.Errorf("%s: %w", r.Name, err)
 		}
 		feats = append(feats, resultPairs(sc, out)...)
+		feats = append(feats, kernelPCs(out)...)
 	}
 	units, err := m.cov.units()
 	if err != nil {
 		return nil, ran, err
 	}
 	return append(feats, units...), ran, nil
+}
+
+// kernelPCs names the kernel program counters an outcome's operations
+// reached.
+func kernelPCs(out ops.Outcome) []string {
+	var feats []string
+	for _, ob := range out.Observed {
+		for _, pc := range ob.PCs {
+			feats = append(feats, fmt.Sprintf("kpc:%x", pc))
+		}
+	}
+	return feats
 }
 
 // resultPairs names the (operation, result class) pairs of an outcome.
@@ -215,6 +235,9 @@ func (r *MinimizeReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "minimize %s on %s, smallest first: %d scripts, %d kept (%d coverage units, %d (op, result class) pairs), %d add nothing, %d failed (kept), %d skipped; %s\n",
 		r.Dir, strings.Join(r.Impls, ","), r.Scripts, len(r.Kept), r.Units, r.Pairs, len(r.Dropped), len(r.Failed), len(r.Skipped), mode)
 	fmt.Fprintf(w, "model coverage: %s\n", r.Coverage)
+	if r.KernelPCs > 0 {
+		fmt.Fprintf(w, "kernel coverage: %d program counters reached by the kept scripts\n", r.KernelPCs)
+	}
 	for _, f := range r.Kept {
 		fmt.Fprintf(w, "keep  %s\n", f)
 	}
