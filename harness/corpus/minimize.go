@@ -27,8 +27,8 @@ type MinimizeReport struct {
 	Pairs    int      `json:"pairs"`   // (op, result class) pairs of the kept scripts
 	// KernelPCs: kernel program counters the kept scripts reached, on
 	// the replayers that report them (a KCOV kernel side).
-	KernelPCs int `json:"kernel_pcs"`
-	Out      string   `json:"out"`     // where the kept scripts were written ("" dry run)
+	KernelPCs int    `json:"kernel_pcs"`
+	Out       string `json:"out"` // where the kept scripts were written ("" dry run)
 }
 
 // Replayer is an implementation a minimization replays scripts on.
