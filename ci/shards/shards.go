@@ -81,16 +81,23 @@ func defaultPairs() []pair {
 const (
 	EnvImageStock  = "IPCFUZZ_IMAGE_STOCK"
 	EnvImagePre515 = "IPCFUZZ_IMAGE_PRE515"
+	// EnvImageCover names a stock kernel with KCOV (ci/kernel.sh --base
+	// 6.12 --cover), the guided shards' kernel.
+	EnvImageCover = "IPCFUZZ_IMAGE_COVER"
 )
 
 // imagePairs are compared on built kernels booted in QEMU: this machine's
-// kernel against the stock 6.1, and, where the seed 000 patch matters
+// kernel against the stock 6.1, the optimized model against a KCOV kernel
+// with guided scripts, and, where the seed 000 patch matters
 // (the /proc/sysvipc listings of ids and shm), the stock 6.1 against the
 // one with the sysvipc_find_ipc() of Linux <= 5.14 (0 divergences: the
 // patch was a pure optimization).
 func imagePairs(sub string) []pair {
 	stock := "kernel:image=$" + EnvImageStock
-	out := []pair{{name: "kernel-image", a: "kernel", b: stock, engine: "rapid"}}
+	out := []pair{{name: "kernel-image", a: "kernel", b: stock, engine: "rapid"},
+		// Scripts that go where the kernel has not been: the guided
+		// engine follows the program counters of a KCOV kernel.
+		{name: "guided-kcov", a: "optimized", b: "kernel:image=$" + EnvImageCover, engine: "guided"}}
 	if sub == "ids" || sub == "shm" {
 		out = append(out, pair{name: "image-pre515", a: stock, b: "kernel:image=$" + EnvImagePre515, engine: "rapid"})
 	}

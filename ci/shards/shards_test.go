@@ -37,14 +37,15 @@ func TestTable(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	require.Equal(t, []string{
-		"ids-optimized-kernel", "ids-naive-optimized", "ids-legacy-kernel", "ids-kernel-image", "ids-image-pre515",
+		"ids-optimized-kernel", "ids-naive-optimized", "ids-legacy-kernel", "ids-kernel-image", "ids-guided-kcov", "ids-image-pre515",
 		"ids-fuzz", "ids-rapid", "ids-perf", "ids-perf-compare",
-		"vma-optimized-kernel", "vma-kernel-image", "vma-fuzz", "vma-rapid",
+		"vma-optimized-kernel", "vma-kernel-image", "vma-guided-kcov", "vma-fuzz", "vma-rapid",
 	}, names)
 	require.Equal(t, "ipcfuzz compare naive:alloc=legacy kernel --subsystem ids --engine rapid --equiv ids-renamed", got[2].Command)
-	require.Equal(t, "ipcfuzz compare kernel kernel:image=$"+shards.EnvImageStock+" --subsystem vma --engine rapid --equiv exact --stats", got[10].Command)
-	require.Equal(t, shards.Perf, got[8].Kind)
-	require.Equal(t, "go test -run ^$ -fuzz ^Fuzz ./props/vma", got[11].Command)
+	require.Equal(t, "ipcfuzz compare kernel kernel:image=$"+shards.EnvImageStock+" --subsystem vma --engine rapid --equiv exact --stats", got[11].Command)
+	require.Equal(t, "ipcfuzz compare optimized kernel:image=$"+shards.EnvImageCover+" --subsystem vma --engine guided --equiv exact --stats", got[12].Command)
+	require.Equal(t, shards.Perf, got[9].Kind)
+	require.Equal(t, "go test -run ^$ -fuzz ^Fuzz ./props/vma", got[13].Command)
 }
 
 func TestWrite(t *testing.T) {
@@ -53,7 +54,7 @@ func TestWrite(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tsv.String()), "\n")
 	require.Equal(t, shards.Header, lines[0])
 	require.Len(t, lines, len(table())+1)
-	require.Equal(t, "12\tvma-rapid\trapid\tvma\t30m\tgo test -run ^Test ./props/vma", lines[13])
+	require.Equal(t, "14\tvma-rapid\trapid\tvma\t30m\tgo test -run ^Test ./props/vma", lines[15])
 
 	require.NoError(t, shards.WriteJSON(&js, table()))
 	require.Equal(t, 1, strings.Count(js.String(), "\n"), "one line, for a workflow output")

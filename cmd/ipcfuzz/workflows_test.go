@@ -54,14 +54,16 @@ func TestNightlyWorkflowShape(t *testing.T) {
 		"key: fuzzcache-${{ matrix.name }}-${{ needs.plan.outputs.date }}",
 		"restore-keys: |",
 		"name: shard-${{ matrix.id }}",
-		"needs: [plan, fuzz, kernels]",
+		"needs: [plan, fuzz, kernels, guided]",
 		"contains(\"kernel:image=$IPCFUZZ_IMAGE_\")",
+		"ci/kernel.sh --base 6.12 --cover > cover.path",
+		"contains(\"--engine guided\")",
 		"corpus merge",
 		"GITHUB_STEP_SUMMARY",
 		"gh issue create",
 	} {
 		require.Contains(t, text, want)
 	}
-	require.Regexp(t, `(?m)^  merge:\n    needs: \[plan, fuzz, kernels\]\n    if: always\(\)$`, text)
+	require.Regexp(t, `(?m)^  merge:\n    needs: \[plan, fuzz, kernels, guided\]\n    if: always\(\)$`, text)
 	require.NoFileExists(t, filepath.Join("..", "..", "ci", "nightly.yml"), "GitHub runs workflows only from .github/workflows")
 }
