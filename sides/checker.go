@@ -161,3 +161,41 @@ func replayOnce(ctx context.Context, p *runner.Pair, c *corpus.Candidate) (strin
 	}
 	return p.Signature(script, v), true
 }
+
+// Replayers are the implementations names gives, for corpus.Minimize: a
+// built-in one replays in process on a fresh instance per script (as
+// Replayers), any other side is opened (a plugin, a kernel in a guest) and
+// runs each script on a fresh state with kernel coverage asked for, whose
+// program counters count as features. closeAll closes what was opened.
+func (f *Flags) Replayers(ctx context.Context, names []string) (rs []corpus.Replayer, closeAll func(), err error) {
+	var opened []runner.Side
+	closeAll = func() {
+		for _, s := range slices.Backward(opened) {
+			_ = s.Impl.Close()
+		}
+	}
+	for _, n := range names {
+		if r, err := Replayers([]string{n}); err == nil {
+			rs = append(rs, r...)
+			continue
+		}
+		s, err := f.Open(context.WithoutCancel(ctx), n)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		opened = append(opened, s)
+		rs = append(rs, corpus.Replayer{Name: s.Name, Subsystems: s.Info.Subsystems, Replay: func(sc *ops.Script) (ops.Outcome, error) {
+			cfg := s.Config
+			cfg.Observe.Cover = true
+			outs, err := s.Impl.Exec(ctx, cfg, [][]ops.Op{sc.Ops()}, nil)
+			if err == nil && len(outs) != 1 {
+				err = fmt.Errorf("%s returned %d outcomes for 1 script", s.Name, len(outs))
+			}
+			if err != nil {
+				return ops.Outcome{}, err
+			}
+			return outs[0], nil
+		}})
+	}
+	return rs, closeAll, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,35 @@ func (f *Flags) OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.
 	p.Invariant = invariant
 	WriteNotes(f.Notes, p.A, p.B)
 	return p, closeAll, nil
+}
+
+// OpenPairs opens n pairs of a and b (one per job of a run): the first
+// one's sides print their notes, the others' none; each pair is given to
+// attach (nil: none). closeAll closes those opened, whatever failed.
+func (f *Flags) OpenPairs(ctx context.Context, n int, a, b, subsystem string, rel equiv.Relation, invariant func(ops.Snapshot) error, attach func(*runner.Pair)) (pairs []*runner.Pair, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	notes := f.Notes
+	defer func() { f.Notes = notes }()
+	for i := range n {
+		if i > 0 {
+			f.Notes = nil
+		}
+		p, closePair, err := f.OpenPair(ctx, a, b, subsystem, rel, invariant)
+		if err != nil {
+			return pairs, closeAll, err
+		}
+		closers = append(closers, closePair)
+		if attach != nil {
+			attach(p)
+		}
+		pairs = append(pairs, p)
+	}
+	return pairs, closeAll, nil
 }
 
 // ExitError makes the errors of opening sides that are the user's to fix

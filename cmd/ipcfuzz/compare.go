@@ -89,7 +89,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	// A guided run follows the program counters the sides report.
 	c.opts.Observe.Cover = c.cover.dir != "" || c.engine == "guided"
 	if c.engine == "guided" && !cli.Given(fs, "batch") {
-		c.opts.Batch = guidedBatch
+		c.opts.Batch = engine.GuidedBatch
 	}
 	if !cli.Given(fs, "seed") {
 		c.opts.Seed = rand.Uint64() >> 1
@@ -149,7 +149,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The plugins are set up (and closed) outside ctx: a Ctrl-C stops the
 	// run, not the cleanup.
 	o := c.opts
-	closeAll, err := c.openPairs(context.WithoutCancel(ctx), &o, stderr)
+	c.sides.Notes = stderr
+	var closeAll func()
+	o.Pairs, closeAll, err = c.sides.OpenPairs(context.WithoutCancel(ctx), c.jobs, c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant, c.cover.attach)
 	defer closeAll()
 	if err != nil {
 		return err
@@ -175,14 +177,10 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if runErr != nil {
 		return runErr
 	}
-	coverOut := stdout
-	if c.format != "text" {
-		coverOut = stderr
-	}
 	if g, ok := o.Source.(*engine.Guided); ok {
-		guidedSummary(stderr, g)
+		fmt.Fprintln(stderr, "ipcfuzz: "+g.Summary())
 	}
-	if err := c.cover.write(coverOut); err != nil {
+	if err := c.cover.write(c.format, stdout, stderr); err != nil {
 		return err
 	}
 	if page != nil {
@@ -192,20 +190,6 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "ipcfuzz: the findings' report is %s\n", c.report)
 	}
 	return compareVerdict(res)
-}
-
-// guidedBatch is a guided run's default --batch: the runner tells the
-// source what a script reached (scripts in flight) later, and a
-// smaller batch tells it sooner.
-const guidedBatch = 32
-
-// guidedSummary says what a guided run followed.
-func guidedSummary(w io.Writer, g *engine.Guided) {
-	if g.Reached() == 0 {
-		fmt.Fprintln(w, "ipcfuzz: --engine guided: no side reported kernel program counters (no KCOV; ci/kernel.sh --cover builds a kernel with it), so every script was fresh")
-		return
-	}
-	fmt.Fprintf(w, "ipcfuzz: --engine guided: %d kernel program counters and steps between two reached; %d scripts kept for reaching new ones\n", g.Reached(), g.Kept())
 }
 
 // compareVerdict is how a comparison ends: found (exit 1), an
@@ -222,27 +206,3 @@ func compareVerdict(res *runner.Result) error {
 	return nil
 }
 
-// openPairs opens one pair per job into o.Pairs; closeAll closes those
-// opened, whatever failed.
-func (c *compareArgs) openPairs(setup context.Context, o *runner.Options, stderr io.Writer) (closeAll func(), err error) {
-	var closers []func()
-	closeAll = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	c.sides.Notes = stderr // for the first job's sides
-	for i := range c.jobs {
-		if i > 0 {
-			c.sides.Notes = nil
-		}
-		p, closePair, err := c.sides.OpenPair(setup, c.a, c.b, c.sub.Name, c.rel, c.sub.Invariant)
-		if err != nil {
-			return closeAll, err
-		}
-		closers = append(closers, closePair)
-		c.cover.attach(p)
-		o.Pairs = append(o.Pairs, p)
-	}
-	return closeAll, nil
-}

@@ -52,10 +52,14 @@ func (c *coverFlags) prepare(names ...string) error {
 	return nil
 }
 
-// write writes the report and prints its summary.
-func (c *coverFlags) write(out io.Writer) error {
+// write writes the report and prints its summary: on stdout beside a text
+// output, else on stderr.
+func (c *coverFlags) write(format string, stdout, stderr io.Writer) error {
 	if c.run == nil {
 		return nil
 	}
-	return c.run.Write(out)
+	if format != "text" {
+		stdout = stderr
+	}
+	return c.run.Write(stdout)
 }

@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
-	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/internal/cli"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -43,7 +40,7 @@ func minimizeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkEmptyOut(out); err != nil {
 		return err
 	}
-	rs, closeAll, err := replayers(ctx, &sf, strings.Split(implList, ","))
+	rs, closeAll, err := sf.Replayers(ctx, strings.Split(implList, ","))
 	defer closeAll()
 	if err != nil {
 		return err
@@ -66,45 +63,6 @@ func minimizeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep.WriteText(stdout)
 	return nil
-}
-
-// replayers are the implementations named: a built-in one replays in
-// process on a fresh instance per script, any other side is opened (a
-// plugin, a kernel in a guest) and runs each script on a fresh state, asked
-// for kernel coverage.
-func replayers(ctx context.Context, sf *sides.Flags, names []string) ([]corpus.Replayer, func(), error) {
-	var rs []corpus.Replayer
-	var closers []func()
-	closeAll := func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}
-	for _, n := range names {
-		if r, err := sides.Replayers([]string{n}); err == nil {
-			rs = append(rs, r...)
-			continue
-		}
-		ss, closeSide, err := sf.OpenAll(context.WithoutCancel(ctx), n)
-		closers = append(closers, closeSide)
-		if err != nil {
-			return nil, closeAll, err
-		}
-		s := ss[0]
-		rs = append(rs, corpus.Replayer{Name: s.Name, Subsystems: s.Info.Subsystems, Replay: func(sc *ops.Script) (ops.Outcome, error) {
-			cfg := s.Config
-			cfg.Observe.Cover = true
-			outs, err := s.Impl.Exec(ctx, cfg, [][]ops.Op{sc.Ops()}, nil)
-			if err == nil && len(outs) != 1 {
-				err = fmt.Errorf("%s returned %d outcomes for 1 script", s.Name, len(outs))
-			}
-			if err != nil {
-				return ops.Outcome{}, err
-			}
-			return outs[0], nil
-		}})
-	}
-	return rs, closeAll, nil
 }
 
 // checkEmptyOut refuses an --out directory that holds anything.

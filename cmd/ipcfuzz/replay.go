@@ -61,12 +61,8 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	r := runner.FilesReplay{Files: files, Subsystems: subsystems, Sides: [2]runner.Side{ss[0], ss[1]}, Relation: rel}
 	r.Observe.Cover = cf.run != nil
 	runErr := replayFiles(ctx, r, format, stdout, stderr, cf.attach)
-	coverOut := stdout
-	if format != "text" {
-		coverOut = stderr
-	}
 	// The coverage of what was replayed, however the replay ended.
-	if err := cf.write(coverOut); err != nil && runErr == nil {
+	if err := cf.write(format, stdout, stderr); err != nil && runErr == nil {
 		return err
 	}
 	return runErr

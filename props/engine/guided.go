@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 
@@ -40,6 +41,11 @@ const (
 	guidedMaxBytes   = 8192
 	guidedMaxKept    = 2048
 )
+
+// GuidedBatch is a guided run's default batch (scripts per plugin call):
+// the runner tells the source what a script reached once the scripts in
+// flight before it came back, and smaller batches tell it sooner.
+const GuidedBatch = 32
 
 // Guided returns the guided source of s's scripts compared under rel.
 func (s Subsystem) Guided(rel equiv.Relation) *Guided {
@@ -95,6 +101,14 @@ func (g *Guided) Feedback(_ []ops.Op, outs [2]ops.Outcome) {
 	} else {
 		g.kept[g.told%guidedMaxKept] = data
 	}
+}
+
+// Summary is one line on what the run followed.
+func (g *Guided) Summary() string {
+	if len(g.seen) == 0 {
+		return "--engine guided: no side reported kernel program counters (no KCOV; ci/kernel.sh --cover builds a kernel with it), so every script was fresh"
+	}
+	return fmt.Sprintf("--engine guided: %d kernel program counters and steps between two reached; %d scripts kept for reaching new ones", len(g.seen), len(g.kept))
 }
 
 // Kept is how many scripts' bytes are kept.
