@@ -205,4 +205,3 @@ func compareVerdict(res *runner.Result) error {
 	}
 	return nil
 }
-
