@@ -30,6 +30,10 @@ type collector struct {
 	// records are the findings this run stored, by index in
 	// res.Findings, to be rewritten with their final hit counts.
 	records map[int]*corpus.Finding
+	// rewrite: records whose notes changed after they were written.
+	rewrite map[int]bool
+	// found: the divergences found, for recheckFresh.
+	found   []found
 	stopped bool
 	// known: the index in res.Expected of each known entry that
 	// explained something.
@@ -268,6 +272,9 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		c.account(e, index, sig)
 		return true, nil
 	}
+	if !sh.Flaky {
+		c.found = append(c.found, found{k: len(c.res.Findings), script: script})
+	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return false, nil
 }
@@ -455,7 +462,7 @@ func (c *collector) record(f *corpus.Finding, stderr string, res Finding) {
 func (c *collector) finishRecords() {
 	for k, f := range c.records {
 		hits := c.res.Findings[k].Hits
-		if hits == f.Hits {
+		if hits == f.Hits && !c.rewrite[k] {
 			continue
 		}
 		f.Hits = hits

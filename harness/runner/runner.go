@@ -135,6 +135,10 @@ type Finding struct {
 	// Cause is its cause key (CauseKey); the signature for a plugin
 	// failure or a flaky divergence.
 	Cause string `json:"cause"`
+	// OutlivesReset: run again on restarted sides after the run, its
+	// script agreed; it needed a state earlier scripts left in a side
+	// (recheckFresh), and its Cause says so.
+	OutlivesReset bool `json:"outlives_reset,omitempty"`
 	// Text is the finding file's text when it could not be written
 	// (StoreError says why); "" when it was.
 	Text       string `json:"text,omitempty"`
@@ -184,8 +188,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		times = kindTimes{}
 	}
 	learner, _ := o.Source.(Learner)
-	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
+	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, rewrite: map[int]bool{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
 	err := c.run(ctx)
+	if err == nil {
+		c.recheckFresh(ctx)
+	}
 	c.finishRecords()
 	if times != nil {
 		res.Timing = times.medians()

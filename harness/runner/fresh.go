@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+)
+
+// found is a divergence found, for the recheck on fresh sides: its index
+// in Result.Findings and its shrunk script.
+type found struct {
+	k      int
+	script []ops.Op
+}
+
+// outlivesNote is the note of a finding that a fresh side did not show.
+const outlivesNote = "run again on restarted sides after the run, the shrunk script agrees: the divergence needed a state that earlier scripts left in a side and its reset between scripts did not undo (a leak, such as commit charge a buggy kernel never gives back), not this script alone; cause: %s"
+
+// recheckFresh runs each divergence found again, once the run is over, on
+// sides restarted once (a fresh plugin, a fresh guest). One that agrees
+// there needed what earlier scripts left in a side that the reset between
+// scripts does not undo: its cause becomes "SUBSYSTEM: state outlives the
+// reset", one cause however many signatures such a leak made, and its
+// record says so. The findings are run again latest first, so that the
+// finding that leaked (found first) leaks again only after the ones it
+// caused were seen on a clean side. Sides that cannot be restarted (in
+// process models) are run as they are; a pair with none that can is not
+// rechecked.
+func (c *collector) recheckFresh(ctx context.Context) {
+	p := c.pair
+	if len(c.found) == 0 || ctx.Err() != nil || !restartable(p) {
+		return
+	}
+	for _, s := range []Side{p.A, p.B} {
+		if _, ok := s.Impl.(Restarter); ok {
+			if err := restartSide(ctx, s); err != nil {
+				if c.o.Progress != nil {
+					fmt.Fprintf(c.o.Progress, "ipcfuzz: findings not checked on a fresh %s: %s\n", s.Name, OneLine(err.Error()))
+				}
+				return
+			}
+		}
+	}
+	cause := fmt.Sprintf("%s: state outlives the reset", p.Subsystem)
+	for i := len(c.found) - 1; i >= 0; i-- {
+		f := c.found[i]
+		vs, err := p.Check(ctx, [][]ops.Op{f.script})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			_ = p.Restart(ctx, err)
+			continue
+		}
+		if vs[0].Diverged() {
+			continue
+		}
+		c.res.Findings[f.k].Cause = cause
+		c.res.Findings[f.k].OutlivesReset = true
+		if rec := c.records[f.k]; rec != nil {
+			rec.Notes = append(rec.Notes, fmt.Sprintf(outlivesNote, cause))
+			c.rewrite[f.k] = true
+		}
+	}
+}
+
+// restartable reports whether a side of p can be restarted.
+func restartable(p *Pair) bool {
+	for _, s := range []Side{p.A, p.B} {
+		if _, ok := s.Impl.(Restarter); ok {
+			return true
+		}
+	}
+	return false
+}

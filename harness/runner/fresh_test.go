@@ -1,0 +1,106 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/props"
+)
+
+// leaky is a side that goes wrong after it ran some scripts, whatever its
+// resets, until it is restarted: what a kernel that leaks (commit charge a
+// buggy brk never gives back) looks like.
+type leaky struct {
+	ops.Impl
+	mu        sync.Mutex
+	ran       int
+	leakAfter int
+	restarts  int
+}
+
+func (l *leaky) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, follow []ops.Outcome) ([]ops.Outcome, error) {
+	outs, err := l.Impl.Exec(ctx, cfg, scripts, follow)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range outs {
+		if l.ran >= l.leakAfter {
+			for j := range outs[i].Results {
+				if outs[i].Results[j].Err == 0 {
+					outs[i].Results[j].Err = ops.ENOSPC
+				}
+			}
+		}
+		l.ran++
+	}
+	return outs, err
+}
+
+func (l *leaky) Restart(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ran, l.restarts = 0, l.restarts+1
+	return nil
+}
+
+// Divergences that a side shows only after earlier scripts left it in a
+// state its reset does not undo are checked again on restarted sides at
+// the end of the run: there they agree, so each is said to need a state
+// that outlived the reset, and they are one cause however many signatures
+// they made; their records say so.
+func TestDivergencesOfALeakingSideAreOneCause(t *testing.T) {
+	s, err := props.Lookup("ids")
+	require.NoError(t, err)
+	a, b := open(t, "optimized", false), open(t, "optimized", false)
+	l := &leaky{Impl: b.side.Impl, leakAfter: 30}
+	b.side.Impl = l
+	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
+	require.True(t, ok)
+	dir := t.TempDir()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: 80, Batch: 8,
+		KeepGoing: true, Corpus: dir,
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Findings)
+	require.Equal(t, 1, l.restarts, "one restart, after the run")
+	for _, f := range res.Findings {
+		require.GreaterOrEqual(t, f.Index, 30, "nothing diverged before the leak")
+		require.True(t, f.OutlivesReset, f.Signature)
+		require.Equal(t, "ids: state outlives the reset", f.Cause)
+		text, err := os.ReadFile(f.Script)
+		require.NoError(t, err)
+		require.True(t, strings.Contains(string(text), "reset between scripts did not undo"), "%s:\n%s", filepath.Base(f.Script), text)
+	}
+	require.Len(t, res.Causes, 1)
+}
+
+// A side that differs from its first script on differs on a fresh one
+// too: its findings keep their own causes.
+func TestADivergenceAFreshSideShowsKeepsItsCause(t *testing.T) {
+	s, err := props.Lookup("ids")
+	require.NoError(t, err)
+	a, b := open(t, "optimized", false), open(t, "optimized", false)
+	l := &leaky{Impl: b.side.Impl, leakAfter: 0}
+	b.side.Impl = l
+	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
+	require.True(t, ok)
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: 20, Batch: 8, KeepGoing: true,
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Findings)
+	require.Equal(t, 1, l.restarts)
+	for _, f := range res.Findings {
+		require.False(t, f.OutlivesReset, f.Signature)
+		require.NotContains(t, f.Cause, "outlives")
+	}
+}
