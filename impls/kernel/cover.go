@@ -58,10 +58,9 @@ func (n *ns) closeTracer() {
 // returns, and its program counters are those of the operation during
 // which the worker collected that answer: the one that woke it, or a later
 // one; what the kernel did in the sleeping task is counted all the same,
-// once, under that operation. The answers collected outside an operation
-// (at the reset before the script, which interrupts a call left asleep,
-// and at the snapshot after it) are dropped, as are the worker's syscalls
-// there.
+// once, under that operation. An answer collected outside an operation
+// (at the reset before a script, which interrupts a call left asleep) is
+// dropped, as are the worker's syscalls there.
 type covering struct {
 	onThread
 	t   *kcov.Tracer
