@@ -432,13 +432,14 @@ static void serve(void)
 					args[i] += (u64)buf;
 				}
 			}
+			/* before the switch of user: debugfs is root's */
+			int cover = !a.fatal && (q.flags & TASK_COVER) && kcov_ready();
 			if (!a.fatal && q.as != 0 && !become_user(q.as))
 				a.fatal = TASK_FATAL;
 			if (!a.fatal && q.as != 0)
 				rearm();
 			if (!a.fatal) {
 				u64 mask = ~0ul, old = 0;
-				int cover = (q.flags & TASK_COVER) && kcov_ready();
 				if (q.flags & TASK_INTERRUPTIBLE)
 					mask &= ~(1ul << (TASK_INTERRUPT_SIGNAL - 1));
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&old, 8, 0, 0) < 0)
