@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/kcov"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 )
 
 // kcovState is the worker thread's KCOV: opened on the thread the first
@@ -48,25 +49,43 @@ func (n *ns) closeTracer() {
 }
 
 // covering is onThread for a run that asks for coverage: each operation's
-// kernel program counters (those of the worker thread's own syscalls: an
-// operation of a task process t1..t15 runs there, untraced) are appended
-// to pcs, one slice per operation.
+// kernel program counters are appended to pcs, one slice per operation.
+// They are those of the worker thread's own syscalls (t, nil for none),
+// then those of the task processes' calls (tc, the pool's coverage, on
+// for the run: each task call asks its task to trace it, package task)
+// whose answers were collected during the operation. A call that sleeps
+// (a msgrcv that waits for a message, a semop that waits) answers when it
+// returns, and its program counters are those of the operation during
+// which the worker collected that answer: the one that woke it, or a later
+// one; what the kernel did in the sleeping task is counted all the same,
+// once, under that operation. An answer collected outside an operation
+// (at the reset before a script, which interrupts a call left asleep) is
+// dropped, as are the worker's syscalls there.
 type covering struct {
 	onThread
 	t   *kcov.Tracer
+	tc  *task.Coverage
 	pcs [][]uint64
 }
 
 func (c *covering) Apply(op ops.Op) (ops.Result, error) {
-	c.t.Reset()
+	c.tc.PCs = c.tc.PCs[:0]
+	if c.t != nil {
+		c.t.Reset()
+	}
 	r, err := c.onThread.Apply(op)
-	c.pcs = append(c.pcs, c.t.PCs(nil))
+	var pcs []uint64
+	if c.t != nil {
+		pcs = c.t.PCs(nil)
+	}
+	c.pcs = append(c.pcs, append(pcs, c.tc.PCs...))
 	return r, err
 }
 
-// runCovered is ops.Run on the thread, with each operation's PCs in
-// out.Observed when cfg.Observe.Cover asks for them and the kernel has
-// KCOV. It runs on the worker thread.
+// runCovered is ops.Run on the thread, with each operation's PCs (the
+// worker thread's and the task processes', covering) in out.Observed when
+// cfg.Observe.Cover asks for them and the kernel has KCOV. It runs on the
+// worker thread.
 func (n *ns) runCovered(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	if !cfg.Observe.Cover {
 		return ops.Run(onThread{n}, cfg, script)
@@ -78,7 +97,20 @@ func (n *ns) runCovered(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	if t == nil {
 		return ops.Run(onThread{n}, cfg, script)
 	}
-	c := &covering{onThread: onThread{n}, t: t}
+	return n.runTraced(cfg, script, t)
+}
+
+// runTraced is ops.Run on the thread with each operation's PCs, those of
+// the worker thread (t, or none when nil) and of the task processes, in
+// out.Observed. It runs on the worker thread.
+func (n *ns) runTraced(cfg ops.Config, script []ops.Op, t *kcov.Tracer) (ops.Outcome, error) {
+	tc := n.tasks.pool.Cover()
+	tc.On = true
+	defer func() {
+		tc.On = false
+		tc.PCs = tc.PCs[:0]
+	}()
+	c := &covering{onThread: onThread{n}, t: t, tc: tc}
 	out, err := ops.Run(c, cfg, script)
 	if len(out.Observed) < len(c.pcs) {
 		out.Observed = append(out.Observed, make([]ops.Observation, len(c.pcs)-len(out.Observed))...)

@@ -86,8 +86,8 @@ func (m *Model) Replaced() int {
 // instead of one per operation: reset, every operation, the final snapshot.
 // It is the fast path for a harness that has whole scripts. With
 // cfg.Observe.Cover, each operation's Observation holds the kernel program
-// counters the worker thread's syscalls reached (KCOV, where the kernel
-// has it: cover.go).
+// counters the worker thread's syscalls and the task processes' calls
+// reached (KCOV, where the kernel has it: cover.go).
 func (m *Model) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	if err := checkConfig(cfg); err != nil {
 		return ops.Outcome{}, fmt.Errorf("reset: %w", err)

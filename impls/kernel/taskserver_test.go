@@ -51,6 +51,7 @@ func TestGoTasks(t *testing.T) {
 		"Interrupt": TestInterrupt, "SemUndoExitAndRmid": TestSemUndoExitAndRmid, "SemWakeOrder": TestSemWakeOrder,
 		"ReusedTaskStartsClean": TestReusedTaskStartsClean, "MsgSenderWakeup": TestMsgSenderWakeup,
 		"SemctlCommands": TestSemctlCommands, "OutliveJobControlSignals": TestTasksOutliveJobControlSignals, "Permissions": TestPermissions, "SemLargeArrayByTask": TestSemLargeArrayByTask,
+		"TaskCallsTraced": TestTaskCallsTraced,
 	} {
 		t.Run(name, f)
 	}

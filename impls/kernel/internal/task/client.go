@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -29,6 +30,13 @@ type Proc struct {
 	files procFiles
 	// out is the reused buffer a request is written from.
 	out []byte
+	// pcs is the reused buffer of the program counters that came with the
+	// last response collected (FlagCover).
+	pcs []uint64
+	// cover is the coverage of the pool the task is of (nil for a task
+	// started outside a pool): while it is on, a call asks for coverage
+	// and its program counters are added to it.
+	cover *Coverage
 	// joinPath, when not empty, is the namespace the task is to join
 	// before its next call (which carries it); joinLen is the length of
 	// the path the started request carries, read back with its answer.
@@ -93,9 +101,13 @@ func command(ns, bin string) *exec.Cmd {
 func (p *Proc) Pid() int { return p.pid }
 
 // Start sends a request without waiting for the response. A call carries
-// the join the task owes, if any.
+// the join the task owes, if any, and FlagCover while the pool's coverage
+// is on.
 func (p *Proc) Start(req *Req, payload []byte) error {
 	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
+	if req.Kind == KindCall && p.cover != nil && p.cover.On {
+		req.Flags |= FlagCover
+	}
 	var join string
 	if p.joinPath != "" && (req.Kind == KindCall || req.Kind == KindFork) {
 		join, p.joinPath = p.joinPath, ""
@@ -114,7 +126,9 @@ func (p *Proc) Start(req *Req, payload []byte) error {
 }
 
 // Collect reads the response to the started request; its payload goes back
-// into payload, which must be the one the request was started with.
+// into payload, which must be the one the request was started with. The
+// program counters that follow it (a covered call) are PCs until the next
+// Collect, and are added to the pool's coverage while it is on.
 func (p *Proc) Collect(payload []byte) (Resp, error) {
 	var resp Resp
 	if err := readFull(p.resp, structBytes(&resp)); err != nil {
@@ -132,11 +146,39 @@ func (p *Proc) Collect(payload []byte) (Resp, error) {
 		}
 		p.joinLen = 0
 	}
+	if err := p.readPCs(resp.PCs); err != nil {
+		return resp, err
+	}
 	if resp.Fatal != 0 {
 		return resp, fmt.Errorf("task t%d (pid %d) could not run its request", p.n, p.pid)
 	}
 	return resp, nil
 }
+
+// readPCs reads the n program counters that follow a response's payload
+// into p.pcs, and adds them to the pool's coverage while it is on.
+func (p *Proc) readPCs(n uint64) error {
+	p.pcs = p.pcs[:0]
+	if n == 0 {
+		return nil
+	}
+	if n >= CoverWords {
+		return fmt.Errorf("task t%d (pid %d): a response with %d program counters (at most %d)", p.n, p.pid, n, CoverWords-1)
+	}
+	p.pcs = slices.Grow(p.pcs, int(n))[:n]
+	if err := readFull(p.resp, wordBytes(p.pcs)); err != nil {
+		return fmt.Errorf("task t%d (pid %d): reading a response's program counters: %w", p.n, p.pid, err)
+	}
+	if p.cover != nil && p.cover.On {
+		p.cover.PCs = append(p.cover.PCs, p.pcs...)
+	}
+	return nil
+}
+
+// PCs returns the kernel program counters that came with the last response
+// collected: those of its call, when it asked for coverage (FlagCover) and
+// the kernel has KCOV. The slice is reused by the next Collect.
+func (p *Proc) PCs() []uint64 { return p.pcs }
 
 // Call runs one request in the task process and waits for it: for a
 // while by polling, yielding the CPU in between (a task answers most calls

@@ -5,7 +5,9 @@
 //
 // A task speaks the protocol of protocol.go over two pipes: a request
 // runs one SysV IPC syscall (optionally as another user, optionally
-// interruptible by a signal) or joins an IPC namespace. The process is
+// interruptible by a signal, optionally traced with KCOV: FlagCover, the
+// program counters following the answer, gathered by Pool.Cover while the
+// owner has it on) or joins an IPC namespace. The process is
 // the C server of csrc/taskserver.c where a compiler is found
 // (cserver.go), this very binary re-executed otherwise (the Go task of
 // server.go); both behave the same.

@@ -45,7 +45,25 @@ type Pool struct {
 	// is set.
 	bin      string
 	binKnown bool
+	// cover is the coverage of the pool's task calls; every process of
+	// the pool points at it.
+	cover Coverage
 }
+
+// Coverage is the kernel coverage (KCOV) of a pool's task calls. While On
+// is set, every call a task of the pool is asked to run carries FlagCover,
+// and the program counters that come back with a response are appended
+// to PCs as the response is collected: those of a call that slept come
+// with whichever Collect reads its answer. Its owner (the worker thread)
+// empties PCs when it likes.
+type Coverage struct {
+	On  bool
+	PCs []uint64
+}
+
+// Cover returns the coverage of the pool's task calls, for its owner to
+// turn on and read.
+func (p *Pool) Cover() *Coverage { return &p.cover }
 
 // NewPool makes the pool of tasks 1..size-1 of the worker thread tid of
 // this process (task 0 is the worker itself).
@@ -97,6 +115,7 @@ func (p *Pool) start(n int) (*Proc, error) {
 		}
 	} else if t := p.spawner.take(); t != nil {
 		t.n = n
+		t.cover = &p.cover
 		p.owesJoin(t)
 		return t, nil
 	}
@@ -105,6 +124,7 @@ func (p *Pool) start(n int) (*Proc, error) {
 		return nil, err
 	}
 	t.ns = p.gen
+	t.cover = &p.cover
 	return t, nil
 }
 

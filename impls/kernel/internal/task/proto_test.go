@@ -24,6 +24,8 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "TASK_FORK", Value: int64(KindFork)},
 		cbuild.Const{Name: "TASK_FORK_DONE", Value: int64(KindForkDone)},
 		cbuild.Const{Name: "TASK_INTERRUPTIBLE", Value: int64(Interruptible)},
+		cbuild.Const{Name: "TASK_COVER", Value: int64(FlagCover)},
+		cbuild.Const{Name: "TASK_COVER_WORDS", Value: CoverWords},
 		cbuild.Const{Name: "TASK_FATAL", Value: Fatal},
 		cbuild.Const{Name: "TASK_INTERRUPT_SIGNAL", Value: int64(InterruptSignal)},
 		cbuild.Const{Name: "TASK_MAX_PAYLOAD", Value: MaxPayload},

@@ -44,7 +44,19 @@ const (
 	// Interruptible leaves InterruptSignal unblocked during the call, so
 	// that an interrupt makes a sleeping call return EINTR.
 	Interruptible uint32 = 1 << iota
+	// FlagCover asks the task to trace the call with KCOV: the program
+	// counters of the kernel code the syscall ran follow the response's
+	// payload (Resp.PCs of them). The task enables KCOV at its first such
+	// call (a forked task its own, at its own first); where the kernel
+	// has no KCOV it answers 0 PCs. Without the flag the task opens and
+	// reads nothing.
+	FlagCover
 )
+
+// CoverWords is the size of a task's KCOV buffer in words: the count,
+// then at most CoverWords-1 program counters of one call (2 MiB, as the
+// worker thread's and the VMA helper's; one call reaches a few thousand).
+const CoverWords = 1 << 18
 
 // Fatal is Resp.Fatal when the task could not do what was asked; it then
 // exits.
@@ -77,13 +89,16 @@ type Req struct {
 	_       uint32
 }
 
-// Resp is the syscall's return value and errno, then Len payload bytes.
-// Fatal is set when the task could not do what was asked (it then exits).
+// Resp is the syscall's return value and errno, then Len payload bytes,
+// then PCs program counters (8 bytes each, the task's byte order) when the
+// request asked for coverage (FlagCover). Fatal is set when the task could
+// not do what was asked (it then exits).
 type Resp struct {
 	R     uint64
 	Errno uint64
 	Fatal uint64
 	Len   uint64
+	PCs   uint64
 }
 
 // The sizes of Req and Resp on the wire; the C server checks its structs
@@ -147,8 +162,17 @@ func structBytes[T Req | Resp](p *T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
 
+// wordBytes is the memory of words as bytes (the program counters that
+// follow a response).
+func wordBytes(words []uint64) []byte {
+	if len(words) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+}
+
 func init() {
-	if ReqSize != 88 || RespSize != 32 {
+	if ReqSize != 88 || RespSize != 40 {
 		panic("kernel task: a message layout is not what the task protocol expects")
 	}
 }

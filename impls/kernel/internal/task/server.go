@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/creds"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/kcov"
 )
 
 // The Go task: where no C server is built (cserver.go), a task process is
@@ -44,6 +45,13 @@ type server struct {
 	self   creds.Creds
 	parent int
 	buf    []byte
+	// kcov is KCOV on the serving thread, opened at the first call that
+	// asks for coverage (FlagCover) and kept for the process's life;
+	// noKCOV is set where the kernel has none, and the open is not tried
+	// again. pcs is the reused buffer of a call's program counters.
+	kcov   *kcov.Tracer
+	noKCOV bool
+	pcs    []uint64
 }
 
 // serve is a task process's life: check the namespace, then run requests
@@ -104,8 +112,13 @@ func (s *server) serveOne() (done bool, err error) {
 			return false, fmt.Errorf("joining the namespace before a call: %w", err)
 		}
 	}
-	resp := s.run(&req, payload)
-	if err := writeResp(RespFD, &resp, payload); err != nil {
+	s.pcs = s.pcs[:0]
+	resp, err := s.run(&req, payload)
+	if err != nil {
+		return false, err
+	}
+	resp.PCs = uint64(len(s.pcs))
+	if err := writeResp(RespFD, &resp, payload, s.pcs); err != nil {
 		return false, fmt.Errorf("writing a response: %w", err)
 	}
 	if resp.Fatal != 0 {
@@ -127,8 +140,9 @@ func checkNamespace(want string) error {
 	return nil
 }
 
-// run carries out one request.
-func (s *server) run(req *Req, payload []byte) Resp {
+// run carries out one request; an error is a failure to enable KCOV, after
+// which the task exits without an answer.
+func (s *server) run(req *Req, payload []byte) (Resp, error) {
 	resp := Resp{Len: uint64(len(payload))}
 	switch req.Kind {
 	case KindJoin:
@@ -138,23 +152,49 @@ func (s *server) run(req *Req, payload []byte) Resp {
 				resp.Fatal = Fatal
 			}
 		}
-		return resp
+		return resp, nil
 	case KindCall:
-		return s.call(req, payload)
+		var t *kcov.Tracer
+		if req.Flags&FlagCover != 0 {
+			var err error
+			if t, err = s.tracer(); err != nil {
+				return resp, err
+			}
+		}
+		return s.call(req, payload, t), nil
 	case KindTouch:
 		v, fault := Touch(uintptr(req.Args[0]), req.Args[1] != 0, uint8(req.Args[2]))
 		resp.R = uint64(v)
 		if fault {
 			resp.Errno = TouchFault
 		}
-		return resp
+		return resp, nil
 	}
 	resp.Fatal = Fatal
-	return resp
+	return resp, nil
 }
 
-// call runs the syscall of a KindCall request, as req.As when it is not 0.
-func (s *server) call(req *Req, payload []byte) Resp {
+// tracer returns KCOV on the serving thread (the main thread, locked by
+// init), opening it at first use; nil where the kernel has none.
+func (s *server) tracer() (*kcov.Tracer, error) {
+	if s.kcov != nil || s.noKCOV {
+		return s.kcov, nil
+	}
+	t, err := kcov.Open(CoverWords)
+	switch {
+	case errors.Is(err, kcov.ErrNoKCOV):
+		s.noKCOV = true
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("enabling KCOV for a covered call: %w", err)
+	}
+	s.kcov = t
+	return t, nil
+}
+
+// call runs the syscall of a KindCall request, as req.As when it is not 0;
+// with t not nil, the program counters of the syscall go to s.pcs.
+func (s *server) call(req *Req, payload []byte, t *kcov.Tracer) Resp {
 	resp := Resp{Len: uint64(len(payload)), Fatal: Fatal}
 	if !slices.Contains(Syscalls, req.Nr) {
 		return resp
@@ -175,7 +215,7 @@ func (s *server) call(req *Req, payload []byte) Resp {
 		rearmParentDeath(s.parent)
 	}
 	resp.Fatal = 0
-	r, e, ok := callMasked(req, args)
+	r, e, ok := s.callMasked(req, args, t)
 	runtime.KeepAlive(payload)
 	if !ok {
 		resp.Fatal = Fatal
@@ -197,8 +237,10 @@ func (s *server) call(req *Req, payload []byte) Resp {
 // result the script never asked for. SIGKILL and SIGSTOP cannot be blocked:
 // the parent-death signal still ends the task. The runtime gets whatever
 // arrived once the call is over. ok is false when the mask could not be
-// set or put back.
-func callMasked(req *Req, args [6]uint64) (r uintptr, e unix.Errno, ok bool) {
+// set or put back. With t not nil, KCOV's buffer is emptied right before
+// the syscall and read into s.pcs right after it, before the mask is put
+// back (and a signal that waited is handled).
+func (s *server) callMasked(req *Req, args [6]uint64, t *kcov.Tracer) (r uintptr, e unix.Errno, ok bool) {
 	mask := ^uint64(0)
 	if req.Flags&Interruptible != 0 {
 		mask &^= 1 << (InterruptSignal - 1)
@@ -207,7 +249,13 @@ func callMasked(req *Req, args [6]uint64) (r uintptr, e unix.Errno, ok bool) {
 	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 		return 0, 0, false
 	}
+	if t != nil {
+		t.Reset()
+	}
 	r, _, e = unix.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
+	if t != nil {
+		s.pcs = t.PCs(s.pcs)
+	}
 	_, _, me := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	return r, e, me == 0
 }
@@ -252,17 +300,26 @@ func errnoOf(err error) unix.Errno {
 }
 
 // writeResp writes a response and its payload in one write (two when the
-// payload is large).
-func writeResp(fd int, resp *Resp, payload []byte) error {
+// payload is large), then the program counters pcs, if any.
+func writeResp(fd int, resp *Resp, payload []byte, pcs []uint64) error {
 	h := structBytes(resp)
 	if len(payload) > 4096 {
 		if err := writeFull(fd, h); err != nil {
 			return err
 		}
-		return writeFull(fd, payload)
+		if err := writeFull(fd, payload); err != nil {
+			return err
+		}
+	} else {
+		var b [RespSize + 4096]byte
+		n := copy(b[:], h)
+		n += copy(b[n:], payload)
+		if err := writeFull(fd, b[:n]); err != nil {
+			return err
+		}
 	}
-	var b [RespSize + 4096]byte
-	n := copy(b[:], h)
-	n += copy(b[n:], payload)
-	return writeFull(fd, b[:n])
+	if len(pcs) == 0 {
+		return nil
+	}
+	return writeFull(fd, wordBytes(pcs))
 }

@@ -13,6 +13,8 @@ enum {
 	TASK_FORK = 4,
 	TASK_FORK_DONE = 5,
 	TASK_INTERRUPTIBLE = 1,
+	TASK_COVER = 2,
+	TASK_COVER_WORDS = 262144,
 	TASK_FATAL = 1,
 	TASK_INTERRUPT_SIGNAL = 10,
 	TASK_MAX_PAYLOAD = 1048576,
@@ -23,8 +25,8 @@ enum {
 enum { TASK_REQ_SIZE = 88 };
 
 /* struct resp: field, offset. */
-#define TASK_RESP(X) X(r, 0) X(errno, 8) X(fatal, 16) X(len, 24)
-enum { TASK_RESP_SIZE = 32 };
+#define TASK_RESP(X) X(r, 0) X(errno, 8) X(fatal, 16) X(len, 24) X(pcs, 32)
+enum { TASK_RESP_SIZE = 40 };
 
 /* The only syscalls a task runs. */
 #define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220) X(9) X(11) X(272)

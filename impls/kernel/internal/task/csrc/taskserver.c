@@ -13,8 +13,9 @@
  * is the task's exit. A touch request reads or writes one byte at an
  * address (an shm window or attachment of the task) and answers
  * errno=TASK_TOUCH_FAULT when the access took SIGSEGV, which the task
- * catches. Anything it cannot do as asked is fatal: it answers
- * fatal=TASK_FATAL and exits 2.
+ * catches. A call with TASK_COVER in its flags is traced with KCOV: the
+ * program counters of its syscall follow the payload (pcs of them). Anything
+ * it cannot do as asked is fatal: it answers fatal=TASK_FATAL and exits 2.
  */
 
 #include "freestanding.h"
@@ -26,6 +27,7 @@ enum {
 	SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120, SYS_getppid = 110,
 	SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_openat = 257,
 	SYS_readlinkat = 267, SYS_setns = 308, SYS_clone = 56, SYS_dup2 = 33, SYS_pipe2 = 293,
+	SYS_mmap = 9, SYS_munmap = 11, SYS_ioctl = 16,
 };
 
 enum { AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
@@ -43,7 +45,7 @@ struct req {
 };
 
 struct resp {
-	u64 r, errno, fatal, len;
+	u64 r, errno, fatal, len, pcs;
 };
 
 /* The layouts are the Go side's (task_proto.h). */
@@ -243,6 +245,81 @@ static long join(const char *p, u64 len)
 
 static char buf[TASK_MAX_PAYLOAD + 64] __attribute__((aligned(16)));
 
+/*
+ * KCOV (Documentation/dev-tools/kcov.rst), enabled at the first call that
+ * asks for coverage (TASK_COVER) and kept for the task's life: the buffer
+ * is mapped where the kernel places it, outside the shm window. KCOV is
+ * per task: a forked child drops the parent's buffer (fork_task) and
+ * enables its own at its first covered call. Where the kernel has none
+ * (no /sys/kernel/debug/kcov) a covered call answers 0 PCs, and the open
+ * is not tried again. Without TASK_COVER nothing is opened or read.
+ */
+enum {
+	KCOV_INIT_TRACE = 0x80086301, KCOV_ENABLE = 0x6364, KCOV_TRACE_PC = 0, ENOENT = 2,
+	O_RDWR_CLOEXEC = 02000002, PROT_READ_WRITE = 3, MAP_SHARED = 1,
+};
+static u64 *kcov_area;
+static long kcov_fd = -1;
+static int kcov_absent;
+
+/* kcov_enable enables KCOV for this task: 0, or an errno (ENOENT where
+ * the kernel has no KCOV). */
+static long kcov_enable(void)
+{
+	long fd = sys3(SYS_openat, AT_FDCWD, "/sys/kernel/debug/kcov", O_RDWR_CLOEXEC);
+	if (fd < 0)
+		return -fd;
+	long e = sys3(SYS_ioctl, fd, KCOV_INIT_TRACE, TASK_COVER_WORDS);
+	if (e < 0)
+		goto fail;
+	long a = sys6(SYS_mmap, 0, TASK_COVER_WORDS * 8, PROT_READ_WRITE, MAP_SHARED, fd, 0);
+	if (a < 0 && a > -4096) {
+		e = a;
+		goto fail;
+	}
+	e = sys3(SYS_ioctl, fd, KCOV_ENABLE, KCOV_TRACE_PC);
+	if (e < 0) {
+		sys3(SYS_munmap, a, TASK_COVER_WORDS * 8, 0);
+		goto fail;
+	}
+	kcov_area = (u64 *)a;
+	kcov_fd = fd;
+	return 0;
+fail:
+	sys3(SYS_close, fd, 0, 0);
+	return -e;
+}
+
+/* kcov_drop unmaps and closes the buffer a forked child inherited: it
+ * traces the parent. */
+static void kcov_drop(void)
+{
+	if (kcov_area) {
+		sys3(SYS_munmap, kcov_area, TASK_COVER_WORDS * 8, 0);
+		sys3(SYS_close, kcov_fd, 0, 0);
+	}
+	kcov_area = 0;
+	kcov_fd = -1;
+}
+
+/* kcov_ready makes sure KCOV traces this task before a covered call: 1
+ * when it does, 0 where the kernel has none; any other failure is fatal. */
+static int kcov_ready(void)
+{
+	if (kcov_area)
+		return 1;
+	if (kcov_absent)
+		return 0;
+	long e = kcov_enable();
+	if (e == ENOENT) {
+		kcov_absent = 1;
+		return 0;
+	}
+	if (e != 0)
+		fail("enabling KCOV on /sys/kernel/debug/kcov");
+	return 1;
+}
+
 /* fork_ends are this task's ends of the last fork's pipes (the child's
  * request-pipe write end, its response-pipe read end), kept until the
  * owner has taken them (TASK_FORK_DONE); -1 when none. */
@@ -288,6 +365,7 @@ static long fork_task(struct resp *a, u64 len)
 			sys3(SYS_close, rs[i], 0, 0);
 		}
 		rearm();
+		kcov_drop();
 		/* ps and the tests tell a forked task by its name. */
 		sys3(SYS_prctl, PR_SET_NAME, (long)"ipcfuzz-forked", 0);
 		return 0;
@@ -312,7 +390,7 @@ static void serve(void)
 {
 	for (;;) {
 		struct req q;
-		struct resp a = {0, 0, 0, 0};
+		struct resp a = {0, 0, 0, 0, 0};
 		if (!read_full(TASK_REQ_FD, &q, sizeof(q)))
 			return;
 		if (q.len > TASK_MAX_PAYLOAD)
@@ -354,6 +432,8 @@ static void serve(void)
 					args[i] += (u64)buf;
 				}
 			}
+			/* before the switch of user: debugfs is root's */
+			int cover = !a.fatal && (q.flags & TASK_COVER) && kcov_ready();
 			if (!a.fatal && q.as != 0 && !become_user(q.as))
 				a.fatal = TASK_FATAL;
 			if (!a.fatal && q.as != 0)
@@ -364,8 +444,15 @@ static void serve(void)
 					mask &= ~(1ul << (TASK_INTERRUPT_SIGNAL - 1));
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&old, 8, 0, 0) < 0)
 					a.fatal = TASK_FATAL;
+				if (cover)
+					__atomic_store_n(&kcov_area[0], 0, __ATOMIC_RELAXED);
 				long r = sys6((long)q.nr, (long)args[0], (long)args[1], (long)args[2], (long)args[3],
 					      (long)args[4], (long)args[5]);
+				if (cover) {
+					a.pcs = __atomic_load_n(&kcov_area[0], __ATOMIC_RELAXED);
+					if (a.pcs > TASK_COVER_WORDS - 1)
+						a.pcs = TASK_COVER_WORDS - 1;
+				}
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0) < 0)
 					a.fatal = TASK_FATAL;
 				if (r < 0 && r > -4096)
@@ -387,6 +474,8 @@ static void serve(void)
 			write_full(TASK_RESP_FD, &a, sizeof(a));
 			write_full(TASK_RESP_FD, buf, q.len);
 		}
+		if (a.pcs > 0)
+			write_full(TASK_RESP_FD, kcov_area + 1, a.pcs * 8);
 		if (a.fatal)
 			fail("could not run a request as asked");
 	}
