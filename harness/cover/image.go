@@ -80,6 +80,9 @@ type Image struct {
 	// sites whose blocks hold some of that code (the site before the
 	// code in its function, or the function's first).
 	governing map[FileLine][]int
+	// unreached explains the functions no operation can enter
+	// (unreached.tsv).
+	unreached []unreachable
 }
 
 // Open reads vmlinux: the compilation units whose source matches one of
@@ -131,6 +134,9 @@ func Open(vmlinux string, files []string) (*Image, error) {
 	}
 	im.findSites(code, text.Addr, trace)
 	im.govern()
+	if im.unreached, err = parseUnreached(unreachedTSV); err != nil {
+		return nil, fmt.Errorf("cover: %w", err)
+	}
 	return im, nil
 }
 

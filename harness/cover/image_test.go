@@ -45,7 +45,8 @@ func kcovImage(t *testing.T, name string) string {
 
 // TestOpenKCOVImage maps a real KCOV vmlinux: every covered file has
 // functions and instrumented blocks, the blocks' lines are lines of their
-// files in the build tree, and the syscalls ipcfuzz speaks are there.
+// files in the build tree, and the entry points of the syscalls ipcfuzz
+// speaks are there.
 func TestOpenKCOVImage(t *testing.T) {
 	im, err := Open(kcovImage(t, "stock"), nil)
 	if err != nil {
@@ -65,7 +66,9 @@ func TestOpenKCOVImage(t *testing.T) {
 	for _, f := range im.Funcs {
 		funcs[f.Name] = f
 	}
-	for name, file := range map[string]string{"do_msgsnd": "ipc/msg.c", "ksys_msgget": "ipc/msg.c", "do_semtimedop": "ipc/sem.c", "do_shmat": "ipc/shm.c", "do_mprotect_pkey": "mm/mprotect.c", "vma_merge_new_range": "mm/vma.c"} {
+	// The syscalls' entry points (the syscall table calls them, so no
+	// compiler inlines them away, as it may do_mprotect_pkey).
+	for name, file := range map[string]string{"__x64_sys_msgsnd": "ipc/msg.c", "__x64_sys_msgget": "ipc/msg.c", "__x64_sys_semtimedop": "ipc/sem.c", "__x64_sys_shmat": "ipc/shm.c", "__x64_sys_mprotect": "mm/mprotect.c", "__x64_sys_mremap": "mm/mremap.c", "__x64_sys_brk": "mm/mmap.c"} {
 		f, ok := funcs[name]
 		switch {
 		case !ok:

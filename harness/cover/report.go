@@ -47,6 +47,9 @@ type FuncStat struct {
 	Line    int
 	Lines   Stat
 	Entered bool
+	// Why no operation ipcfuzz speaks enters it, for one never entered
+	// that unreached.tsv explains ("" otherwise).
+	Why string
 }
 
 // Report is a run's coverage of an Image's files.
@@ -59,6 +62,9 @@ type Report struct {
 	Funcs []FuncStat
 	// Lines and Funcs summed over the files.
 	Lines, Entered Stat
+	// Reachable is the functions entered of those unreached.tsv does not
+	// explain, and ReachableLines their lines.
+	Reachable, ReachableLines Stat
 	// PCs is how many distinct program counters the run reported, and
 	// Outside how many of them lie outside the covered files.
 	PCs, Outside int
@@ -88,6 +94,7 @@ func (im *Image) Cover(pcs []uint64) *Report {
 	}
 	r.PCs = len(seen)
 	r.tally()
+	r.explain(im.unreached)
 	return r
 }
 
@@ -160,7 +167,7 @@ func (r *Report) Ran(fl FileLine) (ran, ok bool) {
 
 // Summary is the one-line figure: lines and functions reached.
 func (r *Report) Summary() string {
-	return fmt.Sprintf("kernel coverage of %d files: lines %s, functions entered %s", len(r.Files), r.Lines, r.Entered)
+	return fmt.Sprintf("kernel coverage of %d files: lines %s, functions entered %s; of the functions an operation of ipcfuzz can enter: %s entered, their lines %s", len(r.Files), r.Lines, r.Entered, r.Reachable, r.ReachableLines)
 }
 
 // WriteText writes the per-file and per-function table.
@@ -173,11 +180,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	pw.printf("\n%-24s %-40s %s\n", "file", "function", "lines")
 	for _, f := range r.Funcs {
-		mark := " "
-		if !f.Entered {
+		mark, why := " ", ""
+		switch {
+		case f.Why != "":
+			mark, why = "-", "  "+f.Why
+		case !f.Entered:
 			mark = "!"
 		}
-		pw.printf("%-24s %s%-39s %s\n", f.File, mark, f.Name, f.Lines)
+		pw.printf("%-24s %s%-39s %s%s\n", f.File, mark, f.Name, f.Lines, why)
 	}
 	return pw.err
 }
