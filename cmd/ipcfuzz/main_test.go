@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,30 @@ func refused(t *testing.T, want string, args ...string) outcome {
 	require.Contains(t, r.stderr, want, "%v", args)
 	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%v: one line: %q", args, r.stderr)
 	return r
+}
+
+// refusal is a command line's arguments and what its refusal says.
+type refusal struct {
+	args []string
+	want string
+}
+
+// refusedAll requires that each case's command line, prefix then the
+// case's args, is refused (see refused) without a panic.
+func refusedAll(t *testing.T, prefix []string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		r := refused(t, c.want, append(slices.Clone(prefix), c.args...)...)
+		require.NotContains(t, r.stderr, "panic", "%v", c.args)
+	}
+}
+
+// writeFile writes text to dir/name (mode 0644) and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
 }
 
 // compareFinds runs ipcfuzz compare with args, --json and --corpus dir,
@@ -217,8 +242,7 @@ func TestReplayLTPCorpus(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.ops")
-	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n"), 0o644))
+	bad := writeFile(t, dir, "bad.ops", "subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n")
 	notPlugin := filepath.Join(dir, "notplugin.sh")
 	require.NoError(t, os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\nsleep 1\n"), 0o755))
 	cases := []struct {

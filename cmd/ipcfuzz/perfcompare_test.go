@@ -85,10 +85,7 @@ func TestComparePerfModelsClean(t *testing.T) {
 
 func TestComparePerfBadInput(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	for _, c := range []refusal{
 		{[]string{"compare", "naive", "optimized", "--threshold", "1"}, "--threshold only with --perf"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--sizes", "8,16"}, "at least 3"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--report", "r.html"}, "not of --perf"},
