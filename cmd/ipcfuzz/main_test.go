@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,7 +101,7 @@ type refusal struct {
 func refusedAll(t *testing.T, prefix []string, cases []refusal) {
 	t.Helper()
 	for _, c := range cases {
-		r := refused(t, c.want, append(slices.Clone(prefix), c.args...)...)
+		r := refused(t, c.want, append(append([]string(nil), prefix...), c.args...)...)
 		require.NotContains(t, r.stderr, "panic", "%v", c.args)
 	}
 }

@@ -142,16 +142,11 @@ func TestWorstBadInput(t *testing.T) {
 func TestNightlyPerfShard(t *testing.T) {
 	long(t)
 	t.Parallel()
-	needNightlyTools(t)
-	_, s := runShard(t, []string{"IPCFUZZ_SEED=3"}, shardNamed(t, "ids-perf"), "10s", "clean")
-	require.NotZero(t, s["evaluated"])
-
-	tab := table(t, "perf", "shm", "ipcfuzz worst "+testProgram(t, "./testdata/nomaxidx")+" --vs optimized --subsystem shm --fail-above 0.5")
-	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "30s", "found")
+	dir, s := perfShardFinds(t, []string{"IPCFUZZ_SEED=3"}, "ids-perf", "10s", "evaluated",
+		"ipcfuzz worst "+testProgram(t, "./testdata/nomaxidx")+" --vs optimized --subsystem shm --fail-above 0.5", "30s")
 	require.FileExists(t, s["file"].(string))
-	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-	require.NoError(t, err)
-	require.Contains(t, string(junit), `failures="1"`)
+	junit := shardJUnit(t, dir)
+	require.Contains(t, junit, `failures="1"`)
 }
 
 // On the kernel the search is of wall time: each size repeated, the fit
