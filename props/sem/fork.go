@@ -8,16 +8,7 @@ import (
 // forkTask forks a free task into a free slot (more often one that holds
 // adjustments): the child has none of them.
 func (s *Shadow) forkTask(src Source) ops.Op {
-	free := s.freeTasks()
-	var undo []uint8
-	for _, t := range free {
-		if s.undo[t] {
-			undo = append(undo, t)
-		}
-	}
-	if len(undo) > 0 && src.Intn(2, "fork with undo") == 0 {
-		free = undo
-	}
+	free := s.freePreferringUndo(func() bool { return src.Intn(2, "fork with undo") == 0 })
 	op := s.Slots.Fork(src, engine.Pick(src, free, "parent"))
 	if !s.Slots[op.ForkChild()] {
 		s.undo[op.ForkChild()] = false
