@@ -124,6 +124,19 @@ func compareFinds(t *testing.T, dir string, args ...string) (outcome, map[string
 	return r, summary(t, r)
 }
 
+// findsOne compares the plugin program against optimized with args
+// (compareFinds, into a corpus directory of its own), requires one
+// divergence, and returns its finding file's path and text.
+func findsOne(t *testing.T, program string, args ...string) (string, string) {
+	t.Helper()
+	_, s := compareFinds(t, t.TempDir(), append([]string{program, "optimized"}, args...)...)
+	require.EqualValues(t, 1, s["divergences"])
+	path := s["scripts"].([]any)[0].(string)
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return path, string(text)
+}
+
 // syncBuffer is a buffer a process writes while the test reads it.
 type syncBuffer = testkit.SyncBuffer
 
@@ -187,19 +200,14 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
-	dir := t.TempDir()
 	mutant := testProgram(t, "../../plugins/example/noseqbump")
-	r, s := compareFinds(t, dir, mutant, "optimized", "--checks", "500", "--seed", "3")
-	require.EqualValues(t, 1, s["divergences"])
-	path := s["scripts"].([]any)[0].(string)
-	text, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Regexp(t, `shrunk from \d+ to \d+ ops`, string(text))
+	path, text := findsOne(t, mutant, "--checks", "500", "--seed", "3")
+	require.Regexp(t, `shrunk from \d+ to \d+ ops`, text)
 	sc, err := corpus.Read(path)
 	require.NoError(t, err)
 	require.Less(t, len(sc.Steps), 200)
 	// The stored script still shows the bug on replay, and agrees on correct pairs.
-	r = ipcfuzz(t, "replay", path, "--impls", mutant+",optimized")
+	r := ipcfuzz(t, "replay", path, "--impls", mutant+",optimized")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	r = ipcfuzz(t, "replay", path, "--impls", "naive,optimized")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
