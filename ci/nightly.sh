@@ -154,6 +154,22 @@ images() {
 	done
 }
 
+# run_ipcfuzz runs the shard's command (words) with the arguments after
+# the first two (killed past twice its budget and ten minutes), its output
+# into result.json, and sets rc to its exit status and result to its last
+# line, the summary. A run without a summary (one without the count $1) is
+# infrastructure, and so is one that exits 0 having counted nothing ($2
+# says what that means).
+run_ipcfuzz() {
+	local count=$1 nothing=$2
+	shift 2
+	timeout --preserve-status -s INT -k 60 $((secs * 2 + 600)) "$IPCFUZZ" "${words[@]}" "$@" >"$dir/result.json" 2>>"$dir/log.txt"
+	rc=$?
+	result=$(tail -n 1 "$dir/result.json")
+	jq -e ".$count" >/dev/null 2>&1 <<<"$result" || { result=""; infra "ipcfuzz exited $rc without a summary: $(tail -n 1 "$dir/log.txt")"; }
+	[ "$rc" != 0 ] || [ "$(jq ".$count" <<<"$result")" -gt 0 ] || infra "$nothing"
+}
+
 run_compare() {
 	local words rc batch missing
 	read -ra words <<<"${command#ipcfuzz }"
@@ -164,14 +180,10 @@ run_compare() {
 	# A batch still running when the time is up is not counted: short
 	# budgets get small batches (one script per second of budget, 8 to 256).
 	batch=$((secs < 8 ? 8 : (secs > 256 ? 256 : secs)))
-	timeout --preserve-status -s INT -k 60 $((secs * 2 + 600)) "$IPCFUZZ" "${words[@]}" --time "${secs}s" --seed "$seed" \
-		--batch "$batch" --keep-going --json --corpus "$dir/corpus" >"$dir/result.json" 2>>"$dir/log.txt"
-	rc=$?
-	result=$(tail -n 1 "$dir/result.json")
-	jq -e .checks >/dev/null 2>&1 <<<"$result" || { result=""; infra "ipcfuzz exited $rc without a summary: $(tail -n 1 "$dir/log.txt")"; }
+	run_ipcfuzz checks "compared nothing in ${secs}s (an overloaded machine, or a side that hangs)" \
+		--time "${secs}s" --seed "$seed" --batch "$batch" --keep-going --json --corpus "$dir/corpus"
 	case $rc in
-	0) [ "$(jq .checks <<<"$result")" -gt 0 ] || infra "compared nothing in ${secs}s (an overloaded machine, or a side that hangs)"
-		status=0 ;;
+	0) status=0 ;;
 	1) status=1 ;;
 	3) # A side killed from outside (the OOM killer, kill -9) whose scripts
 		# did not fail again alone: infrastructure, not a bug.
@@ -199,14 +211,10 @@ perf_events() {
 run_perf() {
 	local words rc
 	read -ra words <<<"${command#ipcfuzz }"
-	timeout --preserve-status -s INT -k 60 $((secs * 2 + 600)) "$IPCFUZZ" "${words[@]}" --budget "${secs}s" --seed "$seed" \
-		--candidates 100000 --json --out "$dir/perf" >"$dir/result.json" 2>>"$dir/log.txt"
-	rc=$?
-	result=$(tail -n 1 "$dir/result.json")
-	jq -e .evaluated >/dev/null 2>&1 <<<"$result" || { result=""; infra "ipcfuzz exited $rc without a summary: $(tail -n 1 "$dir/log.txt")"; }
+	run_ipcfuzz evaluated "measured no candidate in ${secs}s" \
+		--budget "${secs}s" --seed "$seed" --candidates 100000 --json --out "$dir/perf"
 	case $rc in
-	0) [ "$(jq .evaluated <<<"$result")" -gt 0 ] || infra "measured no candidate in ${secs}s"
-		status=0 ;;
+	0) status=0 ;;
 	1) status=1 ;;
 	*) infra "ipcfuzz exited $rc: $(tail -n 1 "$dir/log.txt")" ;;
 	esac

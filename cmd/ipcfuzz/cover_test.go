@@ -15,19 +15,11 @@ import (
 func TestCoverRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	notKCOV := filepath.Join(dir, "vmlinux")
-	require.NoError(t, os.WriteFile(notKCOV, []byte("not an ELF file"), 0o644))
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	notKCOV := writeFile(t, dir, "vmlinux", "not an ELF file")
+	refusedAll(t, []string{"compare", "naive", "optimized", "--checks", "1"}, []refusal{
 		{[]string{"--patch", "x.diff"}, "--patch needs --cover DIR"},
 		{[]string{"--cover", dir}, "--cover: no side is a kernel:image=VMLINUX"},
-	} {
-		r := ipcfuzz(t, append([]string{"compare", "naive", "optimized", "--checks", "1"}, c.args...)...)
-		require.Equal(t, 2, r.code, r.stderr)
-		require.Contains(t, r.stderr, c.want)
-	}
+	})
 	r := ipcfuzz(t, "replay", "--impls", "naive,optimized", "--cover", dir, "x.ops")
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, "--cover: no side is a kernel:image=VMLINUX")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,10 +46,8 @@ func TestReplayKTAP(t *testing.T) {
 	t.Parallel()
 	parser := testkit.KunitParser(t)
 	dir := t.TempDir()
-	agrees := filepath.Join(dir, "agrees.ops")
-	differs := filepath.Join(dir, "differs.ops")
-	require.NoError(t, os.WriteFile(agrees, []byte("subsystem ids\nget sem key=0x0 mode=0600 size=1\n"), 0o644))
-	require.NoError(t, os.WriteFile(differs, []byte("subsystem ids\nget sem key=0x0 mode=0600 size=1\nget sem key=0x0 mode=0600 size=1\n"), 0o644))
+	agrees := writeFile(t, dir, "agrees.ops", "subsystem ids\nget sem key=0x0 mode=0600 size=1\n")
+	differs := writeFile(t, dir, "differs.ops", "subsystem ids\nget sem key=0x0 mode=0600 size=1\nget sem key=0x0 mode=0600 size=1\n")
 	r := ipcfuzz(t, "replay", agrees, differs, agrees, "--impls", "naive:alloc=legacy,optimized", "--format", "ktap")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	k := testkit.RequireKTAP(t, parser, r.stdout, "FAILURE", [5]int{2, 1, 0, 0, 0})

@@ -90,6 +90,30 @@ func refused(t *testing.T, want string, args ...string) outcome {
 	return r
 }
 
+// refusal is a command line's arguments and what its refusal says.
+type refusal struct {
+	args []string
+	want string
+}
+
+// refusedAll requires that each case's command line, prefix then the
+// case's args, is refused (see refused) without a panic.
+func refusedAll(t *testing.T, prefix []string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		r := refused(t, c.want, append(append([]string(nil), prefix...), c.args...)...)
+		require.NotContains(t, r.stderr, "panic", "%v", c.args)
+	}
+}
+
+// writeFile writes text to dir/name (mode 0644) and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
 // compareFinds runs ipcfuzz compare with args, --json and --corpus dir,
 // requires that it found something (exit 1), and returns its outcome and
 // its summary.
@@ -98,6 +122,19 @@ func compareFinds(t *testing.T, dir string, args ...string) (outcome, map[string
 	r := ipcfuzz(t, append(append([]string{"compare"}, args...), "--json", "--corpus", dir)...)
 	require.Equal(t, 1, r.code, r.stderr)
 	return r, summary(t, r)
+}
+
+// findsOne compares the plugin program against optimized with args
+// (compareFinds, into a corpus directory of its own), requires one
+// divergence, and returns its finding file's path and text.
+func findsOne(t *testing.T, program string, args ...string) (string, string) {
+	t.Helper()
+	_, s := compareFinds(t, t.TempDir(), append([]string{program, "optimized"}, args...)...)
+	require.EqualValues(t, 1, s["divergences"])
+	path := s["scripts"].([]any)[0].(string)
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return path, string(text)
 }
 
 // syncBuffer is a buffer a process writes while the test reads it.
@@ -163,19 +200,14 @@ func TestCompareLegacyAgainstKernel(t *testing.T) {
 func TestExternalMutantPluginIsFoundAndShrunk(t *testing.T) {
 	long(t) // end to end, seconds of plugin runs: the long pass
 	t.Parallel()
-	dir := t.TempDir()
 	mutant := testProgram(t, "../../plugins/example/noseqbump")
-	r, s := compareFinds(t, dir, mutant, "optimized", "--checks", "500", "--seed", "3")
-	require.EqualValues(t, 1, s["divergences"])
-	path := s["scripts"].([]any)[0].(string)
-	text, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Regexp(t, `shrunk from \d+ to \d+ ops`, string(text))
+	path, text := findsOne(t, mutant, "--checks", "500", "--seed", "3")
+	require.Regexp(t, `shrunk from \d+ to \d+ ops`, text)
 	sc, err := corpus.Read(path)
 	require.NoError(t, err)
 	require.Less(t, len(sc.Steps), 200)
 	// The stored script still shows the bug on replay, and agrees on correct pairs.
-	r = ipcfuzz(t, "replay", path, "--impls", mutant+",optimized")
+	r := ipcfuzz(t, "replay", path, "--impls", mutant+",optimized")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	r = ipcfuzz(t, "replay", path, "--impls", "naive,optimized")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
@@ -217,8 +249,7 @@ func TestReplayLTPCorpus(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.ops")
-	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n"), 0o644))
+	bad := writeFile(t, dir, "bad.ops", "subsystem ids\nget msg key=0x0 mode=0600\nfrobnicate msg h1\n")
 	notPlugin := filepath.Join(dir, "notplugin.sh")
 	require.NoError(t, os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\nsleep 1\n"), 0o755))
 	cases := []struct {

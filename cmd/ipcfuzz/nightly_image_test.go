@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,8 +25,7 @@ func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
 		require.Equal(t, true, s["skipped"])
 		require.EqualValues(t, 0, s["checks"])
 		require.Contains(t, s["reason"], "skipped: no kernel image: $"+shards.EnvImageStock)
-		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-		require.NoError(t, err)
-		require.Contains(t, string(junit), "skipped")
+		junit := shardJUnit(t, dir)
+		require.Contains(t, junit, "skipped")
 	}
 }

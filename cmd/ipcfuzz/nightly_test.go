@@ -69,6 +69,27 @@ func shardSummary(t *testing.T, dir string) map[string]any {
 	return m
 }
 
+// shardJUnit reads a shard's junit.xml.
+func shardJUnit(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	require.NoError(t, err)
+	return string(data)
+}
+
+// perfShardFinds runs the registry's shard name with env within budget,
+// which must be clean and count something under counter in its summary;
+// then a perf shard on shm of its own running command (seed 1, within
+// found), which must find. It returns that shard's directory and summary.
+func perfShardFinds(t *testing.T, env []string, name, budget, counter, command, found string) (string, map[string]any) {
+	t.Helper()
+	needNightlyTools(t)
+	_, s := runShard(t, env, shardNamed(t, name), budget, "clean")
+	require.NotZero(t, s[counter])
+	tab := table(t, "perf", "shm", command)
+	return runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", found, "found")
+}
+
 // shardNamed returns the id of the registry's shard called name.
 func shardNamed(t *testing.T, name string) string {
 	for _, s := range shardTable() {
@@ -100,9 +121,8 @@ func TestNightlyCleanShardExits0(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimSpace(string(uname)), s["kernel"])
 	require.Contains(t, s["go"], "go1.")
-	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-	require.NoError(t, err)
-	require.Contains(t, string(junit), `failures="0"`)
+	junit := shardJUnit(t, dir)
+	require.Contains(t, junit, `failures="0"`)
 }
 
 // Exit 1: a compare shard against the planted plugin keeps going and
@@ -122,9 +142,8 @@ func TestNightlyFindingExits1(t *testing.T) {
 		require.FileExists(t, f["script"].(string))
 	}
 	require.Equal(t, map[string]bool{"ids/rmid/EIDRM-EINVAL": true, "ids/get/ENOENT-EEXIST": true}, sigs)
-	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-	require.NoError(t, err)
-	require.Contains(t, string(junit), "finding ids:rmid:EIDRM-EINVAL")
+	junit := shardJUnit(t, dir)
+	require.Contains(t, junit, "finding ids:rmid:EIDRM-EINVAL")
 }
 
 // fuzzShards is held by the tests that run a fuzz shard of props/ids: a

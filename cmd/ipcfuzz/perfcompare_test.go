@@ -85,10 +85,7 @@ func TestComparePerfModelsClean(t *testing.T) {
 
 func TestComparePerfBadInput(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	for _, c := range []refusal{
 		{[]string{"compare", "naive", "optimized", "--threshold", "1"}, "--threshold only with --perf"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--sizes", "8,16"}, "at least 3"},
 		{[]string{"compare", "naive", "optimized", "--perf", "--report", "r.html"}, "not of --perf"},
@@ -117,19 +114,14 @@ func TestComparePerfBadInput(t *testing.T) {
 func TestNightlyPerfCompareShard(t *testing.T) {
 	long(t)
 	t.Parallel()
-	needNightlyTools(t)
-	_, s := runShard(t, []string{"IPCFUZZ_SEED=1"}, shardNamed(t, "shm-perf-compare"), "5s", "clean")
-	require.NotZero(t, s["checks"])
-
-	tab := table(t, "perf", "shm", "ipcfuzz compare optimized "+testProgram(t, "./testdata/nomaxidx")+" --subsystem shm --perf --threshold 0.5")
-	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "20s", "found")
+	dir, s := perfShardFinds(t, []string{"IPCFUZZ_SEED=1"}, "shm-perf-compare", "5s", "checks",
+		"ipcfuzz compare optimized "+testProgram(t, "./testdata/nomaxidx")+" --subsystem shm --perf --threshold 0.5", "20s")
 	scripts := s["scripts"].([]any)
 	require.NotEmpty(t, scripts) // --keep-going: one file per signature
 	for _, f := range scripts {
 		require.FileExists(t, f.(string))
 	}
-	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-	require.NoError(t, err)
-	require.Contains(t, string(junit), `failures="`)
-	require.NotContains(t, string(junit), `failures="0"`)
+	junit := shardJUnit(t, dir)
+	require.Contains(t, junit, `failures="`)
+	require.NotContains(t, junit, `failures="0"`)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,19 +72,13 @@ func TestSummaryNamesTheKernelOfEachSide(t *testing.T) {
 func TestKnownFlag(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "vma.known")
-	require.NoError(t, os.WriteFile(bad, []byte("# c\nvma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\nvma/seal/x 6.x - r\n"), 0o644))
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	bad := writeFile(t, dir, "vma.known", "# c\nvma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\nvma/seal/x 6.x - r\n")
+	refusedAll(t, []string{"compare", "naive", "optimized", "--checks", "1"}, []refusal{
 		{[]string{"--known", dir}, bad + ":3: releases \"6.x\""},
 		{[]string{"--known", filepath.Join(dir, "nosuch")}, "--known: known differences: stat"},
-	} {
-		refused(t, c.want, append([]string{"compare", "naive", "optimized", "--checks", "1"}, c.args...)...)
-	}
+	})
 	good := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(good, "vma.known"), []byte("vma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\n"), 0o644))
+	writeFile(t, good, "vma.known", "vma/seal/*ENOSYS* <6.10 8be7258aad44 mseal absent\n")
 	for _, known := range []string{good, "none", "../../corpus/known"} {
 		r := ipcfuzz(t, "compare", "naive", "optimized", "--subsystem", "vma", "--checks", "20", "--seed", "1", "--json", "--known", known, "--corpus", t.TempDir())
 		require.Equal(t, 0, r.code, r.stderr)

@@ -22,8 +22,7 @@ func TestLongScriptsStream(t *testing.T) {
 	for i := 1; i <= 6000; i++ {
 		fmt.Fprintf(&b, "h%d = get msg key=0x0 mode=0600\nrmid msg h%d\n", i, i)
 	}
-	long := filepath.Join(dir, "long.ops")
-	require.NoError(t, os.WriteFile(long, []byte(b.String()), 0o644))
+	long := writeFile(t, dir, "long.ops", b.String())
 
 	r := ipcfuzz(t, "state", long, "--impl", "naive")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -32,8 +31,7 @@ func TestLongScriptsStream(t *testing.T) {
 	require.Equal(t, "subsystem ids", lines[0])
 	require.Equal(t, "h1 = get msg key=0x0 mode=0600 -> id=0", lines[1])
 	require.Equal(t, "rmid msg h6000 -> ok", lines[12000])
-	stated := filepath.Join(dir, "stated.ops")
-	require.NoError(t, os.WriteFile(stated, []byte(r.stdout), 0o644))
+	stated := writeFile(t, dir, "stated.ops", r.stdout)
 
 	r = ipcfuzz(t, "replay", stated, "--impls", "naive,optimized")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
@@ -42,8 +40,7 @@ func TestLongScriptsStream(t *testing.T) {
 	wrong := strings.Replace(lines[6001], "-> id=", "-> EEXIST # was ", 1)
 	require.NotEqual(t, lines[6001], wrong)
 	lines[6001] = strings.SplitN(wrong, " #", 2)[0]
-	bad := filepath.Join(dir, "bad.ops")
-	require.NoError(t, os.WriteFile(bad, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	bad := writeFile(t, dir, "bad.ops", strings.Join(lines, "\n")+"\n")
 	r = ipcfuzz(t, "replay", bad, "--impls", "naive,optimized")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Less(t, strings.Count(r.stdout, "\n"), 30, "the whole table is shown")

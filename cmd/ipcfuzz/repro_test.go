@@ -141,8 +141,7 @@ func TestReproOfAChangedScript(t *testing.T) {
 func TestReproBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.ops")
-	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nget msg key=zz\n"), 0o644))
+	bad := writeFile(t, dir, "bad.ops", "subsystem ids\nget msg key=zz\n")
 	r := ipcfuzz(t, "repro", bad)
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "bad.ops:2")

@@ -122,12 +122,8 @@ func TestWorstSameSeedSamePattern(t *testing.T) {
 func TestWorstBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.perf")
-	require.NoError(t, os.WriteFile(bad, []byte("subsystem ids\nrepeat n {\nstat msg h1\n}\nmeasure\nlist msg\n"), 0o644))
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	bad := writeFile(t, dir, "bad.perf", "subsystem ids\nrepeat n {\nstat msg h1\n}\nmeasure\nlist msg\n")
+	refusedAll(t, nil, []refusal{
 		{[]string{"worst"}, "needs one implementation"},
 		{[]string{"worst", "naive", "--subsystem", "nosuch"}, "unknown subsystem"},
 		{[]string{"worst", "naive", "--metric", "a/b/c"}, "--metric"},
@@ -136,10 +132,7 @@ func TestWorstBadInput(t *testing.T) {
 		{[]string{"worst", "nosuch"}, "nosuch"},
 		{[]string{"complexity", "naive", "--workload", bad}, bad + ":3: handle h1 is used before any line binds it"},
 		{[]string{"complexity", "naive", "--workload", filepath.Join(dir, "none.perf")}, "none.perf"},
-	} {
-		r := refused(t, c.want, c.args...)
-		require.NotContains(t, r.stderr, "panic", "%v", c.args)
-	}
+	})
 }
 
 // A perf shard: the registry's finds nothing on the models as they are
@@ -149,16 +142,11 @@ func TestWorstBadInput(t *testing.T) {
 func TestNightlyPerfShard(t *testing.T) {
 	long(t)
 	t.Parallel()
-	needNightlyTools(t)
-	_, s := runShard(t, []string{"IPCFUZZ_SEED=3"}, shardNamed(t, "ids-perf"), "10s", "clean")
-	require.NotZero(t, s["evaluated"])
-
-	tab := table(t, "perf", "shm", "ipcfuzz worst "+testProgram(t, "./testdata/nomaxidx")+" --vs optimized --subsystem shm --fail-above 0.5")
-	dir, s := runShard(t, []string{"IPCFUZZ_SHARDS=" + tab, "IPCFUZZ_SEED=1"}, "0", "30s", "found")
+	dir, s := perfShardFinds(t, []string{"IPCFUZZ_SEED=3"}, "ids-perf", "10s", "evaluated",
+		"ipcfuzz worst "+testProgram(t, "./testdata/nomaxidx")+" --vs optimized --subsystem shm --fail-above 0.5", "30s")
 	require.FileExists(t, s["file"].(string))
-	junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
-	require.NoError(t, err)
-	require.Contains(t, string(junit), `failures="1"`)
+	junit := shardJUnit(t, dir)
+	require.Contains(t, junit, `failures="1"`)
 }
 
 // On the kernel the search is of wall time: each size repeated, the fit

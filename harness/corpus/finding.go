@@ -283,40 +283,37 @@ func (p *headerParser) take(f *Finding, line string) error {
 	return nil
 }
 
+// textFields gives, by key, the header's fields whose value is their
+// line's text. The command is kept for people: what it says is read from
+// the other fields.
+func (h *Header) textFields() map[string]*string {
+	return map[string]*string{
+		"version": &h.Version, "revision": &h.Revision, "date": &h.Date, "command": &h.Command,
+		"engine": &h.Engine, "relation": &h.Relation, "kernel": &h.Kernel, "facts": &h.Facts,
+		"signature": &h.Signature, "stderr": &h.Stderr,
+	}
+}
+
 // field reads one "key: value" line of the header; handled is false for a
 // key it does not know.
 func (h *Header) field(key, value string) (handled bool, err error) {
+	if text, ok := h.textFields()[key]; ok {
+		*text = value
+		return true, nil
+	}
 	handled = true
 	switch key {
 	case "format":
 		h.Format, err = strconv.Atoi(value)
-	case "version":
-		h.Version = value
-	case "revision":
-		h.Revision = value
-	case "date":
-		h.Date = value
-	case "command":
-		h.Command = value // for people: the fields below are read as fields
 	case "seed":
 		h.Seed, err = strconv.ParseUint(value, 10, 64)
 		h.HasSeed = err == nil
 	case "script":
 		_, err = fmt.Sscanf(value, "%d (script seed %d)", &h.Index, &h.ScriptSeed)
-	case "engine":
-		h.Engine = value
-	case "relation":
-		h.Relation = value
 	case "side A":
 		h.A, h.AInfo = splitSide(value)
 	case "side B":
 		h.B, h.BInfo = splitSide(value)
-	case "kernel":
-		h.Kernel = value
-	case "facts":
-		h.Facts = value
-	case "signature":
-		h.Signature = value
 	case "hits":
 		h.Hits, err = strconv.Atoi(value)
 	case "stated":
@@ -324,8 +321,6 @@ func (h *Header) field(key, value string) (handled bool, err error) {
 		if value != "A" && value != "B" && value != "none" {
 			err = fmt.Errorf("stated: %q is not A, B or none", value)
 		}
-	case "stderr":
-		h.Stderr = value
 	case "flaky":
 		h.Flaky = true
 	default:

@@ -74,26 +74,14 @@ func (t tee) Err() error {
 	return nil
 }
 
-func (t tee) Start(s runner.Start) {
-	for _, w := range t {
-		w.Start(s)
-	}
-}
+func (t tee) Start(s runner.Start)   { tellEach(t, s, Writer.Start) }
+func (t tee) Script(s runner.Script) { tellEach(t, s, Writer.Script) }
+func (t tee) Found(f runner.Found)   { tellEach(t, f, Writer.Found) }
+func (t tee) End(e runner.End)       { tellEach(t, e, Writer.End) }
 
-func (t tee) Script(s runner.Script) {
-	for _, w := range t {
-		w.Script(s)
-	}
-}
-
-func (t tee) Found(f runner.Found) {
-	for _, w := range t {
-		w.Found(f)
-	}
-}
-
-func (t tee) End(e runner.End) {
-	for _, w := range t {
-		w.End(e)
+// tellEach tells every one of ws, in turn, the event e by tell.
+func tellEach[E any](ws []Writer, e E, tell func(Writer, E)) {
+	for _, w := range ws {
+		tell(w, e)
 	}
 }

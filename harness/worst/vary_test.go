@@ -7,7 +7,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/harness/worst"
 )
+
+// findVaried searches for a pattern of sub on which naive grows faster
+// than optimized by metric, from seed, at sizes, trying candidates
+// patterns; it requires one whose text holds varied (where $i varies the
+// pattern) and returns the result and that text.
+func findVaried(t *testing.T, sub, metric string, seed uint64, sizes []int, candidates int, varied string) (*worst.Result, string) {
+	t.Helper()
+	o := naiveVsOptimized(t, sub, metric, seed)
+	o.Sizes, o.Candidates = sizes, candidates
+	res, text := mustFind(t, o)
+	require.Contains(t, text, varied, text)
+	return res, text
+}
 
 // A VMA pattern grows the address space with $i pages, and the search
 // finds one on which the naive model's sorted slice visits n VMAs per
@@ -17,10 +31,7 @@ func TestSearchGrowsTheAddressSpace(t *testing.T) {
 	t.Parallel()
 	// Seed 1 (seed 2 until restore's ranges reached into the neighbour:
 	// its search now ends on a pattern without $i, as seeds 3's does).
-	o := naiveVsOptimized(t, "vma", "nodes", 1)
-	o.Sizes, o.Candidates = []int{128, 256, 512}, 300
-	res, text := mustFind(t, o)
-	require.Contains(t, text, "$i", text)
+	res, text := findVaried(t, "vma", "nodes", 1, []int{128, 256, 512}, 300, "$i")
 	require.GreaterOrEqual(t, res.Best.Score.Fit.CI[0], 0.6, "%s\n%s", text, res.Best.Score.Fit)
 	// naive's nodes per operation grow about linearly, optimized's hardly.
 	a := res.Best.Score.A
@@ -35,10 +46,7 @@ func TestSearchFindsTheFullQueue(t *testing.T) {
 	t.Parallel()
 	// Seed 2: with fork_task drawn in msg, seed 1's search ends on a
 	// pattern one of whose senders optimized wakes (it fits).
-	o := naiveVsOptimized(t, "msg", "wakeups", 2)
-	o.Sizes, o.Candidates = []int{16, 32, 64}, 600
-	res, text := mustFind(t, o)
-	require.Contains(t, text, "task=t$i", text)
+	res, text := findVaried(t, "msg", "wakeups", 2, []int{16, 32, 64}, 600, "task=t$i")
 	require.Regexp(t, `msgsnd msg h1 .*task=t\$i`, text)
 	// The measured operation wakes the sleepers: a receive, or an IPC_SET
 	// of qbytes (both call the sender wake-up, ss_wakeup).

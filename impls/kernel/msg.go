@@ -40,20 +40,21 @@ var msgCmds = map[ops.MsgCmd]int{
 	ops.MsgInvalid: -1,
 }
 
+// msgFlagBits pairs each of the vocabulary's msg flags with the kernel's.
+var msgFlagBits = [...]struct {
+	op uint8
+	k  uintptr
+}{
+	{ops.MsgNowait, unix.IPC_NOWAIT}, {ops.MsgNoerror, msgNoerror}, {ops.MsgExcept, msgExcept}, {ops.MsgCopy, msgCopy},
+}
+
 // msgFlags turns the vocabulary's flags into the kernel's.
 func msgFlags(f uint8) uintptr {
 	var k uintptr
-	if f&ops.MsgNowait != 0 {
-		k |= unix.IPC_NOWAIT
-	}
-	if f&ops.MsgNoerror != 0 {
-		k |= msgNoerror
-	}
-	if f&ops.MsgExcept != 0 {
-		k |= msgExcept
-	}
-	if f&ops.MsgCopy != 0 {
-		k |= msgCopy
+	for _, b := range msgFlagBits {
+		if f&b.op != 0 {
+			k |= b.k
+		}
 	}
 	return k
 }

@@ -80,8 +80,7 @@ msgctl msg h1 stat -> ret=0 {0x0 0 600 10 2 t1 t0 0 0 0 0 * * *} qbytes=10
 // IPC_SET raising qbytes wakes a sender that now fits [verified]; the
 // qbytes value is an int to the kernel.
 func TestMsgSetWakesSender(t *testing.T) {
-	m := newModel(t)
-	runScript(t, m, `subsystem msg
+	runScript(t, newModel(t), `subsystem msg
 h1 = get msg key=0x0 mode=0600 -> id=0
 msgctl msg h1 set qbytes=4 mode=0600 -> ok
 msgsnd msg h1 type=1 size=4 fill=0 nowait -> ok
@@ -95,8 +94,7 @@ msgctl msg h1 stat -> ret=0 {0x0 0 640 12 3 t2 0 0 0 0 0 * 0 *} qbytes=12
 
 // IPC_RMID: every sleeping sender and receiver gets EIDRM [verified].
 func TestMsgRmidWakesSleepers(t *testing.T) {
-	m := newModel(t)
-	runScript(t, m, `subsystem msg
+	runScript(t, newModel(t), `subsystem msg
 h1 = get msg key=0x0 mode=0600 -> id=0
 h2 = get msg key=0x0 mode=0600 -> id=1
 msgctl msg h1 set qbytes=0 mode=0600 -> ok
@@ -113,8 +111,7 @@ list msg -> []
 // An operation by a task asleep in an earlier call is EBUSY and makes no
 // syscall; exit of such a task too.
 func TestMsgBusyTask(t *testing.T) {
-	m := newModel(t)
-	runScript(t, m, `subsystem msg
+	runScript(t, newModel(t), `subsystem msg
 h1 = get msg key=0x0 mode=0600 -> id=0
 msgrcv msg h1 size=8 type=0 task=t1 -> blocked
 msgsnd msg h1 type=1 size=1 fill=0 nowait task=t1 -> EBUSY
@@ -131,8 +128,7 @@ msgrcv msg h1 size=8 type=0 nowait task=t1 -> ENOMSG
 // The message count is limited by qbytes too; MSG_COPY rules; E2BIG leaves
 // the message queued; msgsnd argument errors [verified, msgt.c].
 func TestMsgNonBlockingRules(t *testing.T) {
-	m := newModel(t)
-	runScript(t, m, `subsystem msg
+	runScript(t, newModel(t), `subsystem msg
 h1 = get msg key=0x0 mode=0600 -> id=0
 msgctl msg h1 set qbytes=3 mode=0600 -> ok
 msgsnd msg h1 type=1 size=0 fill=0 nowait -> ok

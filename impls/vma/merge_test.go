@@ -142,48 +142,40 @@ func testMergeNew(t *testing.T, s *Space, sticky, aSticky, bSticky, cSticky bool
 	d, merged := s.tryMergeNewVMA(7, 9, 7, flags)
 	require.False(t, merged)
 	require.Equal(t, 4, s.layout.Len())
+	// mergesInto requires the new range start to end to merge into into,
+	// which then spans from to to.
+	mergesInto := func(start, end int64, into *VMA, from, to int64) *VMA {
+		t.Helper()
+		v, merged := s.tryMergeNewVMA(start, end, start, flags)
+		require.True(t, merged)
+		require.Same(t, into, v)
+		requireRange(t, v, from, to, from)
+		return v
+	}
 	// Merge both sides (A has a close hook, which changes nothing here).
 	a.CloseHook = true
 	b.Anon = anon
-	v, merged := s.tryMergeNewVMA(2, 3, 2, flags)
-	require.True(t, merged)
-	require.Same(t, a, v)
-	requireRange(t, v, 0, 4, 0)
+	v := mergesInto(2, 3, a, 0, 4)
 	require.Same(t, anon, v.Anon)
 	require.Equal(t, 3, s.layout.Len())
 	requireStickyIf(t, sticky || aSticky || bSticky, v)
 	// Merge to the previous VMA.
-	v, merged = s.tryMergeNewVMA(4, 5, 4, flags)
-	require.True(t, merged)
-	require.Same(t, a, v)
-	requireRange(t, v, 0, 5, 0)
+	v = mergesInto(4, 5, a, 0, 5)
 	requireStickyIf(t, sticky || aSticky, v)
 	// Merge to the next VMA: D is prepended.
 	d.Anon, d.CloseHook = anon, true
-	v, merged = s.tryMergeNewVMA(6, 7, 6, flags)
-	require.True(t, merged)
-	require.Same(t, d, v)
-	requireRange(t, v, 6, 9, 6)
+	v = mergesInto(6, 7, d, 6, 9)
 	requireStickyIf(t, sticky, v)
 	// Both sides: A grows over D.
 	d.CloseHook = false
-	v, merged = s.tryMergeNewVMA(5, 6, 5, flags)
-	require.True(t, merged)
-	require.Same(t, a, v)
-	requireRange(t, v, 0, 9, 0)
+	mergesInto(5, 6, a, 0, 9)
 	require.Equal(t, 2, s.layout.Len())
 	// Next: C is prepended.
 	c.Anon = anon
-	v, merged = s.tryMergeNewVMA(0xa, 0xb, 0xa, flags)
-	require.True(t, merged)
-	require.Same(t, c, v)
-	requireRange(t, v, 0xa, 0xc, 0xa)
+	v = mergesInto(0xa, 0xb, c, 0xa, 0xc)
 	requireStickyIf(t, sticky || cSticky, v)
 	// Both sides: one VMA is left.
-	v, merged = s.tryMergeNewVMA(9, 0xa, 9, flags)
-	require.True(t, merged)
-	require.Same(t, a, v)
-	requireRange(t, v, 0, 0xc, 0)
+	v = mergesInto(9, 0xa, a, 0, 0xc)
 	require.Same(t, anon, v.Anon)
 	require.Equal(t, 1, s.layout.Len())
 	requireStickyIf(t, sticky || aSticky || cSticky, v)
@@ -281,48 +273,48 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 		nextFlags |= VMMaybeGuard
 	}
 	anon := &AnonVMA{ID: 1}
+	// merged requires vmg to merge into into, which then spans start to
+	// end (at pgoff start) with anon; the middle's rest, if given, spans
+	// rest[0] to rest[1]; n ranges are left, into sticky if sticky. It
+	// clears the layout for the next case.
+	merged := func(vmg *mergeState, into *VMA, start, end int64, n int, sticky bool, rest ...int64) {
+		t.Helper()
+		requireExistingMerged(t, s, vmg, into, start, end, start, anon)
+		if rest != nil {
+			requireRange(t, vmg.middle, rest[0], rest[1], rest[0])
+		}
+		require.Equal(t, n, s.layout.Len())
+		requireStickyIf(t, sticky, into)
+		s.layout.Clear()
+	}
 
 	// Merge right, partial span:   VVVVNNN -> VNNNNNN.
 	v := s.link(2, 6, 2, flags)
 	v.Anon, v.CloseHook = anon, true
 	next := s.link(6, 9, 6, nextFlags)
 	next.CloseHook = true
-	requireExistingMerged(t, s, &mergeState{prev: v, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, next, 3, 9, 3, anon)
-	requireRange(t, v, 2, 3, 2)
-	require.Equal(t, 2, s.layout.Len())
-	requireStickyIf(t, middleSticky || nextSticky, next)
-	s.layout.Clear()
+	merged(&mergeState{prev: v, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, next, 3, 9, 2, middleSticky || nextSticky, 2, 3)
 
 	// Merge right, full span: VVVVNNN -> NNNNNNN.
 	v = s.link(2, 6, 2, flags)
 	v.Anon = anon
 	next = s.link(6, 9, 6, nextFlags)
 	next.CloseHook = true
-	requireExistingMerged(t, s, &mergeState{middle: v, start: 2, end: 6, pgoff: 2, flags: flags, anon: anon}, next, 2, 9, 2, anon)
-	require.Equal(t, 1, s.layout.Len())
-	requireStickyIf(t, middleSticky || nextSticky, next)
-	s.layout.Clear()
+	merged(&mergeState{middle: v, start: 2, end: 6, pgoff: 2, flags: flags, anon: anon}, next, 2, 9, 1, middleSticky || nextSticky)
 
 	// Merge left, partial span: PPPVVVV -> PPPPPPV.
 	prev := s.link(0, 3, 0, prevFlags)
 	prev.CloseHook = true
 	v = s.link(3, 7, 3, flags)
 	v.Anon, v.CloseHook = anon, true
-	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, prev, 0, 6, 0, anon)
-	requireRange(t, v, 6, 7, 6)
-	require.Equal(t, 2, s.layout.Len())
-	requireStickyIf(t, prevSticky || middleSticky, prev)
-	s.layout.Clear()
+	merged(&mergeState{prev: prev, middle: v, start: 3, end: 6, pgoff: 3, flags: flags, anon: anon}, prev, 0, 6, 2, prevSticky || middleSticky, 6, 7)
 
 	// Merge left, full span: PPPVVVV -> PPPPPPP.
 	prev = s.link(0, 3, 0, prevFlags)
 	prev.CloseHook = true
 	v = s.link(3, 7, 3, flags)
 	v.Anon = anon
-	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 7, 0, anon)
-	require.Equal(t, 1, s.layout.Len())
-	requireStickyIf(t, prevSticky || middleSticky, prev)
-	s.layout.Clear()
+	merged(&mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 7, 1, prevSticky || middleSticky)
 
 	// Merge both: PPPVVVVNNN -> PPPPPPPPPP.
 	prev = s.link(0, 3, 0, prevFlags)
@@ -330,10 +322,7 @@ func testMergeExisting(t *testing.T, s *Space, prevSticky, middleSticky, nextSti
 	v = s.link(3, 7, 3, flags)
 	v.Anon = anon
 	s.link(7, 9, 7, nextFlags)
-	requireExistingMerged(t, s, &mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 9, 0, anon)
-	require.Equal(t, 1, s.layout.Len())
-	requireStickyIf(t, prevSticky || middleSticky || nextSticky, prev)
-	s.layout.Clear()
+	merged(&mergeState{prev: prev, middle: v, start: 3, end: 7, pgoff: 3, flags: flags, anon: anon}, prev, 0, 9, 1, prevSticky || middleSticky || nextSticky)
 
 	// Ranges neither at the left nor at the right of the middle never merge.
 	s.link(0, 3, 0, prevFlags)

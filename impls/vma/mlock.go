@@ -41,24 +41,9 @@ func (s *Space) applyVMALockFlags(start, end int64, flags Flags) ops.Errno {
 	if v == nil {
 		return ops.ENOMEM
 	}
-	prev := s.layout.Before(v.Start)
-	if start > v.Start {
-		prev = v
-	}
-	nstart, tmp := start, v.Start
-	for ; v != nil && v.Start < end; v = s.layout.Find(tmp) {
-		if v.Start != tmp {
-			return ops.ENOMEM
-		}
-		newflags := v.Flags&^vmLockedMask | flags
-		tmp = min(v.End, end)
-		res := s.mlockFixup(v, &prev, nstart, tmp, newflags)
-		tmp, nstart = res.End, res.End
-	}
-	if tmp < end {
-		return ops.ENOMEM
-	}
-	return ops.OK
+	return s.fixupRange(v, start, end, func(v *VMA, pprev **VMA, from, to int64) (*VMA, ops.Errno) {
+		return s.mlockFixup(v, pprev, from, to, v.Flags&^vmLockedMask|flags), ops.OK
+	})
 }
 
 // vmaSupportsMlock: no special, droppable or hugetlb VMA is ever locked.

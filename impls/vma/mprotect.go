@@ -19,6 +19,25 @@ func (s *Space) Protect(a ops.VMAArgs) (ops.Errno, error) {
 	if v == nil || v.Start >= end || v.Start > start {
 		return ops.ENOMEM, nil
 	}
+	return s.fixupRange(v, start, end, func(v *VMA, pprev **VMA, from, to int64) (*VMA, ops.Errno) {
+		newflags, errno := s.mprotectFlags(v, a.Prot)
+		if errno != ops.OK {
+			return nil, errno
+		}
+		if v.Flags&VMSealed != 0 {
+			return nil, ops.EPERM // mprotect_fixup: a sealed VMA, after the VMAs before it changed
+		}
+		return s.mprotectFixup(v, pprev, from, to, newflags), ops.OK
+	}), nil
+}
+
+// fixupRange walks the VMAs of [start, end) in order from v, the first
+// of them, as mprotect and mlock do: each step starts from the previous
+// one's result, a hole stops the walk with ENOMEM, and what changed
+// before it stays changed. fixup changes v's part [from, to), *pprev
+// being the VMA before it, and returns the VMA that ends there, or an
+// errno that stops the walk.
+func (s *Space) fixupRange(v *VMA, start, end int64, fixup func(v *VMA, pprev **VMA, from, to int64) (*VMA, ops.Errno)) ops.Errno {
 	prev := s.layout.Before(v.Start)
 	if start > v.Start {
 		prev = v
@@ -26,23 +45,18 @@ func (s *Space) Protect(a ops.VMAArgs) (ops.Errno, error) {
 	nstart, tmp := start, v.Start
 	for ; v != nil && v.Start < end; v = s.layout.Find(tmp) {
 		if v.Start != tmp {
-			return ops.ENOMEM, nil
+			return ops.ENOMEM
 		}
-		newflags, errno := s.mprotectFlags(v, a.Prot)
+		res, errno := fixup(v, &prev, nstart, min(v.End, end))
 		if errno != ops.OK {
-			return errno, nil
+			return errno
 		}
-		if v.Flags&VMSealed != 0 {
-			return ops.EPERM, nil // mprotect_fixup: a sealed VMA, after the VMAs before it changed
-		}
-		tmp = min(v.End, end)
-		res := s.mprotectFixup(v, &prev, nstart, tmp, newflags)
 		tmp, nstart = res.End, res.End
 	}
 	if tmp < end {
-		return ops.ENOMEM, nil
+		return ops.ENOMEM
 	}
-	return ops.OK, nil
+	return ops.OK
 }
 
 // mprotectFlags computes v's new flags for prot: the new access bits, the

@@ -37,21 +37,16 @@ const (
 	Failed
 )
 
+// errKindNames names each kind as it appears in error messages.
+var errKindNames = [...]string{
+	Start: "cannot start", Handshake: "handshake failed", Crashed: "crashed", Hung: "hung",
+	Garbage: "sent garbage", Failed: "implementation failed",
+}
+
 // String names the kind as it appears in error messages.
 func (k ErrKind) String() string {
-	switch k {
-	case Start:
-		return "cannot start"
-	case Handshake:
-		return "handshake failed"
-	case Crashed:
-		return "crashed"
-	case Hung:
-		return "hung"
-	case Garbage:
-		return "sent garbage"
-	case Failed:
-		return "implementation failed"
+	if k >= Start && int(k) < len(errKindNames) {
+		return errKindNames[k]
 	}
 	return fmt.Sprintf("ErrKind(%d)", int(k))
 }

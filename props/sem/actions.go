@@ -94,8 +94,10 @@ func (s *Shadow) undoOp(src Source) ops.Op {
 	return op
 }
 
-// exit ends a free task, three times in four one that holds adjustments.
-func (s *Shadow) exit(src Source) ops.Op {
+// freePreferringUndo returns the free tasks, or only those of them that
+// hold adjustments where there are some and prefer (asked only then) says
+// so.
+func (s *Shadow) freePreferringUndo(prefer func() bool) []uint8 {
 	free := s.freeTasks()
 	var undo []uint8
 	for _, t := range free {
@@ -103,9 +105,15 @@ func (s *Shadow) exit(src Source) ops.Op {
 			undo = append(undo, t)
 		}
 	}
-	if len(undo) > 0 && src.Intn(4, "exit with undo") != 0 {
-		free = undo
+	if len(undo) > 0 && prefer() {
+		return undo
 	}
+	return free
+}
+
+// exit ends a free task, three times in four one that holds adjustments.
+func (s *Shadow) exit(src Source) ops.Op {
+	free := s.freePreferringUndo(func() bool { return src.Intn(4, "exit with undo") != 0 })
 	t := engine.Pick(src, free, "task")
 	s.undo[t] = false
 	return ops.Op{Kind: ops.KindExit, Task: t}

@@ -8,16 +8,7 @@ import (
 // forkTask forks a free task into a free slot (more often one that holds
 // adjustments): the child has none of them.
 func (s *Shadow) forkTask(src Source) ops.Op {
-	free := s.freeTasks()
-	var undo []uint8
-	for _, t := range free {
-		if s.undo[t] {
-			undo = append(undo, t)
-		}
-	}
-	if len(undo) > 0 && src.Intn(2, "fork with undo") == 0 {
-		free = undo
-	}
+	free := s.freePreferringUndo(func() bool { return src.Intn(2, "fork with undo") == 0 })
 	op := s.Slots.Fork(src, engine.Pick(src, free, "parent"))
 	if !s.Slots[op.ForkChild()] {
 		s.undo[op.ForkChild()] = false
@@ -30,12 +21,7 @@ func (s *Shadow) forkTask(src Source) ops.Op {
 // exits (it has no undo list: nothing is undone), then GETVAL shows the
 // value, and the parent's exit undoes the change.
 func (s *Shadow) forkUndo(src Source) ops.Op {
-	a := s.array(src)
-	ref := ops.Ref{Handle: a.handle}
-	free := s.freeTasks()
-	i := src.Intn(len(free), "parent")
-	parent, child := free[i], free[(i+1)%len(free)]
-	n := src.Intn(len(a.vals), "num")
+	a, ref, parent, child, n := s.scenarioStart(src, "parent")
 	set := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemSetVal, Num: int64(n), Val: 1}}
 	take := ops.Op{Kind: ops.KindSemop, Type: ops.Sem, Obj: ref, Task: parent}
 	setSops(&take, ops.Sop{Num: uint16(n), Op: 1, Flags: ops.SemNowait | ops.SemUndo})

@@ -48,3 +48,21 @@ func withTask(op ops.Op, t uint8) ops.Op {
 
 // freeTasks lists the tasks t1..Span at home and awake.
 func (s *Shadow) freeTasks() []uint8 { return s.Away.Home(engine.FreeTasks(&s.asleep, s.Span)) }
+
+// twoFree draws a free task (the draw named what) and returns it and the
+// free task after it (the first after the last; itself where it is the
+// only one).
+func (s *Shadow) twoFree(src Source, what string) (uint8, uint8) {
+	free := s.freeTasks()
+	i := src.Intn(len(free), what)
+	return free[i], free[(i+1)%len(free)]
+}
+
+// scenarioStart draws what a scenario of two tasks on one semaphore
+// begins with: an array (and its reference), two free tasks (twoFree, the
+// draw named what) and the semaphore's number.
+func (s *Shadow) scenarioStart(src Source, what string) (a *array, ref ops.Ref, t1, t2 uint8, n int) {
+	a = s.array(src)
+	t1, t2 = s.twoFree(src, what)
+	return a, ops.Ref{Handle: a.handle}, t1, t2, src.Intn(len(a.vals), "num")
+}

@@ -9,9 +9,7 @@ import (
 // with SEM_UNDO, another task sleeps until that change is undone, and the
 // first task exits, which completes the sleeper.
 func (s *Shadow) undoExit(src Source, a *array) ops.Op {
-	free := s.freeTasks()
-	i := src.Intn(len(free), "undoer")
-	undoer, sleeper := free[i], free[(i+1)%len(free)]
+	undoer, sleeper := s.twoFree(src, "undoer")
 	n := src.Intn(len(a.vals), "num")
 	ref := ops.Ref{Handle: a.handle}
 	zero := src.Intn(2, "zero") == 0
@@ -75,12 +73,7 @@ func (s *Shadow) exitClamp(src Source) ops.Op {
 //     simple one queued behind it; t0 adds one or two to n: the complex
 //     one is served first, then the simple one if there is enough.
 func (s *Shadow) globalQueue(src Source) ops.Op {
-	a := s.array(src)
-	ref := ops.Ref{Handle: a.handle}
-	free := s.freeTasks()
-	i := src.Intn(len(free), "first sleeper")
-	t1, t2 := free[i], free[(i+1)%len(free)]
-	n := src.Intn(len(a.vals), "num")
+	a, ref, t1, t2, n := s.scenarioStart(src, "first sleeper")
 	m := (n + 1) % len(a.vals) // n itself in an array of one
 	zeros := ops.Op{Kind: ops.KindSemctl, Type: ops.Sem, Obj: ref, Sem: ops.SemArgs{Cmd: ops.SemSetAll, NVals: uint8(len(a.vals))}}
 	for k := range a.vals {

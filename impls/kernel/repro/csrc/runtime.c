@@ -104,7 +104,8 @@ RT void put_pid(char *out, long pid)
 	put(out, "?");
 }
 
-RT void put_time(char *out, long t) { put(out, "%s", t ? "*" : "0"); }
+/* tm is how a time is written: * when it is set, else 0. */
+RT const char *tm(long t) { return t ? "*" : "0"; }
 
 RT void add_pid(int pid, int task, int g)
 {
@@ -433,19 +434,11 @@ RT void listing(const char *type, int rows, char *out)
 			put_pid(out, v[5]);
 			put(out, " ");
 			put_pid(out, v[6]);
-			put(out, " %ld %ld %ld %ld ", v[7], v[8], v[9], v[10]);
-			put_time(out, v[11]);
-			put(out, " ");
-			put_time(out, v[12]);
-			put(out, " ");
-			put_time(out, v[13]);
+			put(out, " %ld %ld %ld %ld %s %s %s", v[7], v[8], v[9], v[10], tm(v[11]), tm(v[12]), tm(v[13]));
 		} else if (!strcmp(type, "sem")) {
 			/* key semid perms nsems uid gid cuid cgid otime ctime */
 			put_key(out, v[0]);
-			put(out, " %ld %lo %ld %ld %ld %ld %ld ", v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-			put_time(out, v[8]);
-			put(out, " ");
-			put_time(out, v[9]);
+			put(out, " %ld %lo %ld %ld %ld %ld %ld %s %s", v[1], v[2], v[3], v[4], v[5], v[6], v[7], tm(v[8]), tm(v[9]));
 		} else {
 			/* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
 			put_key(out, v[0]);
@@ -453,13 +446,8 @@ RT void listing(const char *type, int rows, char *out)
 			put_pid(out, v[4]);
 			put(out, " ");
 			put_pid(out, v[5]);
-			put(out, " %ld %ld %ld %ld %ld ", v[6], v[7], v[8], v[9], v[10]);
-			put_time(out, v[11]);
-			put(out, " ");
-			put_time(out, v[12]);
-			put(out, " ");
-			put_time(out, v[13]);
-			put(out, " %ld %ld", v[14], v[15]);
+			put(out, " %ld %ld %ld %ld %ld %s %s %s %ld %ld", v[6], v[7], v[8], v[9], v[10], tm(v[11]), tm(v[12]), tm(v[13]),
+			    v[14], v[15]);
 		}
 		line = end;
 	}
@@ -475,13 +463,8 @@ RT void put_msg_row(char *out, void *b, long id)
 	put_pid(out, I32(b, 96));
 	put(out, " ");
 	put_pid(out, I32(b, 100));
-	put(out, " %u %u %u %u ", U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
-	put_time(out, I64(b, 48));
-	put(out, " ");
-	put_time(out, I64(b, 56));
-	put(out, " ");
-	put_time(out, I64(b, 64));
-	put(out, "}");
+	put(out, " %u %u %u %u %s %s %s}", U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID),
+	    tm(I64(b, 48)), tm(I64(b, 56)), tm(I64(b, 64)));
 }
 
 /* put_sem_row writes the row of a semid64_ds. */
@@ -489,11 +472,8 @@ RT void put_sem_row(char *out, void *b, long id)
 {
 	put(out, "{");
 	put_key(out, I32(b, P_KEY));
-	put(out, " %ld %o %ld %u %u %u %u ", id, U16(b, P_MODE), I64(b, 80), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
-	put_time(out, I64(b, 48));
-	put(out, " ");
-	put_time(out, I64(b, 64));
-	put(out, "}");
+	put(out, " %ld %o %ld %u %u %u %u %s %s}", id, U16(b, P_MODE), I64(b, 80), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID),
+	    U32(b, P_CGID), tm(I64(b, 48)), tm(I64(b, 64)));
 }
 
 /* put_shm_row writes the row of a shmid64_ds (rss and swap are not in
@@ -506,13 +486,8 @@ RT void put_shm_row(char *out, void *b, long id)
 	put_pid(out, I32(b, 80));
 	put(out, " ");
 	put_pid(out, I32(b, 84));
-	put(out, " %ld %u %u %u %u ", I64(b, 88), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID));
-	put_time(out, I64(b, 56));
-	put(out, " ");
-	put_time(out, I64(b, 64));
-	put(out, " ");
-	put_time(out, I64(b, 72));
-	put(out, " 0 0}");
+	put(out, " %ld %u %u %u %u %s %s %s 0 0}", I64(b, 88), U32(b, P_UID), U32(b, P_GID), U32(b, P_CUID), U32(b, P_CGID),
+	    tm(I64(b, 56)), tm(I64(b, 64)), tm(I64(b, 72)));
 }
 
 /* shm_dontfork keeps the attachment at addr out of task processes forked
