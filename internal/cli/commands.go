@@ -28,7 +28,7 @@ func Commands() []Command {
                     [--perf [--metric NAME|A/B|wall] [--threshold E] [--sizes 8,16,32,64] [--reps N] [--workload FILE.perf]]`,
 			"Draws scripts from the seed, runs them on A and B and compares every result and the final state;\na divergence is shrunk, printed and written under --corpus. With --perf, compares how their costs\ngrow on each script's repeated parts: B growing faster is a performance finding."},
 		{"replay", `ipcfuzz replay FILE... [--impls A,B] [--equiv exact|ids-renamed] [--format text|json|ktap|junit] [--json]
-                    [--call-timeout D] [--in-process]`,
+                    [--call-timeout D] [--in-process] [--cover DIR [--patch FILE.diff]]`,
 			"Runs each script on A and B, checks every result the file states and that A and B agree;\nreports every mismatching step."},
 		{"complexity", `ipcfuzz complexity IMPL... --workload W|FILE.perf [--sizes 1k..32k | --sizes 1024,4096,...]
                     [--metric wall|counter|both] [--plot FILE.svg|FILE.png]
@@ -48,8 +48,9 @@ func Commands() []Command {
 		{"corpus merge", `ipcfuzz corpus merge DIR... [--into corpus] [--tries N] [--summary FILE.md] [--date D] [--json]
                     [--call-timeout D] [--in-process]`,
 			"Merges findings directories (compare's --corpus, nightly shards) into the corpus: each new script\nis replayed on its recorded pair, one script kept per signature; nothing committed is removed."},
-		{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized] [--json]`,
-			"Finds the corpus scripts that add no model coverage (dry run unless --out is given)."},
+		{"corpus minimize", `ipcfuzz corpus minimize [DIR] [--out EMPTYDIR] [--impls naive,optimized|kernel:image=VMLINUX,...] [--json]
+                    [--call-timeout D] [--in-process]`,
+			"Finds the corpus scripts that add no coverage: of the models, of a KCOV kernel side, or\nno new (operation, result class) pair (dry run unless --out is given)."},
 		{"corpus import-fuzz", `ipcfuzz corpus import-fuzz FILE... --subsystem S [--impls A,B,...] [--corpus DIR] [--json]
                     [--call-timeout D] [--in-process]`,
 			"Turns failing go test -fuzz inputs (testdata/fuzz/FuzzX/...) into signed corpus findings."},
