@@ -5,6 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -62,7 +65,11 @@ func (r *Run) Observe(a, b []ops.Outcome) {
 // directory and prints its summary to out.
 func (r *Run) Write(out io.Writer) error {
 	observed, covered := r.col.Ops()
-	rep := r.im.Cover(r.col.PCs())
+	pcs := r.col.PCs()
+	if err := WritePCs(filepath.Join(r.dir, PCsFile), pcs); err != nil {
+		return err
+	}
+	rep := r.im.Cover(pcs)
 	var patch *PatchReport
 	if r.patch != "" {
 		p := rep.Patch(r.lines)
@@ -76,4 +83,46 @@ func (r *Run) Write(out io.Writer) error {
 		fmt.Fprintf(out, "%s; never reached: %s\n", patch.Summary(), filepath.Join(r.dir, "patch.txt"))
 	}
 	return nil
+}
+
+// PCsFile is the file of a report's directory that holds every program
+// counter the run reported: one per line, in hex, sorted, each once, a
+// form other coverage tools read too; Image.Cover of ReadPCs makes the
+// report again (against another unreached.tsv, another patch) without
+// the run.
+const PCsFile = "pcs.txt"
+
+// WritePCs writes pcs (repeats allowed) to path as PCsFile holds them.
+func WritePCs(path string, pcs []uint64) error {
+	u := slices.Clone(pcs)
+	slices.Sort(u)
+	u = slices.Compact(u)
+	var b strings.Builder
+	for _, pc := range u {
+		fmt.Fprintf(&b, "%#x\n", pc)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cover: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("cover: %w", err)
+	}
+	return nil
+}
+
+// ReadPCs reads a file WritePCs wrote.
+func ReadPCs(path string) ([]uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cover: %w", err)
+	}
+	var pcs []uint64
+	for i, l := range strings.Fields(string(data)) {
+		pc, err := strconv.ParseUint(strings.TrimPrefix(l, "0x"), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("cover: %s:%d: %q is not a program counter in hex", path, i+1, l)
+		}
+		pcs = append(pcs, pc)
+	}
+	return pcs, nil
 }
