@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
+	"github.com/ipcfuzz/ipcfuzz/harness/cover"
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
@@ -86,7 +87,6 @@ func parseCompare(args []string) (*compareArgs, error) {
 		return nil, err
 	}
 	c.opts.Observe.Time = c.opts.Stats
-	// A guided run follows the program counters the sides report.
 	c.opts.Observe.Cover = c.cover.dir != "" || c.engine == "guided"
 	if c.engine == "guided" && !cli.Given(fs, "batch") {
 		c.opts.Batch = engine.GuidedBatch
@@ -127,6 +127,9 @@ func (c *compareArgs) resolve() error {
 		return cli.Usagef("unknown engine %q (want %s)", c.engine, strings.Join(engine.Engines, " or "))
 	}
 	c.opts.Source = src
+	if g, ok := src.(*engine.Guided); ok { // it follows the PCs in the files a KCOV image covers
+		g.Within = cover.Within(c.a, c.b)
+	}
 	if c.opts.Known, err = corpus.LoadKnown(c.known); err != nil {
 		return cli.InputError{Err: fmt.Errorf("--known: %w", err)}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -37,8 +36,8 @@ func minimizeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	if err := checkEmptyOut(out); err != nil {
-		return err
+	if err := corpus.CheckEmptyOut(out); err != nil {
+		return cli.UsageError{Msg: err.Error()}
 	}
 	rs, closeAll, err := sf.Replayers(ctx, strings.Split(implList, ","))
 	defer closeAll()
@@ -62,17 +61,5 @@ func minimizeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	rep.WriteText(stdout)
-	return nil
-}
-
-// checkEmptyOut refuses an --out directory that holds anything.
-func checkEmptyOut(out string) error {
-	if out == "" {
-		return nil
-	}
-	entries, err := os.ReadDir(out)
-	if err == nil && len(entries) > 0 {
-		return cli.Usagef("--out %s is not empty: minimize writes into an empty directory", out)
-	}
 	return nil
 }

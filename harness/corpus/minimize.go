@@ -202,6 +202,18 @@ func resultPairs(sc *ops.Script, out ops.Outcome) []string {
 	return feats
 }
 
+// CheckEmptyOut refuses an --out directory that holds anything ("" is
+// none: a dry run).
+func CheckEmptyOut(out string) error {
+	if out == "" {
+		return nil
+	}
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("--out %s is not empty: minimize writes into an empty directory", out)
+	}
+	return nil
+}
+
 // CopyKept writes the kept files into out, under their paths relative to
 // dir; dir is not touched.
 func CopyKept(dir, out string, kept []string) error {

@@ -33,6 +33,22 @@ func ImageOf(sides ...string) string {
 	return vmlinux
 }
 
+// Within is whether a program counter is one of the instrumented blocks
+// of the covered files in the KCOV image among the sides named, for a
+// guided run to follow only those (nil where no side is such an image, or
+// it cannot be read: every program counter then counts).
+func Within(sides ...string) func(pc uint64) bool {
+	vmlinux := ImageOf(sides...)
+	if vmlinux == "" {
+		return nil
+	}
+	im, err := Open(vmlinux, nil)
+	if err != nil {
+		return nil
+	}
+	return func(pc uint64) bool { _, ok := im.byRet[pc]; return ok }
+}
+
 // Start opens vmlinux (which must have KCOV and line tables) and reads the
 // unified diff patch ("" for none) for a coverage report written to dir.
 func Start(dir, vmlinux, patch string) (*Run, error) {

@@ -24,6 +24,11 @@ import (
 // from its seed. Where no side reports program counters nothing is kept
 // and every script is fresh.
 type Guided struct {
+	// Within, when set, says which program counters count (those of the
+	// covered files: cover.Within); the others are the kernel's own
+	// moods (a slab refilled, a lock contended) more than the script's.
+	Within func(pc uint64) bool
+
 	sub Subsystem
 	rel equiv.Relation
 	// drawn: the bytes of each script drawn and not yet told of, in order.
@@ -83,6 +88,9 @@ func (g *Guided) Feedback(_ []ops.Op, outs [2]ops.Outcome) {
 		for _, ob := range out.Observed {
 			var prev uint64
 			for _, pc := range ob.PCs { // kernel addresses: bit 63 set; steps: clear
+				if g.Within != nil && !g.Within(pc) {
+					continue
+				}
 				for _, k := range [2]uint64{pc, (prev*0x9e3779b97f4a7c15 ^ pc) &^ (1 << 63)} {
 					if _, ok := g.seen[k]; !ok {
 						g.seen[k] = struct{}{}
