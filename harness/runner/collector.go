@@ -398,10 +398,24 @@ func (c *collector) event(br *batchResult, f failure, line string) {
 		e.Batch = 1
 		e.Reason = fmt.Sprintf("killed by SIGKILL, and script %d did not fail again on a fresh %s, alone: killed from outside (the OOM killer, kill -9), not a finding", f.index, f.side.Name)
 	}
+	var sc stderrCarrier
+	if errors.As(f.err, &sc) {
+		e.Stderr = lastLines(sc.PluginStderr(), eventStderrLines)
+	}
 	c.res.Events = append(c.res.Events, e)
 	if c.o.Progress != nil {
 		fmt.Fprintf(c.o.Progress, "ipcfuzz: infrastructure event: %s; %s\n", line, e.Reason)
 	}
+}
+
+// eventStderrLines is how much of a side's stderr (a guest's console) an
+// infrastructure event keeps: its last lines, where why it ended shows.
+const eventStderrLines = 40
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // failureClass is the part of a plugin error that says how it failed

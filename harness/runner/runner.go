@@ -153,6 +153,9 @@ type Event struct {
 	Index  int    `json:"index"`   // the first script of the batch it failed on
 	Batch  int    `json:"scripts"` // the scripts of that batch, each run again alone without failing
 	Reason string `json:"reason"`
+	// Stderr is the last lines the side wrote to its stderr (a guest's
+	// console) before it failed, where it carries them.
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Run compares the sides until Checks scripts have been compared, the time
