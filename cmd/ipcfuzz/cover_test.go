@@ -80,23 +80,23 @@ func TestGuidedWithoutKCOV(t *testing.T) {
 }
 
 // A guided run on a KCOV kernel keeps the scripts that reached new kernel
-// code, and the same seed draws the same scripts again (the runner tells
-// the source at a fixed lag). It needs a stock KCOV kernel
-// (ci/kernel.sh --base 6.12 --cover) and boots it twice (IPCFUZZ_LONG=1).
+// code. (Two runs of one seed draw the same scripts only as long as the
+// kernel reports the same program counters: the calls of tasks that race
+// take other paths from run to run, so this checks what a run keeps, not
+// that two runs agree; TestFeedbackIsToldAtAFixedLag and the engine's
+// tests hold the runner and the source to repeatability.) It needs a stock
+// KCOV kernel (ci/kernel.sh --base 6.12 --cover) and boots it
+// (IPCFUZZ_LONG=1).
 func TestGuidedFollowsKernelCoverage(t *testing.T) {
 	long(t)
 	vmlinux := kcovBuild(t, "stock")
-	var summaries []string
-	for range 2 {
-		r := ipcfuzz(t, "compare", "optimized", "kernel:image="+vmlinux, "--engine", "guided", "--subsystem", "msg", "--checks", "150", "--seed", "1",
-			"--keep-going", "--corpus", t.TempDir(), "--known", "none")
-		require.Contains(t, []int{0, 1}, r.code, r.stderr)
-		m := regexp.MustCompile(`--engine guided: (\d+) kernel program counters and steps between two reached; (\d+) scripts kept`).FindStringSubmatch(r.stderr)
-		require.NotNil(t, m, r.stderr)
-		require.NotEqual(t, "0", m[2], "nothing kept")
-		summaries = append(summaries, regexp.MustCompile(`\d+ checks, \d+ ops`).FindString(r.stdout))
-	}
-	require.Equal(t, summaries[0], summaries[1], "the same seed, the same scripts")
+	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+vmlinux, "--engine", "guided", "--subsystem", "msg", "--checks", "150", "--seed", "1",
+		"--keep-going", "--corpus", t.TempDir(), "--known", "none")
+	require.Contains(t, []int{0, 1}, r.code, r.stderr)
+	m := regexp.MustCompile(`--engine guided: (\d+) kernel program counters and steps between two reached; (\d+) scripts kept`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	require.NotEqual(t, "0", m[2], "nothing kept")
+	require.Contains(t, r.stdout, "150 checks")
 }
 
 // replay --cover runs each file once more, whole, for its kernel coverage,
