@@ -51,27 +51,35 @@ func (l *leaky) Restart(context.Context) error {
 	return nil
 }
 
+// runLeaky compares optimized with an optimized side that goes wrong after
+// leakAfter scripts, over checks ids scripts with --keep-going, its
+// findings written to corpus ("" for none).
+func runLeaky(t *testing.T, leakAfter, checks int, corpus string) (*runner.Result, *leaky) {
+	t.Helper()
+	s, err := props.Lookup("ids")
+	require.NoError(t, err)
+	a, b := open(t, "optimized", false), open(t, "optimized", false)
+	l := &leaky{Impl: b.side.Impl, leakAfter: leakAfter}
+	b.side.Impl = l
+	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
+	require.True(t, ok)
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: checks, Batch: 8,
+		KeepGoing: true, Corpus: corpus,
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Findings)
+	require.Equal(t, 1, l.restarts, "one restart, after the run")
+	return res, l
+}
+
 // Divergences that a side shows only after earlier scripts left it in a
 // state its reset does not undo are checked again on restarted sides at
 // the end of the run: there they agree, so each is said to need a state
 // that outlived the reset, and they are one cause however many signatures
 // they made; their records say so.
 func TestDivergencesOfALeakingSideAreOneCause(t *testing.T) {
-	s, err := props.Lookup("ids")
-	require.NoError(t, err)
-	a, b := open(t, "optimized", false), open(t, "optimized", false)
-	l := &leaky{Impl: b.side.Impl, leakAfter: 30}
-	b.side.Impl = l
-	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
-	require.True(t, ok)
-	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: 80, Batch: 8,
-		KeepGoing: true, Corpus: dir,
-	})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Findings)
-	require.Equal(t, 1, l.restarts, "one restart, after the run")
+	res, _ := runLeaky(t, 30, 80, t.TempDir())
 	for _, f := range res.Findings {
 		require.GreaterOrEqual(t, f.Index, 30, "nothing diverged before the leak")
 		require.True(t, f.OutlivesReset, f.Signature)
@@ -86,19 +94,7 @@ func TestDivergencesOfALeakingSideAreOneCause(t *testing.T) {
 // A side that differs from its first script on differs on a fresh one
 // too: its findings keep their own causes.
 func TestADivergenceAFreshSideShowsKeepsItsCause(t *testing.T) {
-	s, err := props.Lookup("ids")
-	require.NoError(t, err)
-	a, b := open(t, "optimized", false), open(t, "optimized", false)
-	l := &leaky{Impl: b.side.Impl, leakAfter: 0}
-	b.side.Impl = l
-	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
-	require.True(t, ok)
-	res, err := runner.Run(context.Background(), runner.Options{
-		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: 20, Batch: 8, KeepGoing: true,
-	})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Findings)
-	require.Equal(t, 1, l.restarts)
+	res, _ := runLeaky(t, 0, 20, "")
 	for _, f := range res.Findings {
 		require.False(t, f.OutlivesReset, f.Signature)
 		require.NotContains(t, f.Cause, "outlives")
