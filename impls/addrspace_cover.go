@@ -68,6 +68,6 @@ func (cs *coveredSpace) Apply(op ops.Op) (ops.Result, error) {
 	if perr != nil {
 		return r, perr
 	}
-	cs.pcs = append(cs.pcs, pcs)
+	cs.pcs = append(cs.pcs, ops.FirstSeen(pcs))
 	return r, nil
 }

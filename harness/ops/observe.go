@@ -14,8 +14,9 @@ type Observation struct {
 	// around the call that applies it (Observing.Time); 0 when not asked.
 	Nanos int64
 	// PCs are the kernel program counters the operation reached (KCOV),
-	// in the order the kernel reported them; nil unless the run asked
-	// for coverage (Observing.Cover) and the side collects it.
+	// each once, in the order the kernel first reported it (FirstSeen);
+	// nil unless the run asked for coverage (Observing.Cover) and the
+	// side collects it.
 	PCs []uint64
 }
 
@@ -29,3 +30,21 @@ type Observing struct {
 
 // Any reports whether anything is asked for.
 func (o Observing) Any() bool { return o.Time || o.Cover }
+
+// FirstSeen returns the first of each program counter of pcs, in order,
+// in a slice of its own (pcs, often a reused buffer, is left as it was): a
+// loop in the kernel reports its blocks on every turn, and an operation's
+// trace of tens of thousands of counters holds a few hundred distinct
+// ones. (Kept whole, a batch's traces filled a 512 MB guest until its OOM
+// killer ended the plugin.)
+func FirstSeen(pcs []uint64) []uint64 {
+	seen := make(map[uint64]struct{}, 256)
+	var out []uint64
+	for _, pc := range pcs {
+		if _, ok := seen[pc]; !ok {
+			seen[pc] = struct{}{}
+			out = append(out, pc)
+		}
+	}
+	return out
+}

@@ -66,6 +66,7 @@ type covering struct {
 	t   *kcov.Tracer
 	tc  *task.Coverage
 	pcs [][]uint64
+	raw []uint64 // the current operation's whole trace, reused
 }
 
 func (c *covering) Apply(op ops.Op) (ops.Result, error) {
@@ -74,11 +75,12 @@ func (c *covering) Apply(op ops.Op) (ops.Result, error) {
 		c.t.Reset()
 	}
 	r, err := c.onThread.Apply(op)
-	var pcs []uint64
+	c.raw = c.raw[:0]
 	if c.t != nil {
-		pcs = c.t.PCs(nil)
+		c.raw = c.t.PCs(c.raw)
 	}
-	c.pcs = append(c.pcs, append(pcs, c.tc.PCs...))
+	c.raw = append(c.raw, c.tc.PCs...)
+	c.pcs = append(c.pcs, ops.FirstSeen(c.raw))
 	return r, err
 }
 
