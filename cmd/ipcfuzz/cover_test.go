@@ -90,8 +90,6 @@ func TestGuidedWithoutKCOV(t *testing.T) {
 func TestGuidedFollowsKernelCoverage(t *testing.T) {
 	long(t)
 	vmlinux := kcovBuild(t, "stock")
-	// shm: no guest powered down in 20 minutes of shm under --cover (msg
-	// and sem runs saw it: docs/kernel-coverage.md).
 	r := ipcfuzz(t, "compare", "optimized", "kernel:image="+vmlinux, "--engine", "guided", "--subsystem", "shm", "--checks", "150", "--seed", "1",
 		"--keep-going", "--corpus", t.TempDir(), "--known", "none")
 	require.Contains(t, []int{0, 1}, r.code, r.stderr)
