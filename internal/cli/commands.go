@@ -20,7 +20,7 @@ const CorpusUsage = "usage: ipcfuzz corpus merge DIR... | corpus minimize [DIR] 
 // own flag table (ipcfuzz help CMD).
 func Commands() []Command {
 	return []Command{
-		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter] [--checks N | --time D] [--seed S]
+		{"compare", `ipcfuzz compare A B [--subsystem S] [--engine rapid|gopter|guided] [--checks N | --time D] [--seed S]
                     [--equiv exact|ids-renamed] [--jobs N] [--keep-going] [--stats]
                     [--format text|json|ktap|junit] [--json] [--corpus DIR] [--report FILE.html]
                     [--batch N] [--call-timeout D] [--in-process] [--known DIR|none]
