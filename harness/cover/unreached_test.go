@@ -14,7 +14,7 @@ import (
 func TestUnreachedTable(t *testing.T) {
 	us, err := parseUnreached(unreachedTSV)
 	require.NoError(t, err)
-	us = append(us, unreachable{file: "mm/x.c", fn: regexp.MustCompile("^(?:foo(\\.part\\.\\d+)?)$"), why: "not spoken"})
+	us = append(us, unreachable{file: "mm/x.c", fn: regexp.MustCompile(`^(?:foo(\.part\.\d+)?)$`), why: "not spoken"})
 	require.Equal(t, "not spoken", why(us, "mm/x.c", "foo.part.0"))
 	require.Empty(t, why(us, "mm/y.c", "foo"))
 	require.Empty(t, why(us, "mm/x.c", "foobar"))
