@@ -69,8 +69,9 @@ var rooms = map[string][]string{
 	// knows their relations' names, not the registry.
 	"ci/shards": {"harness/equiv"},
 	// The sides tests share: suites over opened sides, and a built-in's
-	// model started for a test (impls).
-	"sides/sidestest": {"harness/", "impls", "props/engine", "sides"},
+	// model started for a test (impls); it builds the ipcfuzz binary as
+	// the other end-to-end tests do (internal/testkit).
+	"sides/sidestest": {"harness/", "impls", "internal/testkit", "props/engine", "sides"},
 	// What several packages' tests share imports nothing of ours.
 	"internal/testkit": nil,
 	// The command line's tables, refusals and exit statuses import

@@ -21,7 +21,7 @@ func TestFindingIsSelfDescribing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	plugin := twoBugs(t)
-	_, s := compareFinds(t, dir, plugin, "optimized", "--keep-going", "--checks", "1000", "--seed", "3")
+	_, s := compareFinds(t, dir, plugin, "optimized", "--keep-going", "--checks", "150", "--seed", "3")
 	require.EqualValues(t, 3, s["seed"])
 	require.Equal(t, "rapid", s["engine"])
 	require.Equal(t, "exact", s["relation"])

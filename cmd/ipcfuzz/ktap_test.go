@@ -86,7 +86,7 @@ func TestCrashKTAP(t *testing.T) {
 	t.Parallel()
 	parser := testkit.KunitParser(t)
 	crashy := testProgram(t, "./testdata/crashy")
-	r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=panic"}, "compare", crashy, "optimized", "--checks", "300", "--seed", "1", "--format", "ktap", "--corpus", t.TempDir())
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=panic"}, "compare", crashy, "optimized", "--checks", "20", "--seed", "1", "--format", "ktap", "--corpus", t.TempDir())
 	require.Equal(t, 1, r.code, r.stderr)
 	k := testkit.ParseKTAP(t, parser, r.stdout)
 	require.Equal(t, [5]int{1, 1, 0, 0, 0}, k.Counts(), "%+v\n%s", k, r.stdout)

@@ -188,17 +188,26 @@ func (p *Plugin) launchBootedOnce(ctx context.Context) (*proc, error) {
 	// Info call waits for a connection that answers (gRPC reconnects after
 	// a second or so), within twice the connect timeout, and fails when
 	// none does.
-	cctx, ccancel := context.WithTimeout(ctx, 2*connectTimeout+5*time.Second)
+	wait := 2*connectTimeout + reconnectSlack(connectTimeout)
+	cctx, ccancel := context.WithTimeout(ctx, wait)
 	defer ccancel()
 	pr, err = p.finishLaunch(cctx, pr)
 	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
 		var pe *PluginError
 		if !errors.As(err, &pe) {
 			// The connect timeout, not the caller, ended the Info call.
-			err = &PluginError{Plugin: name, Kind: Hung, Err: fmt.Errorf("no answer from %s within %v: %w", b.Addr(), 2*connectTimeout+5*time.Second, err)}
+			err = &PluginError{Plugin: name, Kind: Hung, Err: fmt.Errorf("no answer from %s within %v: %w", b.Addr(), wait, err)}
 		}
 	}
 	return pr, err
+}
+
+// reconnectSlack is what a launch's Info call is given beyond twice the
+// connect timeout, for gRPC's reconnect after a silent first connection
+// (its backoff starts at 1 s, with 20 % jitter): 5 s, or less for a short
+// connect timeout, never below 3 s.
+func reconnectSlack(connectTimeout time.Duration) time.Duration {
+	return min(5*time.Second, max(3*time.Second, 4*connectTimeout))
 }
 
 // checkHandshake checks the protocol version and the protocol of a

@@ -28,6 +28,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 	"github.com/ipcfuzz/ipcfuzz/sides"
 )
@@ -197,11 +198,9 @@ func buildIpcfuzz(t testing.TB) (dir, path string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(dir, "ipcfuzz")
-	cmd := exec.Command("go", "build", "-o", path, "./cmd/ipcfuzz")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Logf("go build: %s", out)
+	path, err = testkit.Build(dir, "ipcfuzz", filepath.Join(root, "cmd", "ipcfuzz"))
+	if err != nil {
+		t.Logf("%v", err)
 		os.RemoveAll(dir)
 		return "", "", err
 	}
