@@ -16,7 +16,7 @@ import (
 func TestCompareKTAP(t *testing.T) {
 	t.Parallel()
 	parser := testkit.KunitParser(t)
-	args := []string{"compare", "naive:alloc=legacy", "optimized", "--checks", "300", "--seed", "1", "--keep-going", "--jobs", "1"}
+	args := []string{"compare", "naive:alloc=legacy", "optimized", "--checks", "100", "--seed", "1", "--keep-going", "--jobs", "1"}
 	js := ipcfuzz(t, append(args, "--json", "--corpus", t.TempDir())...)
 	require.Equal(t, 1, js.code, js.stderr)
 	var sigs []string

@@ -162,12 +162,12 @@ func needKernel(t *testing.T) {
 func TestCompareNaiveOptimizedIsDeterministic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r1 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "300", "--seed", "7", "--json", "--corpus", dir)
+	r1 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "150", "--seed", "7", "--json", "--corpus", dir)
 	require.Equal(t, 0, r1.code, r1.stderr)
 	s1 := summary(t, r1)
-	require.EqualValues(t, 300, s1["checks"])
+	require.EqualValues(t, 150, s1["checks"])
 	require.EqualValues(t, 0, s1["divergences"])
-	r2 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "300", "--seed", "7", "--json", "--corpus", dir)
+	r2 := ipcfuzz(t, "compare", "naive", "optimized", "--checks", "150", "--seed", "7", "--json", "--corpus", dir)
 	s2 := summary(t, r2)
 	for _, k := range []string{"seconds", "ops_per_sec"} {
 		delete(s1, k)

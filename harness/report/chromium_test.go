@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/report"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
 // chromium returns a headless-capable Chromium, or skips the test saying
@@ -84,8 +85,10 @@ type probed struct {
 // The report of a msg race, opened in headless Chromium: the first
 // diverging step is highlighted (its computed background is the highlight,
 // not a plain row's) and linked, the task lanes are drawn with every
-// sleep, and a screenshot of it is not blank.
+// sleep, and a screenshot of it is not blank. Two browser starts, about
+// ten seconds: a long test.
 func TestReportInChromium(t *testing.T) {
+	testkit.Long(t)
 	bin := chromium(t)
 	f, err := report.Read(race)
 	require.NoError(t, err)
