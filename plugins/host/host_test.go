@@ -358,6 +358,7 @@ func TestImplementationFailure(t *testing.T) {
 // An Exec whose request and answer are each larger than gRPC's default
 // message limit (4 MiB) goes through, and gives the local run's outcome.
 func TestLargeExec(t *testing.T) {
+	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
 	if testing.Short() {
 		t.Skip("large")
 	}

@@ -62,6 +62,7 @@ func bootSilent(t *testing.T) BootFunc {
 // the run goes on with the second, and the failed launch is an event the
 // runner takes (LaunchEvents), once; the silent guest is gone.
 func TestBootedLaunchRetriedOnce(t *testing.T) {
+	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
 	var boots atomic.Int32
 	silent, toy := bootSilent(t), bootMode(t, "toy")
 	var first Booted
@@ -90,6 +91,7 @@ func TestBootedLaunchRetriedOnce(t *testing.T) {
 // A booted plugin that twice gets no answer fails to open with
 // ErrInfrastructure (the CLI's exit 3), after exactly two boots.
 func TestBootedLaunchFailsTwiceAsInfrastructure(t *testing.T) {
+	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
 	var boots atomic.Int32
 	silent := bootSilent(t)
 	spec := launch(t, "toy")
@@ -128,6 +130,7 @@ func TestBootedLaunchOfTheWrongProtocolNotRetried(t *testing.T) {
 // 5 minutes of silence, then a reconnect answered at once), serves after
 // gRPC's reconnect, without a second boot and without an event.
 func TestBootedFirstConnectionSilentThenAnswered(t *testing.T) {
+	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
 	var boots atomic.Int32
 	toy := bootMode(t, "toy")
 	spec := launch(t, "toy")

@@ -14,6 +14,7 @@ import (
 // before the call timeout (minutes for a guest under TCG); the process is
 // killed, and the plugin comes back on Restart.
 func TestStoppedPluginIsGivenUp(t *testing.T) {
+	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
 	spec := launch(t, "toy")
 	spec.CallTimeout = time.Hour // only the watch can end the call
 	p := open(t, spec)
