@@ -60,9 +60,11 @@
 //
 // # Adding a kind of operation
 //
-//  1. A Kind constant in its subsystem's range, and its KindSpec in the
-//     subsystem file's register call: name, Doc, Types, Binds, Args (each
-//     argument a field accessor and a codec), Result.
+//  1. A Kind constant in its subsystem's range, and its KindSpec: name,
+//     Doc, Types, Binds, Args (each argument a field accessor and a codec),
+//     Result. Both may go in a file of their own, registered from its init
+//     with register(SubsystemSpec{Name: subsystem}, spec) as shmaddr.go
+//     does, so that no existing file changes.
 //  2. New values go in the subsystem's group of Op, Result or Snapshot
 //     (an Args struct, a result field); the packed wire, the text, the
 //     shrinker, handle renumbering and equality follow from the table.
@@ -71,6 +73,9 @@
 //     (impls/ipcns, or a call of [AddressSpace] in impls/addrspace.go),
 //     the kernel adapter (impls/kernel) and the C reproducer
 //     (impls/kernel/repro). Tests in impls and impls/kernel/repro fail
-//     while a kind has no handler on a side that runs its subsystem.
-//     Then the subsystem's generator (props/<subsystem>).
+//     while a kind has no handler on a side that runs its subsystem. Each
+//     may be a new file of its package.
+//  4. An action in the generator's table (props/<subsystem>/actions.go;
+//     for vma the menu of props/vma/gen.go): the one existing file an IPC
+//     kind that needs no new field of Op or Result must change.
 package ops
