@@ -101,11 +101,11 @@ func command(ns, bin string) *exec.Cmd {
 func (p *Proc) Pid() int { return p.pid }
 
 // Start sends a request without waiting for the response. A call carries
-// the join the task owes, if any, and FlagCover while the pool's coverage
-// is on.
+// the join the task owes, if any; a call and a join (a script's setns)
+// carry FlagCover while the pool's coverage is on.
 func (p *Proc) Start(req *Req, payload []byte) error {
 	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
-	if req.Kind == KindCall && p.cover != nil && p.cover.On {
+	if (req.Kind == KindCall || req.Kind == KindJoin) && p.cover != nil && p.cover.On {
 		req.Flags |= FlagCover
 	}
 	var join string

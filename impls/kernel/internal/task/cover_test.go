@@ -116,6 +116,42 @@ func TestCoveredCall(t *testing.T) {
 	}
 }
 
+// A join (a script's setns, the C server only) is traced as a call is:
+// its flag goes out while the pool's coverage is on, and the program
+// counters of its setns follow, none where the kernel has no KCOV.
+func TestCoveredJoin(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	bin, err := Server()
+	if err != nil {
+		t.Skipf("no C task server, which alone joins a namespace: %v", err)
+	}
+	p, err := StartProcess(1, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	cov := &Coverage{On: true}
+	p.cover = cov
+	req := &Req{Kind: KindJoin}
+	resp, err := p.Call(req, []byte("/proc/self/ns/ipc")) // its own: the worker's
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Errno != 0 {
+		t.Fatalf("setns into its own namespace: %v", unix.Errno(resp.Errno))
+	}
+	if req.Flags&FlagCover == 0 {
+		t.Fatalf("coverage on: the join went without FlagCover")
+	}
+	if int(resp.PCs) != len(p.PCs()) || len(cov.PCs) != len(p.PCs()) {
+		t.Fatalf("the response says %d PCs, %d were read, the pool has %d", resp.PCs, len(p.PCs()), len(cov.PCs))
+	}
+	if kcov.Available() != (resp.PCs > 0) {
+		t.Fatalf("%d PCs of a setns, KCOV here: %v", resp.PCs, kcov.Available())
+	}
+}
+
 // A forked task (the C server only) traces its own calls: it drops the
 // buffer it inherits and enables its own, or answers 0 PCs where the
 // kernel has no KCOV.

@@ -13,8 +13,9 @@
  * is the task's exit. A touch request reads or writes one byte at an
  * address (an shm window or attachment of the task) and answers
  * errno=TASK_TOUCH_FAULT when the access took SIGSEGV, which the task
- * catches. A call with TASK_COVER in its flags is traced with KCOV: the
- * program counters of its syscall follow the payload (pcs of them). Anything
+ * catches. A call or a join with TASK_COVER in its flags is traced with
+ * KCOV: the program counters of its syscall (or of the join's open and
+ * setns) follow the payload (pcs of them). Anything
  * it cannot do as asked is fatal: it answers fatal=TASK_FATAL and exits 2.
  */
 
@@ -415,7 +416,16 @@ static void serve(void)
 		} else if (q.kind == TASK_FORK_DONE) {
 			close_fork_ends();
 		} else if (q.kind == TASK_JOIN) {
+			/* a script's setns: traced as a call is (ipcns_install) */
+			int cover = (q.flags & TASK_COVER) && kcov_ready();
+			if (cover)
+				__atomic_store_n(&kcov_area[0], 0, __ATOMIC_RELAXED);
 			long e = join(buf, q.len);
+			if (cover) {
+				a.pcs = __atomic_load_n(&kcov_area[0], __ATOMIC_RELAXED);
+				if (a.pcs > TASK_COVER_WORDS - 1)
+					a.pcs = TASK_COVER_WORDS - 1;
+			}
 			if (e < 0)
 				a.fatal = TASK_FATAL;
 			else
