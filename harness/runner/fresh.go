@@ -24,36 +24,38 @@ const outlivesNote = "run again on restarted sides after the run, the shrunk scr
 // reset", one cause however many signatures such a leak made, and its
 // record says so. The findings are run again latest first, so that the
 // finding that leaked (found first) leaks again only after the ones it
-// caused were seen on a clean side. Sides that cannot be restarted (in
-// process models) are run as they are; a pair with none that can is not
-// rechecked.
+// caused were seen on a clean side; one that diverges on a side an earlier
+// recheck ran on (and may have left a leak in) is run once more on sides
+// restarted for it, so that each is judged on a side nothing ran on
+// before. Sides that cannot be restarted (in process models) are run as
+// they are; a pair with none that can is not rechecked.
 func (c *collector) recheckFresh(ctx context.Context) {
 	p := c.pair
 	if len(c.found) == 0 || ctx.Err() != nil || !restartable(p) {
 		return
 	}
-	for _, s := range []Side{p.A, p.B} {
-		if _, ok := s.Impl.(Restarter); ok {
-			if err := restartSide(ctx, s); err != nil {
-				if c.o.Progress != nil {
-					fmt.Fprintf(c.o.Progress, "ipcfuzz: findings not checked on a fresh %s: %s\n", s.Name, OneLine(err.Error()))
-				}
-				return
-			}
-		}
+	if !c.restartForRecheck(ctx) {
+		return
 	}
+	fresh := true
 	cause := fmt.Sprintf("%s: state outlives the reset", p.Subsystem)
 	for i := len(c.found) - 1; i >= 0; i-- {
 		f := c.found[i]
-		vs, err := p.Check(ctx, [][]ops.Op{f.script})
-		if err != nil {
+		agrees, ok := c.agrees(ctx, f.script)
+		if ok && !agrees && !fresh {
+			if !c.restartForRecheck(ctx) {
+				return
+			}
+			agrees, ok = c.agrees(ctx, f.script)
+		}
+		fresh = false
+		if !ok {
 			if ctx.Err() != nil {
 				return
 			}
-			_ = p.Restart(ctx, err)
 			continue
 		}
-		if vs[0].Diverged() {
+		if !agrees {
 			continue
 		}
 		c.res.Findings[f.k].Cause = cause
@@ -63,6 +65,35 @@ func (c *collector) recheckFresh(ctx context.Context) {
 			c.rewrite[f.k] = true
 		}
 	}
+}
+
+// agrees runs script once on the pair: whether its sides agree, and ok
+// false where the run failed (the pair is restarted for the next one).
+func (c *collector) agrees(ctx context.Context, script []ops.Op) (agrees, ok bool) {
+	vs, err := c.pair.Check(ctx, [][]ops.Op{script})
+	if err != nil {
+		if ctx.Err() == nil {
+			_ = c.pair.Restart(ctx, err)
+		}
+		return false, false
+	}
+	return !vs[0].Diverged(), true
+}
+
+// restartForRecheck restarts every side of the pair that can be; false,
+// said on the progress stream, when one cannot.
+func (c *collector) restartForRecheck(ctx context.Context) bool {
+	for _, s := range []Side{c.pair.A, c.pair.B} {
+		if _, ok := s.Impl.(Restarter); ok {
+			if err := restartSide(ctx, s); err != nil {
+				if c.o.Progress != nil {
+					fmt.Fprintf(c.o.Progress, "ipcfuzz: findings not checked on a fresh %s: %s\n", s.Name, OneLine(err.Error()))
+				}
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // restartable reports whether a side of p can be restarted.
