@@ -27,8 +27,10 @@ const outlivesNote = "run again on restarted sides after the run, the shrunk scr
 // caused were seen on a clean side; one that diverges on a side an earlier
 // recheck ran on (and may have left a leak in) is run once more on sides
 // restarted for it, so that each is judged on a side nothing ran on
-// before. Sides that cannot be restarted (in process models) are run as
-// they are; a pair with none that can is not rechecked.
+// before (at most maxRecheckRestarts times a run: a guest's restart takes
+// seconds; past that a finding keeps its cause). Sides that cannot be
+// restarted (in process models) are run as they are; a pair with none that
+// can is not rechecked.
 func (c *collector) recheckFresh(ctx context.Context) {
 	p := c.pair
 	if len(c.found) == 0 || ctx.Err() != nil || !restartable(p) {
@@ -37,12 +39,13 @@ func (c *collector) recheckFresh(ctx context.Context) {
 	if !c.restartForRecheck(ctx) {
 		return
 	}
-	fresh := true
+	fresh, restarts := true, 0
 	cause := fmt.Sprintf("%s: state outlives the reset", p.Subsystem)
 	for i := len(c.found) - 1; i >= 0; i-- {
 		f := c.found[i]
 		agrees, ok := c.agrees(ctx, f.script)
-		if ok && !agrees && !fresh {
+		if ok && !agrees && !fresh && restarts < maxRecheckRestarts {
+			restarts++
 			if !c.restartForRecheck(ctx) {
 				return
 			}
@@ -66,6 +69,10 @@ func (c *collector) recheckFresh(ctx context.Context) {
 		}
 	}
 }
+
+// maxRecheckRestarts bounds the restarts recheckFresh adds for the
+// findings that diverge on a side an earlier recheck ran on.
+const maxRecheckRestarts = 16
 
 // agrees runs script once on the pair: whether its sides agree, and ok
 // false where the run failed (the pair is restarted for the next one).
