@@ -183,11 +183,17 @@ func mustClient(c *plugin.Client) plugin.ClientProtocol {
 	return cp
 }
 
+// stopGrace bounds a graceful stop: go-plugin's shutdown call waits for
+// the calls in flight (gRPC's GracefulStop), and a guest may be minutes
+// into a batch; past it the process group is SIGKILLed, which ends the
+// shutdown call too.
+const stopGrace = 5 * time.Second
+
 // stop ends the process and everything it spawned, and removes its socket
 // directory. graceful asks the plugin to shut down first (go-plugin waits up
-// to 2 s, then kills it); otherwise its process group is SIGKILLed at once. It
-// returns once the process is reaped; later calls wait for the first to
-// finish.
+// to 2 s, then kills it; a plugin still busy after stopGrace is killed);
+// otherwise its process group is SIGKILLed at once. It returns once the
+// process is reaped; later calls wait for the first to finish.
 func (pr *proc) stop(graceful bool) {
 	pr.stopping.Store(true)
 	pr.stopOnce.Do(func() {
@@ -201,10 +207,14 @@ func (pr *proc) stop(graceful bool) {
 		}()
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
 		for waiting := true; waiting; {
 			select {
 			case <-done:
 				waiting = false
+			case <-grace.C:
+				_ = killGroup(pr.pid) // busy in a call the shutdown waits for
 			case <-tick.C:
 				if isZombie(pr.pid) { // descendants hold its pipes
 					_ = killGroup(pr.pid)

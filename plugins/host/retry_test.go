@@ -186,3 +186,86 @@ func TestBootedFirstConnectionSilentThenAnswered(t *testing.T) {
 	require.EqualValues(t, 1, boots.Load())
 	require.Empty(t, p.LaunchEvents())
 }
+
+// Close while a call is in flight on a booted plugin that no longer
+// answers (a guest minutes into an ids batch under TCG when the user
+// presses ^C: go-plugin's shutdown call waited for its answer for good)
+// returns within seconds: a plugin still there after stopGrace is killed,
+// which ends its connection and the shutdown call.
+func TestCloseOfAnUnansweringGuestEnds(t *testing.T) {
+	t.Parallel() // seconds of waiting
+	hang := bootMode(t, "hang")
+	var frozen atomic.Bool
+	spec := launch(t, "hang")
+	spec.CallTimeout = time.Hour
+	spec.Boot = func(ctx context.Context, console io.Writer, env []string) (Booted, error) {
+		b, err := hang(ctx, console, env)
+		if err != nil {
+			return nil, err
+		}
+		inner := b.(*booted)
+		sock := filepath.Join(t.TempDir(), "proxy")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			return nil, err
+		}
+		// pipe copies from to to until from ends, dropping what it reads
+		// once frozen; then it closes to.
+		pipe := func(to, from net.Conn) {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := from.Read(buf)
+				if n > 0 && !frozen.Load() {
+					if _, err := to.Write(buf[:n]); err != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			to.Close()
+		}
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				up, err := net.Dial("unix", inner.addr.String())
+				if err != nil {
+					c.Close()
+					continue
+				}
+				go pipe(up, c)
+				go pipe(c, up)
+			}
+		}()
+		t.Cleanup(func() { l.Close() })
+		return &booted{cmd: inner.cmd, addr: &net.UnixAddr{Name: sock, Net: "unix"}, hs: inner.hs, done: inner.done}, nil
+	}
+	p := open(t, spec)
+	pid := p.Pid()
+	called := make(chan error, 1)
+	go func() {
+		_, err := p.Apply(context.Background(), toyScripts(1, 1, 5)[0], nil)
+		called <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the call is in the plugin
+	frozen.Store(true)
+	closed := make(chan struct{})
+	start := time.Now()
+	go func() {
+		_ = p.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(stopGrace + 30*time.Second): // a loaded machine delivers the kill late
+		t.Fatalf("Close still waits for a guest that does not answer, after %v", time.Since(start))
+	}
+	t.Logf("closed after %v", time.Since(start))
+	require.GreaterOrEqual(t, time.Since(start), stopGrace, "the guest answered: the test proves nothing")
+	require.True(t, gone(pid) || isZombie(pid), "pid %d outlived Close", pid)
+	require.Error(t, <-called)
+}
