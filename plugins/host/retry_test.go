@@ -137,13 +137,7 @@ func TestBootedFirstConnectionSilentThenAnswered(t *testing.T) {
 	spec.ConnectTimeout = 500 * time.Millisecond
 	spec.Boot = func(ctx context.Context, console io.Writer, env []string) (Booted, error) {
 		boots.Add(1)
-		b, err := toy(ctx, console, env)
-		if err != nil {
-			return nil, err
-		}
-		inner := b.(*booted)
-		sock := filepath.Join(t.TempDir(), "proxy")
-		l, err := net.Listen("unix", sock)
+		inner, l, sock, err := bootBehindProxy(t, toy, ctx, console, env)
 		if err != nil {
 			return nil, err
 		}
@@ -199,13 +193,7 @@ func TestCloseOfAnUnansweringGuestEnds(t *testing.T) {
 	spec := launch(t, "hang")
 	spec.CallTimeout = time.Hour
 	spec.Boot = func(ctx context.Context, console io.Writer, env []string) (Booted, error) {
-		b, err := hang(ctx, console, env)
-		if err != nil {
-			return nil, err
-		}
-		inner := b.(*booted)
-		sock := filepath.Join(t.TempDir(), "proxy")
-		l, err := net.Listen("unix", sock)
+		inner, l, sock, err := bootBehindProxy(t, hang, ctx, console, env)
 		if err != nil {
 			return nil, err
 		}
@@ -268,4 +256,19 @@ func TestCloseOfAnUnansweringGuestEnds(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), stopGrace, "the guest answered: the test proves nothing")
 	require.True(t, gone(pid) || isZombie(pid), "pid %d outlived Close", pid)
 	require.Error(t, <-called)
+}
+
+// bootBehindProxy boots a plugin with boot and listens on a new socket
+// that the test proxies to it: the plugin, the listener and its path.
+func bootBehindProxy(t *testing.T, boot BootFunc, ctx context.Context, console io.Writer, env []string) (*booted, net.Listener, string, error) {
+	b, err := boot(ctx, console, env)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sock := filepath.Join(t.TempDir(), "proxy")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return b.(*booted), l, sock, nil
 }
