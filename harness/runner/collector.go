@@ -273,7 +273,7 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		return true, nil
 	}
 	if !sh.Flaky {
-		c.found = append(c.found, found{k: len(c.res.Findings), script: script})
+		c.found = append(c.found, found{k: len(c.res.Findings), script: script, sig: p.Signature(script, Verdict{Out: outs, Div: d}), step: d.Step})
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return false, nil

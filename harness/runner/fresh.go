@@ -12,6 +12,10 @@ import (
 type found struct {
 	k      int
 	script []ops.Op
+	// sig and step are the signature and the step (-1: the final state)
+	// of the divergence its record states.
+	sig  string
+	step int
 }
 
 // outlivesNote is the note of a finding that a fresh side did not show.
@@ -43,13 +47,16 @@ func (c *collector) recheckFresh(ctx context.Context) {
 	cause := fmt.Sprintf("%s: state outlives the reset", p.Subsystem)
 	for i := len(c.found) - 1; i >= 0; i-- {
 		f := c.found[i]
-		agrees, ok := c.agrees(ctx, f.script)
+		v, ok := c.agrees(ctx, f.script)
+		agrees := ok && !v.Diverged()
+		onFresh := fresh
 		if ok && !agrees && !fresh && restarts < maxRecheckRestarts {
 			restarts++
 			if !c.restartForRecheck(ctx) {
 				return
 			}
-			agrees, ok = c.agrees(ctx, f.script)
+			v, ok = c.agrees(ctx, f.script)
+			agrees, onFresh = ok && !v.Diverged(), true
 		}
 		fresh = false
 		if !ok {
@@ -59,6 +66,9 @@ func (c *collector) recheckFresh(ctx context.Context) {
 			continue
 		}
 		if !agrees {
+			if onFresh {
+				c.rejudge(ctx, f, v)
+			}
 			continue
 		}
 		c.res.Findings[f.k].Cause = cause
@@ -74,17 +84,67 @@ func (c *collector) recheckFresh(ctx context.Context) {
 // findings that diverge on a side an earlier recheck ran on.
 const maxRecheckRestarts = 16
 
-// agrees runs script once on the pair: whether its sides agree, and ok
-// false where the run failed (the pair is restarted for the next one).
-func (c *collector) agrees(ctx context.Context, script []ops.Op) (agrees, ok bool) {
+// agrees runs script once on the pair: its verdict, and ok false where
+// the run failed (the pair is restarted for the next one).
+func (c *collector) agrees(ctx context.Context, script []ops.Op) (v Verdict, ok bool) {
 	vs, err := c.pair.Check(ctx, [][]ops.Op{script})
 	if err != nil {
 		if ctx.Err() == nil {
 			_ = c.pair.Restart(ctx, err)
 		}
-		return false, false
+		return Verdict{}, false
 	}
-	return !vs[0].Diverged(), true
+	return vs[0], true
+}
+
+// freshNote is the note of a finding whose shrunk script diverges
+// otherwise on a fresh side than its record said.
+const freshNote = "run again on restarted sides after the run, the shrunk script diverges at %s (%s), not at %s (%s) as it did where it was shrunk: that side had been left in a state its reset did not undo; the results above are the fresh sides', and its cause is judged there: %s"
+
+// rejudge takes the verdict v of finding f's shrunk script on fresh
+// sides where it differs from the one its record states (another step or
+// signature: the side it was shrunk or re-run on had leaked): its cause
+// is keyed by the fresh divergence (and by the call before it that
+// already left the states different), and its record's results become
+// the fresh ones, so that a replay on a fresh kernel shows what it says.
+func (c *collector) rejudge(ctx context.Context, f found, v Verdict) {
+	p := c.pair
+	d := v.Div
+	sig := p.Signature(f.script, v)
+	if d == nil || (d.Step == f.step && sig == f.sig) {
+		return
+	}
+	cause := CauseKey(p.Subsystem, f.script, v.Out, d, sig)
+	var notes []string
+	if d.Step >= 0 && d.Step < len(f.script) && !ops.Observes(f.script[d.Step]) {
+		w, ok, err := look(ctx, p, &notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
+			return p.Before(ctx, f.script, d.Step, v.Out[0].Results)
+		})
+		if err == nil && ok {
+			cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
+		}
+	}
+	c.res.Findings[f.k].Cause = cause
+	rec := c.records[f.k]
+	if rec == nil {
+		return
+	}
+	rec.Notes = append(rec.Notes, fmt.Sprintf(freshNote, stepName(d.Step), sig, stepName(f.step), f.sig, cause))
+	rec.Notes = append(rec.Notes, notes...)
+	if d.Step >= 0 {
+		rec.A.Results, rec.B.Results = v.Out[0].Results, v.Out[1].Results
+		rec.Final = nil
+	}
+	c.rewrite[f.k] = true
+}
+
+// stepName names a divergence's step: "step N" (1-based) or "the final
+// state".
+func stepName(step int) string {
+	if step < 0 {
+		return "the final state"
+	}
+	return fmt.Sprintf("step %d", step+1)
 }
 
 // restartForRecheck restarts every side of the pair that can be; false,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,4 +118,79 @@ func TestARecheckThatLeaksRestartsForTheNext(t *testing.T) {
 	}
 	require.Len(t, res.Causes, 1)
 	require.Greater(t, l.restarts, 1)
+}
+
+// buggyLeaky is a side with a bug of its own (an IPC_RMID that works fails
+// with EINVAL) that also leaks once it ran a few scripts with an IPC_RMID, whatever
+// its resets, until it is restarted: what the zoo's brk kernel was, whose
+// bug leaked commit charge.
+type buggyLeaky struct {
+	ops.Impl
+	mu       sync.Mutex
+	rmids    int
+	restarts int
+}
+
+func (l *buggyLeaky) Exec(ctx context.Context, cfg ops.Config, scripts [][]ops.Op, follow []ops.Outcome) ([]ops.Outcome, error) {
+	outs, err := l.Impl.Exec(ctx, cfg, scripts, follow)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range outs {
+		leaks := l.rmids >= 3
+		for j := range outs[i].Results {
+			switch {
+			case j >= len(scripts[i]) || outs[i].Results[j].Err != 0:
+			case scripts[i][j].Kind == ops.KindRmid:
+				outs[i].Results[j] = ops.Result{Err: ops.EINVAL}
+			case leaks:
+				outs[i].Results[j].Err = ops.ENOSPC
+			}
+		}
+		if slices.ContainsFunc(scripts[i], func(o ops.Op) bool { return o.Kind == ops.KindRmid }) {
+			l.rmids++
+		}
+	}
+	return outs, err
+}
+
+func (l *buggyLeaky) Restart(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rmids, l.restarts = 0, l.restarts+1
+	return nil
+}
+
+// A finding shrunk or re-run on a side that had begun to leak records
+// the leak's divergence (an earlier step, another result), not its own;
+// on the fresh sides of the recheck it diverges otherwise: its cause is
+// judged there (the IPC_RMID), and its record's results become the fresh
+// sides', so that a replay on a fresh kernel shows what it says.
+func TestAFindingShrunkOnALeakingSideIsJudgedFresh(t *testing.T) {
+	s, err := props.Lookup("ids")
+	require.NoError(t, err)
+	a, b := open(t, "optimized", false), open(t, "optimized", false)
+	l := &buggyLeaky{Impl: b.side.Impl}
+	b.side.Impl = l
+	p, ok := pairOf(t, a, b, "ids", equiv.Exact)
+	require.True(t, ok)
+	dir := t.TempDir()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Pairs: []*runner.Pair{p}, Source: runner.Seeded(s.RapidScripts(equiv.Exact)), Seed: 3, Checks: 60, Batch: 8,
+		KeepGoing: true, Corpus: dir,
+	})
+	require.NoError(t, err)
+	var rmid *runner.Finding
+	for i, f := range res.Findings {
+		if f.Cause == "ids: rmid" || strings.HasPrefix(f.Cause, "ids: rmid ") {
+			rmid = &res.Findings[i]
+		}
+	}
+	require.NotNil(t, rmid, "the IPC_RMID's bug is a cause of its own: %+v", res.Findings)
+	text, err := os.ReadFile(rmid.Script)
+	require.NoError(t, err)
+	// Seed 3 first sees it on a side that has not leaked yet, and its
+	// shrink and re-run see the leak (read_next_id: ENOSPC at step 1).
+	require.Contains(t, string(text), "as it did where it was shrunk", "%s", text)
+	require.Regexp(t, `(?m)^#\s+\d+\*\s+ok\s+EINVAL\s+rmid `, string(text), "the record states the fresh sides' results")
+	require.Len(t, res.Causes, 2, "the IPC_RMID, and the leak: %+v", res.Causes)
 }
