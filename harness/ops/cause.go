@@ -26,7 +26,9 @@ var reportWords = map[string]bool{"nowait": true, "noerror": true, "badbuf": tru
 // without those that say where, how much or by whom (handles, ids,
 // addresses, sizes, values, task= and as=): "msgrcv msg except",
 // "advise guard_install", "remap fixed". A kind's KindSpec.Cause adds what
-// else of it matters (msgrcv: the sign of its type, which picks the search).
+// else of it matters (msgrcv: the sign of its type, which picks the search);
+// its KindSpec.CauseName replaces its name where two kinds are one call in
+// two directions ("mlock" for lock and unlock).
 func Cause(op Op) string { return cause(op, true) }
 
 // UntypedCause is Cause without the IPC type word: the key where the
@@ -41,6 +43,9 @@ func cause(op Op, typed bool) string {
 		return op.Kind.String()
 	}
 	parts := []string{s.Name}
+	if s.CauseName != "" {
+		parts[0] = s.CauseName
+	}
 	if typed && s.typed() {
 		parts = append(parts, op.Type.String())
 	}

@@ -74,6 +74,12 @@ type KindSpec struct {
 	// Cause, when set, names what else of an operation says what it does
 	// beyond the arguments Cause keeps (msgrcv: the sign of its type).
 	Cause func(Op) string
+	// CauseName, when set, is the name a cause key gives the kind in
+	// place of Name: kinds that are one call in two directions through
+	// one kernel path share it (lock and unlock: mlock(2) and munlock(2),
+	// both apply_vma_lock_flags and mlock_fixup), so that a bug of that
+	// path is one cause whichever direction showed it.
+	CauseName string
 }
 
 // Cost is the work a script stands for, in plain operations: what the

@@ -106,6 +106,15 @@ func TestCauseKey(t *testing.T) {
 	require.Equal(t, "vma: map", runner.CauseKey("vma", script[:1], [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
 	require.Equal(t, "sig", runner.CauseKey("vma", nil, [2]ops.Outcome{}, &equiv.Divergence{Step: -1}, "sig"))
 
+	// mlock and munlock are one call in two directions (apply_vma_lock_flags):
+	// a bug of it is one cause whichever showed it (the zoo's
+	// mlock-merge-next: lock and unlock both ok against ENOMEM); onfault
+	// still chooses.
+	script = opstest.Lines(t, "map w:0+2 rw-", "lock w:0+1", "unlock w:0+1", "lock w:0+1 onfault")
+	require.Equal(t, "vma: mlock", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 1}, "sig"))
+	require.Equal(t, "vma: mlock", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 2}, "sig"))
+	require.Equal(t, "vma: mlock onfault", runner.CauseKey("vma", script, [2]ops.Outcome{}, &equiv.Divergence{Step: 3}, "sig"))
+
 	// A stat, a *ctl read or a semctl get only observes: the cause is the
 	// call before it; in the ids subsystem the type word is left out.
 	script = opstest.Lines(t, "h1 = get sem key=0x0 mode=0600 size=2", "semop sem h1 0:-1,1:0 task=t1", "semctl sem h1 getzcnt num=1")
