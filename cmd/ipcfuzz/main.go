@@ -31,9 +31,11 @@ func main() {
 	if impls.IsGuestInit() { // /init of a guest booted for kernel:image=
 		impls.GuestInit()
 	}
+	stopProfile := startProfile(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 
