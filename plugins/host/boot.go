@@ -172,7 +172,7 @@ func (p *Plugin) launchBootedOnce(ctx context.Context) (*proc, error) {
 			ReattachFunc:    func() (runner.AttachedRunner, error) { return bootedRunner{b}, nil },
 		},
 		SyncStdout: p.logger.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-		SyncStderr: p.logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		SyncStderr: syncStderr(p.logger, tail),
 		// gRPC gives a connection 20 s to answer its preface; a guest under
 		// TCG answers as much slower as it runs.
 		GRPCDialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{

@@ -180,6 +180,12 @@ func TestCrashThenRestart(t *testing.T) {
 			require.True(t, strings.HasPrefix(err.Error(), `plugin "`+mode+`": crashed: apply: process exited`), err.Error())
 			if mode == "crash" {
 				require.Contains(t, err.Error(), "exit status 3")
+				// What it wrote to stderr after the handshake is kept for
+				// its report, and its last line is quoted.
+				var pe *PluginError
+				require.ErrorAs(t, err, &pe)
+				require.Contains(t, pe.Stderr, "toy: giving up on apply 2")
+				require.Contains(t, err.Error(), "toy: giving up on apply 2")
 			} else {
 				require.Contains(t, err.Error(), `panic: toy: boom on apply 2`)
 			}

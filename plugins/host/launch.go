@@ -84,7 +84,7 @@ func (p *Plugin) launch(ctx context.Context) (*proc, error) {
 		Logger:           p.logger,
 		Stderr:           tail,
 		SyncStdout:       p.logger.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-		SyncStderr:       p.logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		SyncStderr:       syncStderr(p.logger, tail),
 	})
 	pr := &proc{client: client, cmd: cmd, kill: kill, sockDir: sockDir, sockFd: sockFd, stderr: tail}
 

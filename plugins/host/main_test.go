@@ -204,6 +204,10 @@ func (c *crashing) Apply(ctx context.Context, batch []ops.Op, follow []ops.Resul
 		if c.panic {
 			panic(fmt.Sprintf("toy: boom on apply %d", c.calls))
 		}
+		// What a dying plugin says last, through the os.Stderr that
+		// plugin.Serve swapped for its stdio stream.
+		fmt.Fprintf(os.Stderr, "toy: giving up on apply %d\n", c.calls)
+		time.Sleep(200 * time.Millisecond)
 		os.Exit(3)
 	}
 	return c.Local.Apply(ctx, batch, follow)

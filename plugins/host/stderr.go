@@ -2,12 +2,13 @@ package host
 
 import (
 	"bytes"
-
 	"encoding/json"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
+	"io"
 	"strings"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // stderrTail keeps what a plugin wrote to its real stderr that best explains
@@ -203,4 +204,15 @@ func (d *panicDump) excludes(level hclog.Level, msg string, args []any) bool {
 		d.inDump = true
 	}
 	return d.inDump
+}
+
+// syncStderr is where go-plugin writes what a plugin writes to the
+// os.Stderr that plugin.Serve swapped for its stdio stream (fmt.Fprintf
+// to os.Stderr after the handshake, a model's own messages): the
+// launch's logger at debug level, and tail, so that a plugin that dies
+// after saying why keeps those lines in its PluginError and the report.
+// (The runtime's panics and the hclog lines go to the real stderr, which
+// tail reads directly.)
+func syncStderr(logger hclog.Logger, tail *stderrTail) io.Writer {
+	return io.MultiWriter(tail, logger.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}))
 }
