@@ -180,6 +180,7 @@ func TestKilledOnceIsInfrastructure(t *testing.T) {
 	ev := s["infrastructure_events"].([]any)[0].(map[string]any)
 	require.Contains(t, ev["error"], "signal: killed")
 	require.Contains(t, ev["reason"], "not a finding")
+	require.Contains(t, ev["stderr"], "killedonce: killed for marker", "the event keeps what the side said last")
 	require.Equal(t, 1, strings.Count(r.stderr, "infrastructure event: "), r.stderr)
 	files, err := corpus.Files(dir)
 	require.NoError(t, err)
