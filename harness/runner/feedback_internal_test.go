@@ -68,9 +68,3 @@ func TestFeedbackWaitEndsWithTheRun(t *testing.T) {
 	require.False(t, fb.before(ctx, 10))
 	require.True(t, fb.before(ctx, 2), "nothing to wait for")
 }
-
-// An infrastructure event keeps the last lines of the side's stderr.
-func TestLastLines(t *testing.T) {
-	require.Equal(t, "b\nc", lastLines("a\nb\nc\n", 2))
-	require.Equal(t, "a", lastLines("a", 5))
-}
