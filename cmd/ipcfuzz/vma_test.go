@@ -60,3 +60,23 @@ func TestVMAMutantNeedsAMutation(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "without a known mutation")
 }
+
+// One anonymous-pgoff bug is one cause: the mutant's fixed mremap keeps
+// the old vm_pgoff, which no layout shows, so its findings first differ
+// at later calls (a remap that finds no VMA to move, a mapping that does
+// not merge); merge probes after each prefix (a page mapped beside what
+// the prefix made, then a layout) show the states differ right after the
+// remap, and every signature is keyed by it.
+func TestAnonPgoffBugIsOneCause(t *testing.T) {
+	t.Parallel()
+	bin := testProgram(t, "./testdata/vmamutant")
+	r := ipcfuzzEnv(t, []string{"IPCFUZZ_MUTATION=pgoff"}, "compare", bin, "optimized", "--subsystem", "vma", "--checks", "600", "--seed", "1",
+		"--keep-going", "--json", "--corpus", t.TempDir())
+	require.Equal(t, 1, r.code, r.stderr)
+	s := summary(t, r)
+	causes := s["causes"].([]any)
+	require.Len(t, causes, 1, "%v", causes)
+	c := causes[0].(map[string]any)
+	require.Equal(t, "vma: remap fixed", c["key"])
+	require.GreaterOrEqual(t, len(c["signatures"].([]any)), 2, "the test wants a bug that shows under several signatures")
+}

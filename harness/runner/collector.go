@@ -251,19 +251,22 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	cause := CauseKey(p.Subsystem, script, first.Out, first.Div, sig)
 	if !sh.Flaky {
 		cause = CauseKey(p.Subsystem, script, outs, d, sig)
-		if d.Step >= 0 && d.Step < len(script) && !ops.Observes(script[d.Step]) {
-			// The call where the results first differ may only meet a
-			// difference an earlier call left in the state: then that
-			// call is the cause.
+		// The call that made the difference (where the results first
+		// differ, or the last call before the observation that shows
+		// it) may only meet a difference an earlier call left in the
+		// state: then that call is the cause. Where an observation
+		// shows the difference, only merge probes can see further back
+		// than it (an anonymous vm_pgoff no layout shows).
+		if m := maker(script, d.Step); m > 0 && (m == d.Step || p.probes(script)) {
 			w, ok, err := look(ctx, p, &f.Notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
-				return p.Before(ctx, script, d.Step, outs[0].Results)
+				return p.Before(ctx, script, m, outs[0].Results)
 			})
 			switch {
 			case err != nil:
 				return false, err
 			case ok:
-				cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
-				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: %s; cause: %s", d.Step+1, w.Div.Error(), cause))
+				cause = w.Cause(p.Subsystem, sig)
+				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: after step %d, %s shows it: %s; cause: %s", m+1, w.Prefix, w.appended(), w.Div.Error(), cause))
 			}
 		}
 	}
@@ -277,6 +280,24 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return false, nil
+}
+
+// maker is the index of the call that made a divergence at step (-1: the
+// final state) show: the call at step, or the last one before it that
+// is not an observation; -1 when there is none.
+func maker(script []ops.Op, step int) int {
+	if step < 0 || step > len(script) {
+		step = len(script)
+	}
+	if step < len(script) && !ops.Observes(script[step]) {
+		return step
+	}
+	for i := step - 1; i >= 0; i-- {
+		if !ops.Observes(script[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // look runs an observation of the pair (Witness, Before) for a finding: a

@@ -121,7 +121,7 @@ func (c *collector) rejudge(ctx context.Context, f found, v Verdict) {
 			return p.Before(ctx, f.script, d.Step, v.Out[0].Results)
 		})
 		if err == nil && ok {
-			cause = CauseKey(p.Subsystem, w.Script, w.Verdict.Out, w.Div, sig)
+			cause = w.Cause(p.Subsystem, sig)
 		}
 	}
 	c.res.Findings[f.k].Cause = cause

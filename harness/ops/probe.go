@@ -1,0 +1,72 @@
+package ops
+
+// maxProbes bounds the merge probes of one script (MergeProbes).
+const maxProbes = 8
+
+// MergeProbes lists short sequences that observe what a layout cannot: a
+// VMA field /proc/PID/maps does not show for anonymous memory (vm_pgoff,
+// which decides whether a neighbour merges with it). Each maps one
+// anonymous page right after, or right before, a range an operation of
+// script made or changed (a map, a protect, a fixed remap's target), with
+// that range's protection, and then takes the layout: where the sides'
+// states differ in such a field, the new page merges on one side and
+// stays apart on the other. Nearest the end of script first, at most
+// maxProbes; none outside the vma subsystem. harness/runner appends them
+// to a script's prefixes, as it appends Witnesses, to find the call after
+// which the states first differ (a mremap that left the wrong vm_pgoff,
+// not the later mapping that fails to merge).
+func MergeProbes(sub string, script []Op) [][]Op {
+	spec, ok := Subsystem(sub)
+	if !ok || !spec.Allows(KindMap) || !spec.Allows(KindLayout) {
+		return nil
+	}
+	var out [][]Op
+	seen := map[[2]int64]bool{}
+	add := func(heap bool, page int64, prot VMAProt) {
+		limit := int64(VMAWindowPages)
+		if heap {
+			limit = VMAHeapPages
+		}
+		key := [2]int64{page, 0}
+		if heap {
+			key[1] = 1
+		}
+		if page < 0 || page >= limit || seen[key] || len(out) == maxProbes {
+			return
+		}
+		probe := Op{Kind: KindMap, VMA: VMAArgs{Heap: heap, Start: page, Pages: 1, Prot: prot}}
+		if Validate(probe) != nil {
+			return
+		}
+		seen[key] = true
+		out = append(out, []Op{probe, {Kind: KindLayout}})
+	}
+	for i := len(script) - 1; i >= 0 && len(out) < maxProbes; i-- {
+		op := script[i]
+		v := op.VMA
+		switch {
+		case op.Kind == KindMap && v.File == 0, op.Kind == KindProtect:
+			add(v.Heap, v.Start+v.Pages, v.Prot)
+			add(v.Heap, v.Start-1, v.Prot)
+		case op.Kind == KindRemap && v.Fixed:
+			prot, ok := protAt(script[:i], v.Heap, v.Start)
+			if ok {
+				add(v.Heap, v.Target+v.NewPages, prot)
+				add(v.Heap, v.Target-1, prot)
+			}
+		}
+	}
+	return out
+}
+
+// protAt is the protection the last map or protect of script gave page
+// of the window (or heap area), if one did.
+func protAt(script []Op, heap bool, page int64) (VMAProt, bool) {
+	for i := len(script) - 1; i >= 0; i-- {
+		v := script[i].VMA
+		if (script[i].Kind == KindMap || script[i].Kind == KindProtect) && v.Heap == heap && v.Start <= page && page < v.Start+v.Pages {
+			return v.Prot, true
+		}
+	}
+	return 0, false
+}
