@@ -13,10 +13,78 @@ type coverer interface {
 	CoverPCs() ([]uint64, error)
 }
 
+// syscallCounter is an address space that counts the system calls it
+// enters (the kernel's VMA helper, where the kernel can count them).
+type syscallCounter interface {
+	// SyscallCount is the count of the process serving now (pid), since
+	// it was first asked; ok false where it cannot be counted.
+	SyscallCount() (pid int, n int64, ok bool)
+}
+
 // Run implements ops.ScriptRunner: ops.Run, and where cfg.Observe.Cover
 // asks for coverage and the space reports it, each operation's program
-// counters in Outcome.Observed.
+// counters in Outcome.Observed; where cfg.Observe.Time asks for times and
+// the space counts its system calls, each operation's count.
 func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
+	if sc, ok := m.as.(syscallCounter); ok && cfg.Observe.Time {
+		cs := &countedSpace{Model: m.coveredRun(cfg), sc: sc}
+		out, err := ops.Run(cs, cfg, script)
+		cs.fill(out)
+		return out, err
+	}
+	return m.run(cfg, script)
+}
+
+// coveredRun is the model a run applies its operations through: m, or
+// m covered where cfg asks for coverage and the space reports it.
+func (m *AddressSpaceModel) coveredRun(cfg ops.Config) ops.Model {
+	if c, ok := m.as.(coverer); ok && cfg.Observe.Cover {
+		return &coveredSpace{AddressSpaceModel: m, c: c}
+	}
+	return m
+}
+
+// countedSpace counts each operation's system calls in the space
+// (syscallCounter), around the model that applies it.
+type countedSpace struct {
+	ops.Model
+	sc syscallCounter
+	n  []int64
+}
+
+func (cs *countedSpace) Apply(op ops.Op) (ops.Result, error) {
+	pb, b, okB := cs.sc.SyscallCount()
+	r, err := cs.Model.Apply(op)
+	pa, a, okA := cs.sc.SyscallCount()
+	switch {
+	case !okA:
+		a = 0
+	case okB && pa == pb:
+		a -= b
+	}
+	cs.n = append(cs.n, max(a, 0))
+	return r, err
+}
+
+// fill writes the counts, and the covered run's program counters, into
+// out's observations.
+func (cs *countedSpace) fill(out ops.Outcome) {
+	if cov, ok := cs.Model.(*coveredSpace); ok && cov.on {
+		for i, pcs := range cov.pcs {
+			if i < len(out.Observed) {
+				out.Observed[i].PCs = pcs
+			}
+		}
+	}
+	for i, n := range cs.n {
+		if i < len(out.Observed) {
+			out.Observed[i].Syscalls = n
+		}
+	}
+}
+
+// run is Run without counting.
+func (m *AddressSpaceModel) run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	c, ok := m.as.(coverer)
 	if !cfg.Observe.Cover || !ok {
 		return ops.Run(m, cfg, script)

@@ -18,7 +18,7 @@ func withoutTimes(s map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range s {
 		switch k {
-		case "seconds", "ops_per_sec", "timing":
+		case "seconds", "ops_per_sec", "timing", "sides":
 		default:
 			out[k] = v
 		}

@@ -60,6 +60,16 @@ func TestMsgStatsAreDeterministic(t *testing.T) {
 		delete(s, "seconds")
 		delete(s, "ops_per_sec")
 		delete(s, "timing") // a measurement, like seconds
+		sides := s["sides"].([]any)
+		require.Len(t, sides, 2)
+		kernel := sides[1].(map[string]any)
+		require.Equal(t, "kernel", kernel["side"])
+		require.Equal(t, s["ops"], kernel["ops"], "every op of the kernel side observed")
+		if kernel["syscalls_counted"] == true {
+			require.Greater(t, kernel["syscalls"], kernel["ops"], "a task's op is a round trip of several calls")
+		}
+		require.Equal(t, false, sides[0].(map[string]any)["syscalls_counted"], "a model makes no system calls")
+		delete(s, "sides") // measurements too
 		return s
 	}
 	first := run()

@@ -18,13 +18,17 @@ type Observation struct {
 	// nil unless the run asked for coverage (Observing.Cover) and the
 	// side collects it.
 	PCs []uint64
+	// Syscalls is how many system calls the implementation entered for
+	// the operation (its own, and its task processes'), counted by the
+	// kernel where the side can count them (Observing.Time); 0 otherwise.
+	Syscalls int64
 }
 
 // Observing says which observations a run asks for (Config.Observe). The
 // zero value asks for none, and then nothing is measured: no clock is
 // read and Outcome.Observed stays nil.
 type Observing struct {
-	Time  bool // Observation.Nanos
+	Time  bool // Observation.Nanos, and Observation.Syscalls where counted
 	Cover bool // Observation.PCs
 }
 

@@ -17,10 +17,11 @@ import (
 // the run's result.
 type collector struct {
 	o            Options
-	pair         *Pair     // the first job's, for shrinking and names
-	times        kindTimes // each kind's observed times (Options.Observe.Time); nil: none
-	learner      Learner   // the Source, when it takes feedback
-	feedback     *feedback // to the learner, nil without one
+	pair         *Pair       // the first job's, for shrinking and names
+	times        kindTimes   // each kind's observed times (Options.Observe.Time); nil: none
+	totals       *sideTotals // each side's observations added up, with times
+	learner      Learner     // the Source, when it takes feedback
+	feedback     *feedback   // to the learner, nil without one
 	res          *Result
 	start        time.Time
 	lastProgress time.Time
@@ -76,6 +77,7 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		}
 		if c.times != nil {
 			c.times.add(script, v.Out)
+			c.totals.add(v.Out)
 		}
 		c.feedback.push(script, v.Out)
 		if !v.Diverged() {

@@ -118,6 +118,10 @@ type Result struct {
 	// Options.Observe.Time asks for them. Like Seconds, it is a
 	// measurement: the same seed gives other figures.
 	Timing []KindTiming `json:"timing,omitempty"`
+	// Sides are, with Timing, each side's observations added up: its
+	// operations, their time inside it and the system calls it entered
+	// for them (counted by the kernel where the side can).
+	Sides []SideTotal `json:"sides,omitempty"`
 }
 
 // Finding is one distinct thing a run found: a divergence or a plugin
@@ -187,11 +191,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	var times kindTimes
+	var totals *sideTotals
 	if o.Observe.Time {
-		times = kindTimes{}
+		times, totals = kindTimes{}, &sideTotals{}
 	}
 	learner, _ := o.Source.(Learner)
-	c := &collector{o: o, times: times, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, rewrite: map[int]bool{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
+	c := &collector{o: o, times: times, totals: totals, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, rewrite: map[int]bool{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
 	err := c.run(ctx)
 	if err == nil {
 		c.recheckFresh(ctx)
@@ -199,6 +204,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	c.finishRecords()
 	if times != nil {
 		res.Timing = times.medians()
+		totals[0].Side, totals[1].Side = res.A, res.B
+		res.Sides = totals[:]
 	}
 	res.Causes = groupCauses(res.Findings)
 	res.Seconds = time.Since(start).Seconds()

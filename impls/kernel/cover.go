@@ -86,26 +86,39 @@ func (c *covering) Apply(op ops.Op) (ops.Result, error) {
 
 // runCovered is ops.Run on the thread, with each operation's PCs (the
 // worker thread's and the task processes', covering) in out.Observed when
-// cfg.Observe.Cover asks for them and the kernel has KCOV. It runs on the
-// worker thread.
+// cfg.Observe.Cover asks for them and the kernel has KCOV, and its system
+// calls (counting) when cfg.Observe.Time asks for times and the kernel
+// can count them. It runs on the worker thread.
 func (n *ns) runCovered(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
+	var m ops.Model = onThread{n}
+	var cnt *counting
+	if cfg.Observe.Time {
+		if c := n.syscallCounter(); c != nil {
+			cnt = &counting{Model: m, c: c}
+			m = cnt
+		}
+	}
 	if !cfg.Observe.Cover {
-		return ops.Run(onThread{n}, cfg, script)
+		out, err := ops.Run(m, cfg, script)
+		return out, cnt.fill(out, err)
 	}
 	t, err := n.tracer()
 	if err != nil {
 		return ops.Outcome{}, err
 	}
 	if t == nil {
-		return ops.Run(onThread{n}, cfg, script)
+		out, err := ops.Run(m, cfg, script)
+		return out, cnt.fill(out, err)
 	}
-	return n.runTraced(cfg, script, t)
+	out, err := n.runTraced(cfg, script, t, cnt)
+	return out, cnt.fill(out, err)
 }
 
 // runTraced is ops.Run on the thread with each operation's PCs, those of
 // the worker thread (t, or none when nil) and of the task processes, in
-// out.Observed. It runs on the worker thread.
-func (n *ns) runTraced(cfg ops.Config, script []ops.Op, t *kcov.Tracer) (ops.Outcome, error) {
+// out.Observed; counted by cnt too where it is not nil. It runs on the
+// worker thread.
+func (n *ns) runTraced(cfg ops.Config, script []ops.Op, t *kcov.Tracer, cnt *counting) (ops.Outcome, error) {
 	tc := n.tasks.pool.Cover()
 	tc.On = true
 	defer func() {
@@ -113,7 +126,11 @@ func (n *ns) runTraced(cfg ops.Config, script []ops.Op, t *kcov.Tracer) (ops.Out
 		tc.PCs = tc.PCs[:0]
 	}()
 	c := &covering{onThread: onThread{n}, t: t, tc: tc}
-	out, err := ops.Run(c, cfg, script)
+	var m ops.Model = c
+	if cnt != nil {
+		cnt.Model, m = c, cnt
+	}
+	out, err := ops.Run(m, cfg, script)
 	if len(out.Observed) < len(c.pcs) {
 		out.Observed = append(out.Observed, make([]ops.Observation, len(c.pcs)-len(out.Observed))...)
 	}

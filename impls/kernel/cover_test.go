@@ -92,7 +92,7 @@ func TestTaskCallsTraced(t *testing.T) {
 	require.NoError(t, err)
 	var traced ops.Outcome
 	cfg := ops.Config{Observe: ops.Observing{Cover: true}}
-	onWorker(m, func() { traced, err = m.n.runTraced(cfg, script, nil) })
+	onWorker(m, func() { traced, err = m.n.runTraced(cfg, script, nil, nil) })
 	require.NoError(t, err)
 	require.Equal(t, plain.Results, traced.Results)
 	require.Equal(t, plain.Snapshot, traced.Snapshot)

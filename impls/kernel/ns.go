@@ -34,6 +34,9 @@ type ns struct {
 	spaces spaces
 	// kcov is the thread's coverage, once a run asked for it (cover.go).
 	kcov kcovState
+	// sys is the thread's syscall counter, once a run asked for times
+	// (syscalls.go).
+	sys sysState
 }
 
 // shmState is what the adapter remembers of the shm subsystem in a script:

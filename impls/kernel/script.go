@@ -28,6 +28,7 @@ func (n *ns) close() {
 		return // the thread never started
 	}
 	n.closeTracer()
+	n.closeSyscallCounter()
 	n.detachWorker()
 	n.releaseWorkerWindow()
 	n.tasks.close()

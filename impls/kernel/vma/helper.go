@@ -43,6 +43,12 @@ type Helper struct {
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
 
+	// sys counts the serving helper's system calls (syscalls.go).
+	sys struct {
+		sync.Mutex
+		syscalls
+	}
+
 	release   chan struct{} // lets the spawning thread go
 	closeOnce sync.Once
 	stderr    *bytes.Buffer
@@ -325,6 +331,7 @@ func (h *Helper) close() {
 		h.kill()
 	}
 	h.resp.Close()
+	h.closeSyscalls()
 	close(h.release)
 }
 

@@ -1,0 +1,74 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/syscount"
+)
+
+// sysState is the worker thread's syscall counter: opened on the thread
+// the first time a run asks for times (Config.Observe.Time), kept for the
+// thread's life, closed on it when it ends (ns.close). It counts the
+// thread's calls and those of the task processes it starts after that.
+// Where the kernel offers no counter, Observation.Syscalls stays 0 and
+// Open is not tried again.
+type sysState struct {
+	counter *syscount.Counter
+	tried   bool
+}
+
+// syscallCounter returns the thread's counter, opening it; nil where there
+// is none. It runs on the worker thread.
+func (n *ns) syscallCounter() *syscount.Counter {
+	if !n.sys.tried {
+		n.sys.tried = true
+		if c, err := syscount.Open(); err == nil {
+			n.sys.counter = c
+		}
+	}
+	return n.sys.counter
+}
+
+// closeSyscallCounter stops counting; it runs on the thread, last.
+func (n *ns) closeSyscallCounter() {
+	if n.sys.counter != nil {
+		_ = n.sys.counter.Close()
+		n.sys.counter = nil
+	}
+}
+
+// counting is a model on the worker thread whose operations' system
+// calls are counted, one count per operation (the second read of the
+// counter left out).
+type counting struct {
+	ops.Model
+	c *syscount.Counter
+	n []int64
+}
+
+func (c *counting) Apply(op ops.Op) (ops.Result, error) {
+	before, errB := c.c.Read()
+	r, err := c.Model.Apply(op)
+	after, errA := c.c.Read()
+	n := after - before - 1
+	if errB != nil || errA != nil || n < 0 {
+		n = 0
+	}
+	c.n = append(c.n, n)
+	return r, err
+}
+
+// fill writes the counts into out's observations (none for a nil c) and
+// returns err, for the caller's return.
+func (c *counting) fill(out ops.Outcome, err error) error {
+	if c == nil {
+		return err
+	}
+	for i, n := range c.n {
+		if i < len(out.Observed) {
+			out.Observed[i].Syscalls = n
+		}
+	}
+	return err
+}

@@ -1,0 +1,53 @@
+//go:build linux && amd64
+
+package kernel
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/syscount"
+)
+
+// canCount reports whether this machine lets a thread count its system
+// calls (root, the raw_syscalls tracepoint).
+func canCount(t *testing.T) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := syscount.Open()
+	if err != nil {
+		if errors.Is(err, syscount.ErrUnavailable) {
+			t.Skipf("the kernel offers no syscall counter here: %v", err)
+		}
+		t.Skipf("no syscall counter for this user: %v", err)
+	}
+	_ = c.Close()
+}
+
+// With times asked for, each operation's observation counts the system
+// calls the worker made for it: a get and an IPC_RMID on the worker thread
+// are one call each, a listing reads /proc (open, read, close, at least),
+// and a model that is not asked counts nothing.
+func TestObservedSyscalls(t *testing.T) {
+	canCount(t)
+	m := newModel(t)
+	script := []ops.Op{
+		{Kind: ops.KindGet, Type: ops.Msg, Bind: 1, Creat: true, Mode: 0o600},
+		{Kind: ops.KindRmid, Type: ops.Msg, Obj: ops.Ref{Handle: 1}},
+		{Kind: ops.KindList, Type: ops.Msg},
+	}
+	out, err := m.Run(ops.Config{Observe: ops.Observing{Time: true}}, script)
+	require.NoError(t, err)
+	require.Len(t, out.Observed, len(script))
+	require.EqualValues(t, 1, out.Observed[0].Syscalls, "msgget")
+	require.EqualValues(t, 1, out.Observed[1].Syscalls, "msgctl(IPC_RMID)")
+	require.GreaterOrEqual(t, out.Observed[2].Syscalls, int64(3), "open, read, close of /proc/sysvipc/msg")
+	plain, err := m.Run(ops.Config{}, script)
+	require.NoError(t, err)
+	require.Nil(t, plain.Observed)
+}
