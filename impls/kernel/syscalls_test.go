@@ -31,7 +31,7 @@ func canCount(t *testing.T) {
 
 // With times asked for, each operation's observation counts the system
 // calls the worker made for it: a get and an IPC_RMID on the worker thread
-// are one call each, a listing reads /proc (open, read, close, at least),
+// are one call each (and a signal's return where the thread was preempted), a listing reads /proc (open, read, close, at least),
 // and a model that is not asked counts nothing.
 func TestObservedSyscalls(t *testing.T) {
 	canCount(t)
@@ -44,8 +44,11 @@ func TestObservedSyscalls(t *testing.T) {
 	out, err := m.Run(ops.Config{Observe: ops.Observing{Time: true}}, script)
 	require.NoError(t, err)
 	require.Len(t, out.Observed, len(script))
-	require.EqualValues(t, 1, out.Observed[0].Syscalls, "msgget")
-	require.EqualValues(t, 1, out.Observed[1].Syscalls, "msgctl(IPC_RMID)")
+	// (A preemption of the thread adds its signal's rt_sigreturn.)
+	for i, what := range []string{"msgget", "msgctl(IPC_RMID)"} {
+		require.GreaterOrEqual(t, out.Observed[i].Syscalls, int64(1), what)
+		require.LessOrEqual(t, out.Observed[i].Syscalls, int64(4), what)
+	}
 	require.GreaterOrEqual(t, out.Observed[2].Syscalls, int64(3), "open, read, close of /proc/sysvipc/msg")
 	plain, err := m.Run(ops.Config{}, script)
 	require.NoError(t, err)

@@ -11,8 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The counter counts what the thread enters, exactly: a thousand getpid
-// calls between two reads are a thousand and one (the second read).
+// The counter counts what the thread enters: a thousand getpid calls
+// between two reads are a thousand and one (the second read), and a few
+// more where the Go runtime preempted the thread (each signal handler
+// returns through rt_sigreturn, a system call too).
 func TestCountsTheThreadsCalls(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -29,5 +31,6 @@ func TestCountsTheThreadsCalls(t *testing.T) {
 	}
 	after, err := c.Read()
 	require.NoError(t, err)
-	require.EqualValues(t, 1001, after-before)
+	require.GreaterOrEqual(t, after-before, int64(1001))
+	require.Less(t, after-before, int64(1050))
 }
