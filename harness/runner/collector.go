@@ -252,24 +252,9 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	// take) is keyed by where it was first seen.
 	cause := CauseKey(p.Subsystem, script, first.Out, first.Div, sig)
 	if !sh.Flaky {
-		cause = CauseKey(p.Subsystem, script, outs, d, sig)
-		// The call that made the difference (where the results first
-		// differ, or the last call before the observation that shows
-		// it) may only meet a difference an earlier call left in the
-		// state: then that call is the cause. Where an observation
-		// shows the difference, only merge probes can see further back
-		// than it (an anonymous vm_pgoff no layout shows).
-		if m := maker(script, d.Step); m > 0 && (m == d.Step || p.probes(script)) {
-			w, ok, err := look(ctx, p, &f.Notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
-				return p.Before(ctx, script, m, outs[0].Results)
-			})
-			switch {
-			case err != nil:
-				return false, err
-			case ok:
-				cause = w.Cause(p.Subsystem, sig)
-				f.Notes = append(f.Notes, fmt.Sprintf("the states differ before step %d already: after step %d, %s shows it: %s; cause: %s", m+1, w.Prefix, w.appended(), w.Div.Error(), cause))
-			}
+		var err error
+		if cause, err = causeOf(ctx, p, script, outs, d, sig, &f.Notes); err != nil {
+			return false, err
 		}
 	}
 	if e := c.o.Known.MatchCause(sig, cause, c.res.KernelA, c.res.KernelB, MirrorSignature); e != nil {
@@ -282,6 +267,32 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return false, nil
+}
+
+// causeOf is the cause key of divergence d of script (outs its outcomes):
+// the call that made the difference (where the results first differ, or
+// the last call before the observation that shows it), unless that call
+// only met a difference an earlier call left in the state: then that
+// call, and notes say where it showed. Where an observation shows the
+// difference, only merge probes can see further back than it (an
+// anonymous vm_pgoff no layout shows). Only the end of ctx is an error.
+func causeOf(ctx context.Context, p *Pair, script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence, sig string, notes *[]string) (string, error) {
+	cause := CauseKey(p.Subsystem, script, outs, d, sig)
+	m := maker(script, d.Step)
+	if m <= 0 || (m != d.Step && !p.probes(script)) {
+		return cause, nil
+	}
+	w, ok, err := look(ctx, p, notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
+		return p.Before(ctx, script, m, outs[0].Results)
+	})
+	switch {
+	case err != nil:
+		return cause, err
+	case ok:
+		cause = w.Cause(p.Subsystem, sig)
+		*notes = append(*notes, fmt.Sprintf("the states differ before step %d already: after step %d, %s shows it: %s; cause: %s", m+1, w.Prefix, w.appended(), w.Div.Error(), cause))
+	}
+	return cause, nil
 }
 
 // maker is the index of the call that made a divergence at step (-1: the

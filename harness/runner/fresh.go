@@ -114,15 +114,10 @@ func (c *collector) rejudge(ctx context.Context, f found, v Verdict) {
 	if d == nil || (d.Step == f.step && sig == f.sig) {
 		return
 	}
-	cause := CauseKey(p.Subsystem, f.script, v.Out, d, sig)
 	var notes []string
-	if d.Step >= 0 && d.Step < len(f.script) && !ops.Observes(f.script[d.Step]) {
-		w, ok, err := look(ctx, p, &notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
-			return p.Before(ctx, f.script, d.Step, v.Out[0].Results)
-		})
-		if err == nil && ok {
-			cause = w.Cause(p.Subsystem, sig)
-		}
+	cause, err := causeOf(ctx, p, f.script, v.Out, d, sig, &notes)
+	if err != nil {
+		return
 	}
 	c.res.Findings[f.k].Cause = cause
 	rec := c.records[f.k]
