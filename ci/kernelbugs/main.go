@@ -71,6 +71,7 @@ type Pair struct {
 	FirstFile  string
 	Signatures []string
 	Causes     int
+	CauseKeys  []string // each cause's key, in order of first appearance
 	Failures   int
 	Infra      int
 	Error      string `json:",omitempty"`
@@ -266,7 +267,9 @@ func compare(ctx context.Context, bin, a, b, sub string, budget time.Duration, s
 			Seconds   float64 `json:"seconds"`
 			Ops       int     `json:"ops"`
 		} `json:"findings"`
-		Causes []json.RawMessage `json:"causes"`
+		Causes []struct {
+			Key string `json:"key"`
+		} `json:"causes"`
 	}
 	lines := strings.Split(strings.TrimSpace(string(outb)), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
@@ -275,6 +278,9 @@ func compare(ctx context.Context, bin, a, b, sub string, budget time.Duration, s
 	}
 	p.Checks, p.Seconds, p.Failures, p.Infra = s.Checks, s.Seconds, s.Failures, s.Infra
 	p.Causes = len(s.Causes)
+	for _, c := range s.Causes {
+		p.CauseKeys = append(p.CauseKeys, c.Key)
+	}
 	first := -1
 	for i, f := range s.Findings {
 		p.Signatures = append(p.Signatures, f.Signature)
@@ -324,7 +330,7 @@ func (p Pair) verdict() string {
 	if !p.Found {
 		return fmt.Sprintf("not found in %d checks (%.0f s)", p.Checks, p.Seconds)
 	}
-	return fmt.Sprintf("found at script %d after %.0f s, %d ops, %s (%d signatures, %d causes)", p.FirstIndex+1, p.FirstSecs, p.FirstOps, p.FirstSig, len(p.Signatures), p.Causes)
+	return fmt.Sprintf("found at script %d after %.0f s, %d ops, %s (%d signatures, %d causes: %s)", p.FirstIndex+1, p.FirstSecs, p.FirstOps, p.FirstSig, len(p.Signatures), p.Causes, strings.Join(p.CauseKeys, "; "))
 }
 
 // table is docs/kernel-bugs.md.
