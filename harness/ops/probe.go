@@ -8,7 +8,8 @@ const maxProbes = 8
 // which decides whether a neighbour merges with it). Each maps one
 // anonymous page right after, or right before, a range an operation of
 // script made or changed (a map, a protect, a fixed remap's target), with
-// that range's protection, and then takes the layout: where the sides'
+// that range's protection (or right above a new break), and then takes
+// the layout: where the sides'
 // states differ in such a field, the new page merges on one side and
 // stays apart on the other. Nearest the end of script first, at most
 // maxProbes; none outside the vma subsystem. harness/runner appends them
@@ -48,6 +49,9 @@ func MergeProbes(sub string, script []Op) [][]Op {
 		case op.Kind == KindMap && v.File == 0, op.Kind == KindProtect:
 			add(v.Heap, v.Start+v.Pages, v.Prot)
 			add(v.Heap, v.Start-1, v.Prot)
+		case op.Kind == KindBrk && v.Break >= 0:
+			// The page above the new break: brk's memory is rw-.
+			add(true, v.Break+boolPage(v.BreakBytes > 0), ProtRead|ProtWrite)
 		case op.Kind == KindRemap && v.Fixed:
 			prot, ok := protAt(script[:i], v.Heap, v.Start)
 			if ok {
@@ -57,6 +61,14 @@ func MergeProbes(sub string, script []Op) [][]Op {
 		}
 	}
 	return out
+}
+
+// boolPage is 1 for true: a break with bytes more ends a page higher.
+func boolPage(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // protAt is the protection the last map or protect of script gave page

@@ -22,5 +22,9 @@ func TestMergeProbes(t *testing.T) {
 	}
 	require.Equal(t, []string{"map w:4+1 r--", "map w:1+1 r--", "map w:12+1 r--", "map w:9+1 r--", "map w:6+1 rw-", "map w:3+1 rw-"}, got)
 	require.Empty(t, ops.MergeProbes("vma", opstest.Lines(t, "map w:0+64 rw-")), "the window has no page beside it")
+	probes := ops.MergeProbes("vma", opstest.Lines(t, "brk 1 bytes=1", "brk 3"))
+	require.Len(t, probes, 2)
+	require.Equal(t, "map h:3+1 rw-", ops.FormatOp(probes[0][0]), "above the new break")
+	require.Equal(t, "map h:2+1 rw-", ops.FormatOp(probes[1][0]), "a break with bytes more ends a page higher")
 	require.Empty(t, ops.MergeProbes("msg", nil))
 }
