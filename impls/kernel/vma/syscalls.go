@@ -8,6 +8,8 @@ import (
 // fork's child replaces it, a restart another), one counter per process,
 // opened the first time it is asked for.
 type syscalls struct {
+	tp      syscount.Tracepoint // looked up once (looked)
+	looked  bool
 	pid     int
 	counter *syscount.Counter
 	absent  bool
@@ -24,11 +26,19 @@ func (h *Helper) SyscallCount() (pid int, n int64, ok bool) {
 	if s.absent || pid == 0 {
 		return pid, 0, false
 	}
+	if !s.looked {
+		tp, err := syscount.Lookup()
+		if err != nil {
+			s.absent = true
+			return pid, 0, false
+		}
+		s.tp, s.looked = tp, true
+	}
 	if s.pid != pid || s.counter == nil {
 		if s.counter != nil {
 			_ = s.counter.Close()
 		}
-		c, err := syscount.OpenPID(pid)
+		c, err := s.tp.OpenPID(pid)
 		if err != nil {
 			s.absent, s.counter = true, nil
 			return pid, 0, false

@@ -30,26 +30,40 @@ var ErrUnavailable = errors.New("no raw_syscalls:sys_enter tracepoint")
 // Counter counts the system calls of the thread that opened it.
 type Counter struct{ fd int }
 
+// Tracepoint is the kernel's ID of raw_syscalls:sys_enter (Lookup).
+type Tracepoint uint64
+
+// Lookup finds the tracepoint's ID in tracefs, mounted where it usually
+// is, or, where it is not, in a mount namespace of a thread of its own
+// (the host's mounts are left alone). One lookup serves every counter.
+func Lookup() (Tracepoint, error) {
+	id, err := tracepointID()
+	return Tracepoint(id), err
+}
+
 // Open starts counting the calling thread's system calls, and those of
 // the processes and threads it starts from now on (the counter is
 // inherited). The caller must be locked to its OS thread (a Go runtime
-// thread may otherwise run it, and clone from it). The ID of the
-// tracepoint comes from tracefs, mounted where it usually is, or, where it
-// is not, in a mount namespace of a thread of its own.
-func Open() (*Counter, error) { return open(0) }
+// thread may otherwise run it, and clone from it).
+func (tp Tracepoint) Open() (*Counter, error) { return tp.open(0) }
 
 // OpenPID starts counting the system calls of process pid (all its
 // threads), and of the processes it starts from now on.
-func OpenPID(pid int) (*Counter, error) { return open(pid) }
+func (tp Tracepoint) OpenPID(pid int) (*Counter, error) { return tp.open(pid) }
 
-func open(pid int) (*Counter, error) {
-	id, err := tracepointID()
+// Open is Lookup, then Tracepoint.Open.
+func Open() (*Counter, error) {
+	tp, err := Lookup()
 	if err != nil {
 		return nil, err
 	}
+	return tp.Open()
+}
+
+func (tp Tracepoint) open(pid int) (*Counter, error) {
 	attr := unix.PerfEventAttr{
 		Type:   unix.PERF_TYPE_TRACEPOINT,
-		Config: id,
+		Config: uint64(tp),
 		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
 		Bits:   unix.PerfBitInherit | unix.PerfBitExcludeHv,
 	}
