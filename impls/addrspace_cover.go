@@ -26,22 +26,34 @@ type syscallCounter interface {
 // counters in Outcome.Observed; where cfg.Observe.Time asks for times and
 // the space counts its system calls, each operation's count.
 func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
-	if sc, ok := m.as.(syscallCounter); ok && cfg.Observe.Time {
-		cs := &countedSpace{Model: m.coveredRun(cfg), sc: sc}
-		out, err := ops.Run(cs, cfg, script)
-		cs.fill(out)
-		return out, err
-	}
-	return m.run(cfg, script)
-}
-
-// coveredRun is the model a run applies its operations through: m, or
-// m covered where cfg asks for coverage and the space reports it.
-func (m *AddressSpaceModel) coveredRun(cfg ops.Config) ops.Model {
+	var model ops.Model = m
+	var cov *coveredSpace
 	if c, ok := m.as.(coverer); ok && cfg.Observe.Cover {
-		return &coveredSpace{AddressSpaceModel: m, c: c}
+		cov = &coveredSpace{AddressSpaceModel: m, c: c}
+		model = cov
 	}
-	return m
+	var cnt *countedSpace
+	if sc, ok := m.as.(syscallCounter); ok && cfg.Observe.Time {
+		cnt = &countedSpace{Model: model, sc: sc}
+		model = cnt
+	}
+	out, err := ops.Run(model, cfg, script)
+	if cov != nil && cov.on {
+		if len(out.Observed) < len(cov.pcs) {
+			out.Observed = append(out.Observed, make([]ops.Observation, len(cov.pcs)-len(out.Observed))...)
+		}
+		for i, pcs := range cov.pcs {
+			out.Observed[i].PCs = pcs
+		}
+	}
+	if cnt != nil {
+		for i, n := range cnt.n {
+			if i < len(out.Observed) {
+				out.Observed[i].Syscalls = n
+			}
+		}
+	}
+	return out, err
 }
 
 // countedSpace counts each operation's system calls in the space
@@ -64,42 +76,6 @@ func (cs *countedSpace) Apply(op ops.Op) (ops.Result, error) {
 	}
 	cs.n = append(cs.n, max(a, 0))
 	return r, err
-}
-
-// fill writes the counts, and the covered run's program counters, into
-// out's observations.
-func (cs *countedSpace) fill(out ops.Outcome) {
-	if cov, ok := cs.Model.(*coveredSpace); ok && cov.on {
-		for i, pcs := range cov.pcs {
-			if i < len(out.Observed) {
-				out.Observed[i].PCs = pcs
-			}
-		}
-	}
-	for i, n := range cs.n {
-		if i < len(out.Observed) {
-			out.Observed[i].Syscalls = n
-		}
-	}
-}
-
-// run is Run without counting.
-func (m *AddressSpaceModel) run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
-	c, ok := m.as.(coverer)
-	if !cfg.Observe.Cover || !ok {
-		return ops.Run(m, cfg, script)
-	}
-	cm := &coveredSpace{AddressSpaceModel: m, c: c}
-	out, err := ops.Run(cm, cfg, script)
-	if cm.on {
-		if len(out.Observed) < len(cm.pcs) {
-			out.Observed = append(out.Observed, make([]ops.Observation, len(cm.pcs)-len(out.Observed))...)
-		}
-		for i, pcs := range cm.pcs {
-			out.Observed[i].PCs = pcs
-		}
-	}
-	return out, err
 }
 
 // coveredSpace is the model of one covered run: after the reset (which may

@@ -8,10 +8,9 @@ const maxProbes = 8
 // which decides whether a neighbour merges with it). Each maps one
 // anonymous page right after, or right before, a range an operation of
 // script made or changed (a map, a protect, a fixed remap's target), with
-// that range's protection (or right above a new break), and then takes
-// the layout: where the sides'
-// states differ in such a field, the new page merges on one side and
-// stays apart on the other. Nearest the end of script first, at most
+// that range's protection, or right above a new break, and then takes the
+// layout: where the sides' states differ in such a field, the new page
+// merges on one side and stays apart on the other. Nearest the end of script first, at most
 // maxProbes; none outside the vma subsystem. harness/runner appends them
 // to a script's prefixes, as it appends Witnesses, to find the call after
 // which the states first differ (a mremap that left the wrong vm_pgoff,
@@ -22,16 +21,17 @@ func MergeProbes(sub string, script []Op) [][]Op {
 		return nil
 	}
 	var out [][]Op
-	seen := map[[2]int64]bool{}
+	type at struct {
+		heap bool
+		page int64
+	}
+	seen := map[at]bool{}
 	add := func(heap bool, page int64, prot VMAProt) {
 		limit := int64(VMAWindowPages)
 		if heap {
 			limit = VMAHeapPages
 		}
-		key := [2]int64{page, 0}
-		if heap {
-			key[1] = 1
-		}
+		key := at{heap, page}
 		if page < 0 || page >= limit || seen[key] || len(out) == maxProbes {
 			return
 		}

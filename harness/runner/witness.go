@@ -74,9 +74,9 @@ const maxBeforeCandidates = 256
 // and by its merge probes (ops.MergeProbes: a map beside a range the
 // prefix made, then a layout, which shows an anonymous vm_pgoff that no
 // layout shows; only where both sides follow the same VMA rules), in one
-// batch; the shortest prefix that shows a
-// difference is returned, its last operation the one that made it. ok is
-// false when no prefix shows one: the divergence starts at step k.
+// batch; the shortest prefix that shows a difference is returned, its
+// last operation the one that made it. ok is false when no prefix shows
+// one: the divergence starts at step k.
 func (p *Pair) Before(ctx context.Context, script []ops.Op, k int, results []ops.Result) (w Witnessed, ok bool, err error) {
 	if k <= 0 || k > len(script) || k > len(results) {
 		return w, false, nil
