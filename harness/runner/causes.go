@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
@@ -38,6 +39,22 @@ type CauseSignature struct {
 // how, the cause is the call that task sleeps in (a msgrcv whose search
 // misses a message shows when the msgsnd that should wake it does not).
 func CauseKey(subsystem string, script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence, sig string) string {
+	at := causeAt(script, outs, d)
+	if at < 0 {
+		return sig
+	}
+	return subsystem + ": " + causeWords(subsystem, script[at], nil)
+}
+
+// causeWords is the cause key of op without its subsystem, the values of
+// the arguments in wild written "*" (ops.GeneralCause).
+func causeWords(subsystem string, op ops.Op, wild map[int]bool) string {
+	return ops.GeneralCause(op, subsystem != "ids", wild)
+}
+
+// causeAt is the index in script of the call CauseKey keys divergence d
+// by; -1 when there is none (the key is then the signature).
+func causeAt(script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence) int {
 	step := d.Step
 	if step < 0 || step > len(script) {
 		step = len(script)
@@ -45,19 +62,15 @@ func CauseKey(subsystem string, script []ops.Op, outs [2]ops.Outcome, d *equiv.D
 	if i := sleeper(script, outs, step); i >= 0 {
 		step = i
 	}
-	key := ops.Cause
-	if subsystem == "ids" {
-		key = ops.UntypedCause
-	}
 	if step < len(script) && !ops.Observes(script[step]) {
-		return subsystem + ": " + key(script[step])
+		return step
 	}
 	for i := step - 1; i >= 0; i-- {
 		if !ops.Observes(script[i]) {
-			return subsystem + ": " + key(script[i])
+			return i
 		}
 	}
-	return sig
+	return -1
 }
 
 // sleeper is the index of the sleeping call whose completion differs at
@@ -110,15 +123,40 @@ func firstDifferentCompletion(a, b []ops.Completion) (uint8, bool) {
 }
 
 // groupCauses groups findings by their cause, in order of first
-// appearance; a finding without a cause key is a cause of its own.
+// appearance; a finding without a cause key is a cause of its own. A key
+// with an argument of any value ("vma: protect *", ops.GeneralCause)
+// takes in every finding whose key it covers, and the cause is named by
+// it.
 func groupCauses(findings []Finding) []Cause {
+	keyOf := func(f Finding) string {
+		if f.Cause == "" {
+			return f.Signature
+		}
+		return f.Cause
+	}
+	var general []string
+	for _, f := range findings {
+		if k := keyOf(f); strings.Contains(k, "*") && !slices.Contains(general, k) {
+			general = append(general, k)
+		}
+	}
+	group := func(key string) string {
+		sub, words, ok := strings.Cut(key, ": ")
+		if !ok {
+			return key
+		}
+		for _, g := range general {
+			gsub, gwords, _ := strings.Cut(g, ": ")
+			if gsub == sub && ops.CauseCovers(gwords, words) {
+				return g
+			}
+		}
+		return key
+	}
 	out := []Cause{}
 	at := map[string]int{}
 	for _, f := range findings {
-		key := f.Cause
-		if key == "" {
-			key = f.Signature
-		}
+		key := group(keyOf(f))
 		k, ok := at[key]
 		if !ok {
 			k = len(out)

@@ -89,6 +89,47 @@ func TestOneBugIsOneCause(t *testing.T) {
 	t.Logf("cause %q: %d hits under %v", c.Key, c.Hits, sigs)
 }
 
+// protectENOMEM is the optimized model whose mprotect says ENOMEM where
+// it should say EACCES (a write protection over a file opened read-only)
+// or EPERM (a sealed range): the zoo's mprotect-error-enomem bug. The
+// EACCES finding needs its protection (r-- is allowed there); the EPERM
+// one does not (a sealed range refuses every protection).
+type protectENOMEM struct{ ops.Model }
+
+func (m protectENOMEM) Apply(op ops.Op) (ops.Result, error) {
+	r, err := m.Model.Apply(op)
+	if err == nil && op.Kind == ops.KindProtect && (r.Err == ops.EACCES || r.Err == ops.EPERM) {
+		r.Err = ops.ENOMEM
+	}
+	return r, err
+}
+
+// The argument values a cause's key keeps are those that matter: a bug
+// whose two findings diverge at mprotects with two protections is one
+// cause, because the value of one of them does not matter (each other
+// value diverges the same way), and its key says so ("protect *").
+func TestArgumentsThatDoNotMatterAreNotKept(t *testing.T) {
+	side := openMutant(t, "protect-enomem", func(m ops.Model) ops.Model { return protectENOMEM{m} })
+	p, err := runner.NewPair(context.Background(), side, open(t, "optimized", false).side, "vma", equiv.Exact)
+	require.NoError(t, err)
+	res, _ := keepGoing(t, p, runner.Options{Checks: 600, Batch: 64})
+	require.Zero(t, res.Failures)
+	var sigs []string
+	for _, f := range res.Findings {
+		sigs = append(sigs, f.Signature)
+	}
+	require.Contains(t, sigs, "vma/protect/ENOMEM-EPERM")
+	require.Contains(t, sigs, "vma/protect/ENOMEM-EACCES")
+	require.Len(t, res.Causes, 1, "one cause: %+v", res.Causes)
+	require.Equal(t, "vma: protect *", res.Causes[0].Key)
+	require.Len(t, res.Causes[0].Signatures, len(res.Findings))
+	for _, f := range res.Findings {
+		if f.Signature == "vma/protect/ENOMEM-EACCES" {
+			require.NotEqual(t, "vma: protect *", f.Cause, "r-- over a read-only file is allowed: the protection matters to EACCES")
+		}
+	}
+}
+
 // A cause is keyed by the operation where the results differ, or, where
 // the divergence is an observation (a layout, a listing, the final
 // state), by the last operation that made what was observed; the key

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,10 +251,10 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	}
 	// A flaky divergence (a race's way on one side that a re-run did not
 	// take) is keyed by where it was first seen.
-	cause := CauseKey(p.Subsystem, script, first.Out, first.Div, sig)
+	cause, at := CauseKey(p.Subsystem, script, first.Out, first.Div, sig), -1
 	if !sh.Flaky {
 		var err error
-		if cause, err = causeOf(ctx, p, script, outs, d, sig, &f.Notes); err != nil {
+		if cause, at, err = causeOf(ctx, p, script, outs, d, sig, &f.Notes); err != nil {
 			return false, err
 		}
 	}
@@ -261,6 +262,9 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		c.byCause[sig] = e
 		c.account(e, index, sig)
 		return true, nil
+	}
+	if cause, err = general(ctx, p, script, at, cause, sig, &f.Notes); err != nil {
+		return false, err
 	}
 	if !sh.Flaky {
 		c.found = append(c.found, found{k: len(c.res.Findings), script: script, sig: p.Signature(script, Verdict{Out: outs, Div: d}), step: d.Step})
@@ -275,24 +279,84 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 // only met a difference an earlier call left in the state: then that
 // call, and notes say where it showed. Where an observation shows the
 // difference, only merge probes can see further back than it (an
-// anonymous vm_pgoff no layout shows). Only the end of ctx is an error.
-func causeOf(ctx context.Context, p *Pair, script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence, sig string, notes *[]string) (string, error) {
-	cause := CauseKey(p.Subsystem, script, outs, d, sig)
+// anonymous vm_pgoff no layout shows). at is the index of the call the
+// key names (-1: the key is sig). Only the end of ctx is an error.
+func causeOf(ctx context.Context, p *Pair, script []ops.Op, outs [2]ops.Outcome, d *equiv.Divergence, sig string, notes *[]string) (cause string, at int, err error) {
+	cause, at = CauseKey(p.Subsystem, script, outs, d, sig), causeAt(script, outs, d)
 	m := maker(script, d.Step)
 	if m <= 0 || (m != d.Step && !p.probes(script)) {
-		return cause, nil
+		return cause, at, nil
 	}
 	w, ok, err := look(ctx, p, notes, "no look at the state before the divergence", func() (Witnessed, bool, error) {
 		return p.Before(ctx, script, m, outs[0].Results)
 	})
 	switch {
 	case err != nil:
-		return cause, err
+		return cause, at, err
 	case ok:
-		cause = w.Cause(p.Subsystem, sig)
+		cause, at = w.Cause(p.Subsystem, sig), w.causeAt()
 		*notes = append(*notes, fmt.Sprintf("the states differ before step %d already: after step %d, %s shows it: %s; cause: %s", m+1, w.Prefix, w.appended(), w.Div.Error(), cause))
 	}
-	return cause, nil
+	return cause, at, nil
+}
+
+// general is cause, the key of a divergence of script (signature sig)
+// that names the call at index at, with the value of each argument that
+// does not matter written "*": script runs again with each other value of
+// each argument the key keeps (one batch), and where every one diverges
+// under the same signature, the value does not choose the bug ("protect
+// *": a sealed range refuses every protection, and a bug in the error it
+// returns shows with each). notes say so. Where the batch cannot run, the
+// cause stays as it was, and notes say why. Only the end of ctx is an
+// error.
+func general(ctx context.Context, p *Pair, script []ops.Op, at int, cause, sig string, notes *[]string) (string, error) {
+	if at < 0 || at >= len(script) {
+		return cause, nil
+	}
+	alts := ops.Alternatives(script[at])
+	var batch [][]ops.Op
+	for _, a := range alts {
+		for _, op := range a.Ops {
+			v := slices.Clone(script)
+			v[at] = op
+			batch = append(batch, v)
+		}
+	}
+	if len(batch) == 0 {
+		return cause, nil
+	}
+	vs, err := p.Check(ctx, batch)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return cause, err
+	case err != nil:
+		*notes = append(*notes, "no run of the cause's other argument values: "+OneLine(err.Error()))
+		if rerr := p.Restart(ctx, err); rerr != nil {
+			*notes = append(*notes, OneLine(rerr.Error()))
+		}
+		return cause, nil
+	}
+	wild := map[int]bool{}
+	var names []string
+	k := 0
+	for _, a := range alts {
+		same := true
+		for range a.Ops {
+			v := vs[k]
+			same = same && v.Diverged() && p.Signature(batch[k], v) == sig
+			k++
+		}
+		if same {
+			wild[a.Arg] = true
+			names = append(names, a.Name)
+		}
+	}
+	if len(wild) == 0 {
+		return cause, nil
+	}
+	g := p.Subsystem + ": " + causeWords(p.Subsystem, script[at], wild)
+	*notes = append(*notes, fmt.Sprintf("with each other value of %s at step %d, the script diverges the same way (%d scripts): the value does not matter; cause: %s", strings.Join(names, ", "), at+1, len(batch), g))
+	return g, nil
 }
 
 // maker is the index of the call that made a divergence at step (-1: the

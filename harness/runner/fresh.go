@@ -115,8 +115,11 @@ func (c *collector) rejudge(ctx context.Context, f found, v Verdict) {
 		return
 	}
 	var notes []string
-	cause, err := causeOf(ctx, p, f.script, v.Out, d, sig, &notes)
+	cause, at, err := causeOf(ctx, p, f.script, v.Out, d, sig, &notes)
 	if err != nil {
+		return
+	}
+	if cause, err = general(ctx, p, f.script, at, cause, sig, &notes); err != nil {
 		return
 	}
 	c.res.Findings[f.k].Cause = cause

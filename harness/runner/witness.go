@@ -30,6 +30,11 @@ func (w Witnessed) Cause(subsystem, sig string) string {
 	return CauseKey(subsystem, w.Script[:w.Prefix], w.Verdict.Out, &equiv.Divergence{Step: w.Prefix}, sig)
 }
 
+// causeAt is the index of the call Cause names (-1: none).
+func (w Witnessed) causeAt() int {
+	return causeAt(w.Script[:w.Prefix], w.Verdict.Out, &equiv.Divergence{Step: w.Prefix})
+}
+
 // appended says what w appended to its prefix: "layout", or "map w:6+1
 // rw-, then layout" (a merge probe).
 func (w Witnessed) appended() string {
