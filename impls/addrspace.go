@@ -96,6 +96,7 @@ func init() {
 		ops.KindMap: ops.AddressSpace.Map, ops.KindUnmap: ops.AddressSpace.Unmap, ops.KindProtect: ops.AddressSpace.Protect,
 		ops.KindTouch: ops.AddressSpace.Touch, ops.KindAdvise: ops.AddressSpace.Advise, ops.KindLock: ops.AddressSpace.Lock,
 		ops.KindUnlock: ops.AddressSpace.Unlock, ops.KindBrk: ops.AddressSpace.Brk, ops.KindSeal: ops.AddressSpace.Seal,
+		ops.KindMemlock: ops.AddressSpace.Memlock,
 	} {
 		vmaHandlers.Add(onRange(f), k)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls"
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
 	"github.com/ipcfuzz/ipcfuzz/impls/semq"
@@ -79,6 +81,43 @@ var allEdges = []edges{
 	{shm.Subsystem, []string{"a task above t4"}, manyTasks, 200},
 	// mseal and what it refuses afterwards (issue 21 item 7).
 	{vma.Subsystem, []string{"seal", "empty seal", "change after a seal", "brk by bytes", "remap maymove"}, vmaDrawn, 200},
+	// RLIMIT_MEMLOCK without CAP_IPC_LOCK (issue 33: do_mlock's and
+	// mlock_future_ok's refusals), as the optimized model answers.
+	{vma.Subsystem, []string{"memlock", "lock EPERM", "lock ENOMEM under a limit", "map locked EAGAIN", "remap EAGAIN"}, memlockReached, 800},
+}
+
+// memlockReached names the refusals of a limit of locked memory a script
+// meets on the optimized model.
+func memlockReached(t testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	if !slices.ContainsFunc(script, func(op ops.Op) bool { return op.Kind == ops.KindMemlock }) {
+		return out
+	}
+	b, err := impls.Lookup("optimized")
+	require.NoError(t, err)
+	m, _, err := b.Start()
+	require.NoError(t, err)
+	defer m.Close()
+	require.NoError(t, m.Reset(ops.Config{}))
+	limited := false
+	for _, op := range script {
+		r, err := m.Apply(op)
+		require.NoError(t, err)
+		switch {
+		case op.Kind == ops.KindMemlock:
+			out["memlock"], limited = true, true
+		case !limited:
+		case op.Kind == ops.KindLock && r.Err == ops.EPERM:
+			out["lock EPERM"] = true
+		case op.Kind == ops.KindLock && r.Err == ops.ENOMEM:
+			out["lock ENOMEM under a limit"] = true
+		case op.Kind == ops.KindMap && r.Err == ops.EAGAIN:
+			out["map locked EAGAIN"] = true
+		case op.Kind == ops.KindRemap && r.Err == ops.EAGAIN:
+			out["remap EAGAIN"] = true
+		}
+	}
+	return out
 }
 
 // manyTasks says whether a script names a task above engine.FewTasks, and

@@ -243,7 +243,14 @@ type VMAArgs struct {
 	Break int64
 	// BreakBytes: see Break.
 	BreakBytes int64
+	// Limit is Memlock's limit of locked memory, in pages
+	// (0..VMAMemlockMax).
+	Limit int64
 }
+
+// VMAMemlockMax is the largest limit a memlock sets: every page of both
+// regions.
+const VMAMemlockMax = VMAHeapPages + VMAWindowPages
 
 // VMAFileArgs are the arguments of Open, Reopen and Dup: the handle they
 // bind, the handle they derive it from (Reopen, Dup) and whether the new
@@ -276,6 +283,8 @@ type VMAFileArgs struct {
 //     open is EBADF (errno 9).
 //   - Fork: fork(); the space is the child's from then on (the parent
 //     exits).
+//   - Memlock: setrlimit(RLIMIT_MEMLOCK) to Limit pages, and CAP_IPC_LOCK
+//     out of the effective capabilities, until Reset.
 type AddressSpace interface {
 	Map(a VMAArgs) (Errno, error)
 	Unmap(a VMAArgs) (Errno, error)
@@ -300,6 +309,7 @@ type AddressSpace interface {
 	// and its page is negative.
 	RemapMayMove(a VMAArgs) (at int64, e Errno, err error)
 	Fork() (Errno, error)
+	Memlock(a VMAArgs) (Errno, error)
 	// State is the observable: every VMA of the two regions and the break.
 	State() (VMAState, error)
 	// Reset returns to the initial state: both regions empty, the break at
@@ -363,6 +373,9 @@ func CheckVMAArgsIn(a VMAArgs, window int64) error {
 	}
 	if a.Break < -VMABrkBelow || a.Break > VMAHeapPages {
 		return fmt.Errorf("break %d: want %d..%d", a.Break, -VMABrkBelow, VMAHeapPages)
+	}
+	if a.Limit < 0 || a.Limit > VMAMemlockMax {
+		return fmt.Errorf("memlock limit %d: want 0..%d pages", a.Limit, VMAMemlockMax)
 	}
 	if a.BreakBytes < 0 || a.BreakBytes >= VMAPageBytes || (a.Break == VMAHeapPages && a.BreakBytes != 0) {
 		return fmt.Errorf("break %d pages and %d bytes: want 0..%d bytes, and no bytes past page %d", a.Break, a.BreakBytes, VMAPageBytes-1, VMAHeapPages)

@@ -52,6 +52,15 @@ const (
 // apart from the list above so that kinds added there do not move it.
 const KindSeal Kind = 90
 
+// KindMemlock limits the process's locked memory to VMA.Limit pages
+// (setrlimit(RLIMIT_MEMLOCK)) and takes CAP_IPC_LOCK out of its effective
+// capabilities, so that mlock (EPERM under a limit of 0, ENOMEM above
+// it), mmap(MAP_LOCKED) (EPERM, EAGAIN) and mremap's growth of a locked
+// VMA (EAGAIN) meet the limit, as they do for a process that is not root.
+// A fork's child keeps both; a reset restores them. Its number stands
+// apart, as KindSeal's does.
+const KindMemlock Kind = 91
+
 // rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
 // area); with pages false, one page "w:S".
 type rangeField struct{ pages bool }
@@ -251,6 +260,8 @@ func init() {
 			Check: checkVMAFile},
 		KindSpec{Kind: KindSeal, Name: "seal", Doc: "mseal (Linux 6.10+; ENOSYS where the kernel has none): sealed VMAs refuse munmap, mprotect, mremap, MAP_FIXED and discarding advices with EPERM", Subsystem: "vma",
 			Args: []Arg{rng}, Check: checkVMA},
+		KindSpec{Kind: KindMemlock, Name: "memlock", Doc: "setrlimit(RLIMIT_MEMLOCK) to N pages, and CAP_IPC_LOCK out of the effective capabilities (until the script ends, a fork's child included): mlock, mmap locked and mremap's growth of a locked VMA then meet the limit", Subsystem: "vma",
+			Args: []Arg{pos(dec(func(o *Op) *int64 { return &o.VMA.Limit }, 0, VMAMemlockMax, 0))}, Check: checkVMA},
 		KindSpec{Kind: KindLayout, Name: "layout", Doc: "observe the address space: the result is the layout now, as the final state shows it ([vma | vma ...] brk=N)", Subsystem: "vma",
 			Result: layoutResult{}, Observes: true},
 		KindSpec{Kind: KindFork, Name: "fork", Doc: "fork: the script carries on in the child (dontcopy VMAs left out, faulted VMAs become fork children, mlock not inherited, wipeonfork VMAs wiped); the parent exits", Subsystem: "vma"},

@@ -13,6 +13,9 @@ func (s *Space) Lock(a ops.VMAArgs) (ops.Errno, error) {
 		flags |= VMLockOnFault
 	}
 	start := s.abs(a.Heap, a.Start)
+	if errno := s.mlockLimit(start, start+a.Pages); errno != ops.OK {
+		return errno, nil
+	}
 	if errno := s.applyVMALockFlags(start, start+a.Pages, flags); errno != ops.OK {
 		return errno, nil
 	}

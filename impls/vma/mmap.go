@@ -43,6 +43,13 @@ func (s *Space) doMmapFlags(a ops.VMAArgs, f *File, addr int64) (Flags, int64, o
 	if a.Flags&ops.MapStack != 0 && s.rules.Quirks&ops.QuirkStackNoHuge != 0 {
 		flags |= VMNoHugePage
 	}
+	// do_mmap: after the address, before the file's checks.
+	if a.Flags&ops.MapLocked != 0 && !s.canDoMlock() {
+		return 0, 0, ops.EPERM
+	}
+	if !s.mlockFutureOK(flags, a.Pages) {
+		return 0, 0, ops.EAGAIN
+	}
 	shared := a.Flags&ops.MapShared != 0
 	var pgoff int64
 	switch {

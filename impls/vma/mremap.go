@@ -114,6 +114,9 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 	if v.Flags&(VMDontExpand|VMPfnMap) != 0 {
 		return ops.EFAULT
 	}
+	if !s.mlockFutureOK(v.Flags, vrm.newLen-oldLen) {
+		return ops.EAGAIN
+	}
 	return ops.OK
 }
 

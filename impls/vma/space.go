@@ -46,6 +46,9 @@ type Space struct {
 	nextAnon  int // anon_vmas made
 	// wide: the window is ops.VMAPatternPages long (WidenWindow).
 	wide bool
+	// memlock is RLIMIT_MEMLOCK in pages once a memlock ran (the process
+	// then has no CAP_IPC_LOCK); -1 before: the limit does not apply.
+	memlock int64
 }
 
 var _ ops.AddressSpace = (*Space)(nil)
@@ -73,6 +76,7 @@ func (s *Space) clear() {
 	s.guards = map[int64]bool{}
 	s.startBrk, s.brk, s.brkBytes = heapBase, heapBase, 0
 	s.nextFile, s.nextInode, s.nextShm, s.nextAnon = 0, 0, 0, 0
+	s.memlock = -1
 }
 
 // Reset implements ops.AddressSpace.

@@ -94,6 +94,9 @@ func (s *Shadow) freshAttrs(src Source, r int, start, n int64) page {
 			p.flags |= f.bit
 		}
 	}
+	if s.limited && p.flags&ops.MapLocked == 0 && oneIn(src, 3, "locked under a limit") {
+		p.flags |= ops.MapLocked
+	}
 	if hs := s.bound(); r == window && len(hs) > 0 && oneIn(src, 3, "file?") {
 		p.file = engine.Pick(src, hs, "handle")
 		shift := engine.Pick(src, []int64{0, 0, 1, 8, ops.VMAFilePages - 3}, "offset shift")
@@ -362,13 +365,48 @@ func (s *Shadow) adviceAround(r int, start, n int64) (int, bool) {
 func (s *Shadow) lock(src Source, r int) ops.Op {
 	start, n := s.pickRange(src, r)
 	onFault := oneIn(src, 3, "onfault")
+	var lim int64 = -1
+	if oneIn(src, 3, "memlock first?") {
+		lim = s.pickLimit(src, r, start, n)
+	}
 	s.each(r, start, n, func(p *page) {
 		p.locked = true
 		if !onFault && p.prot&ops.ProtWrite != 0 && p.flags&ops.MapShared == 0 {
 			p.written = true
 		}
 	})
+	if lim >= 0 {
+		// The lock meets the limit, and one time in two the growth of
+		// what it locked does too.
+		s.limited = true
+		s.pending = append(s.pending, lockOp(r, start, n, onFault))
+		if start+n < limit(r) && src.Intn(2, "grow it after?") == 1 {
+			s.pending = append(s.pending, remapOp(r, start, n, min(n+1+int64(src.Intn(2, "more")), limit(r)-start)))
+		}
+		return ops.Op{Kind: ops.KindMemlock, VMA: ops.VMAArgs{Limit: lim}}
+	}
 	return lockOp(r, start, n, onFault)
+}
+
+// pickLimit draws a limit of locked memory for a lock of [start,
+// start+n) of r to meet: none at all (mlock is then EPERM), about what is
+// locked already, at the edge where the lock just fits or just does not
+// (the pages of the range locked already count once), or a small one.
+func (s *Shadow) pickLimit(src Source, r int, start, n int64) int64 {
+	var locked, inside int64
+	for q := range s.pages {
+		for p, pg := range s.pages[q] {
+			if pg.mapped && pg.locked {
+				locked++
+				if q == r && int64(p) >= start && int64(p) < start+n {
+					inside++
+				}
+			}
+		}
+	}
+	fits := locked + n - inside
+	limit := engine.Pick(src, []int64{fits, fits - 1, 0, locked, fits + 1, int64(src.Intn(17, "small limit"))}, "limit")
+	return max(0, min(limit, ops.VMAMemlockMax))
 }
 
 func (s *Shadow) unlock(src Source, r int) ops.Op {

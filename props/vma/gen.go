@@ -57,6 +57,9 @@ type Shadow struct {
 	// sealed: the script sealed something already; one seal a script is
 	// enough (what it seals refuses most later changes).
 	sealed bool
+	// limited: a memlock ran; new mappings are locked more often, to meet
+	// the limit.
+	limited bool
 	// pending are operations drawn ahead (a set-up), which Step hands out
 	// first.
 	pending []ops.Op

@@ -50,6 +50,9 @@ func init() {
 	steps.Add(fixed("\tlayout(out);\n"), ops.KindLayout)
 	steps.Add(fixed("\tvma_fork(out);\n"), ops.KindFork)
 	steps.Add(text(func(_ *gen, op ops.Op) string {
+		return fmt.Sprintf("\tvma_memlock(out, %d);\n", op.VMA.Limit)
+	}), ops.KindMemlock)
+	steps.Add(text(func(_ *gen, op ops.Op) string {
 		return fmt.Sprintf("\tfile_open(out, %d, -1, 0, %d);\n", op.Bind, b2i(op.VFile.ReadOnly))
 	}), ops.KindOpen)
 	steps.Add(text(func(_ *gen, op ops.Op) string {

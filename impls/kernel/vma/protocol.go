@@ -77,6 +77,7 @@ const (
 	opSeal
 	opFork
 	opCover
+	opMemlock
 )
 
 // opNames names the operations in C (OP_<name>).
@@ -84,7 +85,7 @@ var opNames = [...]string{
 	opMap: "MAP", opUnmap: "UNMAP", opProtect: "PROTECT", opTouch: "TOUCH", opAdvise: "ADVISE",
 	opLock: "LOCK", opUnlock: "UNLOCK", opRemap: "REMAP", opBrk: "BRK", opOpen: "OPEN",
 	opReopen: "REOPEN", opDup: "DUP", opState: "STATE", opReset: "RESET", opMeasure: "MEASURE",
-	opSeal: "SEAL", opFork: "FORK", opCover: "COVER",
+	opSeal: "SEAL", opFork: "FORK", opCover: "COVER", opMemlock: "MEMLOCK",
 }
 
 // The helper's file descriptors: requests in, responses out.

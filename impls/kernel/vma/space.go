@@ -364,6 +364,16 @@ func le64(b []byte) uint64 {
 // none (the helper calls it all the same).
 func (h *Helper) Seal(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opSeal, a) }
 
+// Memlock implements ops.AddressSpace: the helper lowers its
+// RLIMIT_MEMLOCK and drops CAP_IPC_LOCK from its effective set; its reset
+// puts both back.
+func (h *Helper) Memlock(a ops.VMAArgs) (ops.Errno, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return 0, err
+	}
+	return h.errnoCall(request{op: opMemlock, a: [4]int64{a.Limit}})
+}
+
 // Fork implements ops.AddressSpace: the helper forks; its child, a child
 // of this process (CLONE_PARENT), serves from then on, and the parent
 // exits.

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -966,6 +967,34 @@ RT void vma_fork(char *out)
 				_exit(2);
 		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
 	}
+	put(out, "ok");
+}
+
+/* vma_memlock: a memlock. RLIMIT_MEMLOCK becomes pages pages (the hard
+ * limit raised to it where it is lower), and CAP_IPC_LOCK leaves the
+ * effective capabilities (capget and capset by number: no libcap). */
+RT void vma_memlock(char *out, long pages)
+{
+	struct {
+		unsigned version;
+		int pid;
+	} h = {0x20080522, 0}; /* _LINUX_CAPABILITY_VERSION_3 */
+	struct {
+		unsigned effective, permitted, inheritable;
+	} c[2];
+	struct rlimit r;
+	if (getrlimit(RLIMIT_MEMLOCK, &r) < 0)
+		setup_failed("getrlimit");
+	r.rlim_cur = (rlim_t)pages * PAGE;
+	if (r.rlim_max < r.rlim_cur)
+		r.rlim_max = r.rlim_cur;
+	if (setrlimit(RLIMIT_MEMLOCK, &r) < 0)
+		setup_failed("setrlimit");
+	if (syscall(SYS_capget, &h, c) < 0)
+		setup_failed("capget");
+	c[0].effective &= ~(1u << 14); /* CAP_IPC_LOCK */
+	if (syscall(SYS_capset, &h, c) < 0)
+		setup_failed("capset");
 	put(out, "ok");
 }
 

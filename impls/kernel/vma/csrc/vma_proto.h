@@ -32,6 +32,7 @@ enum {
 	OP_SEAL = 16,
 	OP_FORK = 17,
 	OP_COVER = 18,
+	OP_MEMLOCK = 19,
 };
 
 /* The helper's refusals, a negative err (protocol.go). */

@@ -26,6 +26,7 @@ enum {
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
 	SYS_pipe2 = 293, SYS_clone = 56, SYS_getpid = 39, SYS_wait4 = 61, SYS_memfd_create = 319,
 	SYS_mlock2 = 325, SYS_mseal = 462, SYS_ioctl = 16,
+	SYS_capget = 125, SYS_capset = 126, SYS_prlimit64 = 302,
 };
 
 enum {
@@ -560,6 +561,65 @@ static int restore_brk(void)
 
 /* op_reset empties the window and the heap area and closes the files;
  * EPERM if a sealed VMA stays (only a new helper gets rid of it). */
+/*
+ * memlock: the limit of locked memory, and CAP_IPC_LOCK, as the helper had
+ * them before a memlock (memlock_saved set), which its reset restores.
+ */
+enum { RLIMIT_MEMLOCK = 8, CAP_IPC_LOCK = 14, CAP_VERSION_3 = 0x20080522 };
+
+struct cap_header {
+	u32 version;
+	int pid;
+};
+
+struct cap_data {
+	u32 effective, permitted, inheritable;
+};
+
+static int memlock_saved;
+static u64 memlock_limit[2];
+static struct cap_data memlock_caps[2];
+
+/* op_memlock sets RLIMIT_MEMLOCK to a[0] pages (the hard limit raised to
+ * it where it is lower) and takes CAP_IPC_LOCK out of the effective set. */
+static i64 op_memlock(const struct req *q)
+{
+	struct cap_header h = {CAP_VERSION_3, 0};
+	struct cap_data c[2];
+	u64 lim[2];
+	if (q->a[0] < 0)
+		return BAD_REQUEST;
+	if (!memlock_saved) {
+		if (sys4(SYS_prlimit64, 0, RLIMIT_MEMLOCK, 0, memlock_limit) < 0 ||
+		    sys2(SYS_capget, &h, memlock_caps) < 0)
+			return HELPER_FAILED;
+		memlock_saved = 1;
+	}
+	lim[0] = (u64)q->a[0] * PAGE;
+	lim[1] = memlock_limit[1] < lim[0] ? lim[0] : memlock_limit[1];
+	if (sys4(SYS_prlimit64, 0, RLIMIT_MEMLOCK, lim, 0) < 0)
+		return HELPER_FAILED;
+	for (int i = 0; i < 2; i++)
+		c[i] = memlock_caps[i];
+	c[0].effective &= ~(1u << CAP_IPC_LOCK);
+	h.version = CAP_VERSION_3;
+	if (sys2(SYS_capset, &h, c) < 0)
+		return HELPER_FAILED;
+	return 0;
+}
+
+/* memlock_restore puts back what op_memlock changed. */
+static int memlock_restore(void)
+{
+	struct cap_header h = {CAP_VERSION_3, 0};
+	if (!memlock_saved)
+		return 0;
+	memlock_saved = 0;
+	if (sys4(SYS_prlimit64, 0, RLIMIT_MEMLOCK, memlock_limit, 0) < 0 || sys2(SYS_capset, &h, memlock_caps) < 0)
+		return -1;
+	return 0;
+}
+
 static i64 op_reset(void)
 {
 	i64 sealed = sys2(SYS_munmap, window_base, window_pages * PAGE) == -EPERM;
@@ -569,6 +629,8 @@ static i64 op_reset(void)
 		handle_fd[h] = -1;
 	}
 	int r = restore_brk();
+	if (memlock_restore() < 0)
+		return HELPER_FAILED;
 	if (sealed || r == -EPERM)
 		return EPERM;
 	return r < 0 ? HELPER_FAILED : 0;
@@ -738,6 +800,9 @@ static void serve_one(const struct req *q)
 		return;
 	case OP_COVER:
 		op_cover(q);
+		return;
+	case OP_MEMLOCK:
+		reply(op_memlock(q), 0, 0, 0);
 		return;
 	}
 	if (!range_ok(q->region, q->start, q->pages)) {
