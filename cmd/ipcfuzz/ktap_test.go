@@ -15,6 +15,7 @@ import (
 // finds nothing is one passed test.
 func TestCompareKTAP(t *testing.T) {
 	t.Parallel()
+	long(t) // end to end, seconds each: the long pass runs it (issue 31: the suite that fits)
 	parser := testkit.KunitParser(t)
 	args := []string{"compare", "naive:alloc=legacy", "optimized", "--checks", "100", "--seed", "1", "--keep-going", "--jobs", "1"}
 	js := ipcfuzz(t, append(args, "--json", "--corpus", t.TempDir())...)
@@ -44,6 +45,7 @@ func TestCompareKTAP(t *testing.T) {
 // failed.
 func TestReplayKTAP(t *testing.T) {
 	t.Parallel()
+	long(t) // end to end, seconds each: the long pass runs it (issue 31: the suite that fits)
 	parser := testkit.KunitParser(t)
 	dir := t.TempDir()
 	agrees := writeFile(t, dir, "agrees.ops", "subsystem ids\nget sem key=0x0 mode=0600 size=1\n")
@@ -84,6 +86,7 @@ func TestFormatFlag(t *testing.T) {
 // with the crash in its diagnostics.
 func TestCrashKTAP(t *testing.T) {
 	t.Parallel()
+	long(t) // end to end, seconds each: the long pass runs it (issue 31: the suite that fits)
 	parser := testkit.KunitParser(t)
 	crashy := testProgram(t, "./testdata/crashy")
 	r := ipcfuzzEnv(t, []string{"IPCFUZZ_CRASH=panic"}, "compare", crashy, "optimized", "--checks", "20", "--seed", "1", "--format", "ktap", "--corpus", t.TempDir())

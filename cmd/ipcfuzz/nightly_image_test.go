@@ -15,6 +15,7 @@ import (
 // file that is not there is the same.
 func TestNightlyImageShardSkippedWithoutImage(t *testing.T) {
 	t.Parallel()
+	long(t) // end to end, seconds each: the long pass runs it (issue 31: the suite that fits)
 	needNightlyTools(t)
 	id := shardNamed(t, "ids-kernel-image")
 	for _, env := range [][]string{

@@ -112,6 +112,7 @@ func table(t *testing.T, kind, sub, command string) string {
 // Exit 0: a shard of the registry's table that finds nothing.
 func TestNightlyCleanShardExits0(t *testing.T) {
 	t.Parallel()
+	long(t) // end to end, seconds each: the long pass runs it (issue 31: the suite that fits)
 	needNightlyTools(t)
 	dir, s := runShard(t, []string{"IPCFUZZ_SEED=7"}, shardNamed(t, "ids-naive-optimized"), "2s", "clean")
 	require.EqualValues(t, 7, s["seed"])
