@@ -107,10 +107,10 @@ func OpenPair(ctx context.Context, a, b, subsystem string, rel equiv.Relation, o
 		close()
 		return nil, nil, err
 	}
-	// Two sides that cannot follow (a kernel against a kernel) on a
-	// subsystem whose operations race: the optimized model judges which
-	// ways are allowed.
-	if ops.SubsystemRaces(subsystem) && !p.A.Follows && !p.B.Follows {
+	// Two sides that cannot follow (a kernel against a kernel): the
+	// optimized model judges which ways of a race are allowed, and whether
+	// the machines' configurations explain a divergence.
+	if !p.A.Follows && !p.B.Follows {
 		j, err := openJudge(ctx, p)
 		if err != nil {
 			close()

@@ -43,6 +43,9 @@ type collector struct {
 	// byCause: the known entry with a cause that explained the shrunk
 	// divergence of each signature (its later hits are expected too).
 	byCause map[string]*corpus.KnownEntry
+	// configKnown is the entry of the divergences the sides'
+	// configurations explain (configEntry); nil until one did.
+	configKnown *corpus.KnownEntry
 }
 
 // take accounts for one batch, script by script in order, and tells the
@@ -259,6 +262,12 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 		}
 	}
 	if e := c.o.Known.MatchCause(sig, cause, c.res.KernelA, c.res.KernelB, MirrorSignature); e != nil {
+		c.byCause[sig] = e
+		c.account(e, index, sig)
+		return true, nil
+	}
+	if !sh.Flaky && p.configExplains(ctx, script, outs) {
+		e := c.configEntry()
 		c.byCause[sig] = e
 		c.account(e, index, sig)
 		return true, nil

@@ -391,8 +391,8 @@ func (p *Pair) Facts() ops.Facts {
 // has which, in one line for a finding's notes: a difference they make is
 // the machines', not the kernels' versions. "" otherwise.
 func (p *Pair) ConfigDiffers() string {
-	qa, okA := p.A.Config.Facts.VMAQuirks()
-	qb, okB := p.B.Config.Facts.VMAQuirks()
+	qa, okA := p.A.Info.Facts.VMAQuirks()
+	qb, okB := p.B.Info.Facts.VMAQuirks()
 	if !okA || !okB || (qa^qb)&ops.VMAQuirksConfig == 0 {
 		return ""
 	}

@@ -103,6 +103,9 @@ func printKnown(w io.Writer, res *runner.Result) {
 		sigs := make([]string, len(x.Signatures))
 		for i, s := range x.Signatures {
 			sigs[i] = fmt.Sprintf("%s %d", s.Signature, s.Hits)
+			if len(s.With) > 0 {
+				sigs[i] += " (with " + strings.Join(s.With, ", ") + ")"
+			}
 		}
 		fmt.Fprintf(w, "expected: %d hits, %s (%s; commit %s; %s): %s\n", x.Hits, x.Reason, x.Range, x.Commit, x.Where(), strings.Join(sigs, ", "))
 	}
