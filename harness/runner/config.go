@@ -17,7 +17,7 @@ import (
 func (p *Pair) configDiff() (qa, qb ops.VMAQuirks, ok bool) {
 	qa, okA := p.A.Info.Facts.VMAQuirks()
 	qb, okB := p.B.Info.Facts.VMAQuirks()
-	return qa, qb, okA && okB && (qa^qb)&ops.VMAQuirksConfig != 0
+	return qa, qb, okA && okB && (qa^qb)&ops.VMAQuirksConfig&^ops.QuirkSoftDirty != 0
 }
 
 // configExplains reports whether the sides' configurations alone explain
@@ -34,14 +34,19 @@ func (p *Pair) configExplains(ctx context.Context, script []ops.Op, outs [2]ops.
 	if !ok || p.Judge == nil {
 		return false
 	}
+	// A kernel side shows sd where the other side's kernel tracks
+	// soft-dirty bits (impls.AddressSpaceModel): the model that stands for
+	// it shows them as that side does.
+	const sd = ops.QuirkSoftDirty
+	shownAs := func(q, other ops.VMAQuirks) ops.VMAQuirks { return q&^sd | other&sd }
 	mixed := qa&^ops.VMAQuirksConfig | qb&ops.VMAQuirksConfig
 	for _, c := range []struct {
 		facts ops.Facts
 		want  ops.Outcome
 	}{
-		{p.A.Info.Facts, outs[0]},
-		{p.B.Info.Facts, outs[1]},
-		{p.A.Info.Facts.With(ops.FactVMAQuirks, int64(mixed)), outs[1]},
+		{p.A.Info.Facts.With(ops.FactVMAQuirks, int64(shownAs(qa, qb))), outs[0]},
+		{p.B.Info.Facts.With(ops.FactVMAQuirks, int64(shownAs(qb, qa))), outs[1]},
+		{p.A.Info.Facts.With(ops.FactVMAQuirks, int64(shownAs(mixed, qa))), outs[1]},
 	} {
 		j := *p.Judge
 		j.Config.Facts = c.facts
