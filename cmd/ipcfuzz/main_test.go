@@ -338,6 +338,7 @@ func TestCrashIsSummarisedInOneLine(t *testing.T) {
 // exit status 130 when nothing was found, and no plugin left behind.
 func TestInterruptStopsCleanly(t *testing.T) {
 	t.Parallel()
+	long(t) // two compares run and interrupted: seconds each
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		cmd := exec.Command(bin, "compare", "naive", "optimized", "--time", "1m", "--seed", "1", "--jobs", "1", "--json", "--corpus", t.TempDir())
 		var out bytes.Buffer

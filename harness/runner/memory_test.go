@@ -19,6 +19,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/equiv"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/ipcfuzz/ipcfuzz/plugins/host"
 )
 
@@ -91,6 +92,7 @@ const (
 // test process is reset before it (clear_refs) and read after it; the
 // plugins' VmHWM is logged. It takes some seconds; no time is asserted.
 func TestReplayOf400kOpsStaysSmall(t *testing.T) {
+	testkit.Long(t) // replays 400k operations through two plugins: seconds of CPU
 	if testing.Short() {
 		t.Skip("replays 400k operations")
 	}

@@ -364,7 +364,8 @@ func TestImplementationFailure(t *testing.T) {
 // An Exec whose request and answer are each larger than gRPC's default
 // message limit (4 MiB) goes through, and gives the local run's outcome.
 func TestLargeExec(t *testing.T) {
-	t.Parallel() // seconds of waiting (or, for the large exec, of CPU) beside the others'
+	t.Parallel()    // seconds of waiting (or, for the large exec, of CPU) beside the others'
+	testkit.Long(t) // 300k operations each way: seconds of CPU
 	if testing.Short() {
 		t.Skip("large")
 	}

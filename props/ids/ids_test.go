@@ -15,6 +15,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/impls/ipcns"
 	"github.com/ipcfuzz/ipcfuzz/impls/naive"
 	"github.com/ipcfuzz/ipcfuzz/impls/optimized"
+	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 	"github.com/ipcfuzz/ipcfuzz/props/ids"
 	"github.com/ipcfuzz/ipcfuzz/sides/sidestest"
 )
@@ -32,6 +33,7 @@ func TestSuite(t *testing.T) {
 
 // gopter's command sequences against the kernel, from a seed of their own.
 func TestSuiteKernel(t *testing.T) {
+	testkit.Long(t) // gopter's sequences against the kernel; TestSuite compares the kernel with rapid's
 	kernel := sidestest.Compared{A: "optimized", B: "kernel", Rel: equiv.Exact, Sub: &ids.NoWrap}
 	sidestest.Suite{Sub: sub, Machines: []sidestest.Compared{}, Commands: []sidestest.Compared{kernel}}.Run(t)
 }
