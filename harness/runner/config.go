@@ -2,18 +2,17 @@ package runner
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/corpus"
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// configDiff is the VMA quirks that two kernels report of themselves
-// (Info.Facts; a side's Config.Facts are those it is handed, the other
-// side's) and that their configurations or machines decide (ops.VMAQuirksConfig: the zero page, soft-dirty,
-// protection keys, swap, KSM, THP) and that differ between A and B, with
-// both sides' quirks; ok is false where a side reports none or the
-// configuration quirks are the same.
+// configDiff is the VMA quirks each side's kernel reports of itself
+// (Info.Facts; a side's Config.Facts are the other side's, handed to it);
+// ok is true where both report them and they differ in a quirk their
+// configurations or machines decide (ops.VMAQuirksConfig: the zero page,
+// protection keys, swap, KSM, THP; soft-dirty aside, which a kernel side
+// shows as the other side's kernel does).
 func (p *Pair) configDiff() (qa, qb ops.VMAQuirks, ok bool) {
 	qa, okA := p.A.Info.Facts.VMAQuirks()
 	qb, okB := p.B.Info.Facts.VMAQuirks()
@@ -71,16 +70,9 @@ func (p *Pair) configExplains(ctx context.Context, script []ops.Op, outs [2]ops.
 func (c *collector) configEntry() *corpus.KnownEntry {
 	if c.configKnown == nil {
 		qa, qb, _ := c.pair.configDiff()
-		var parts []string
-		if only := qa &^ qb & ops.VMAQuirksConfig; only != 0 {
-			parts = append(parts, only.String()+" on A only")
-		}
-		if only := qb &^ qa & ops.VMAQuirksConfig; only != 0 {
-			parts = append(parts, only.String()+" on B only")
-		}
 		c.configKnown = &corpus.KnownEntry{
 			File: "(the sides' facts)", Pattern: c.pair.Subsystem + "/*", Range: "any", Commit: "-",
-			Reason: "the machines' configurations differ (" + strings.Join(parts, ", ") + "): the optimized model given each side's facts gives its results, and A's kernel configured as B's does what B's does",
+			Reason: "the machines' configurations differ (" + configSides(qa, qb) + "): the optimized model given each side's facts gives its results, and A's kernel configured as B's does what B's does",
 		}
 	}
 	return c.configKnown

@@ -200,19 +200,13 @@ func MirrorSignature(sig string) string {
 	if m, ok := swap[last]; ok {
 		return head + m
 	}
-	if rest, ok := strings.CutPrefix(last, "flags"); ok && strings.Contains(head, "/space/") {
-		plus, minus := "", ""
-		if p, ok := strings.CutPrefix(rest, "+"); ok {
-			plus, minus, _ = strings.Cut(p, "-")
-		} else {
-			minus = strings.TrimPrefix(rest, "-")
-		}
+	if _, plus, minus, ok := flagSets(sig); ok {
 		out := "flags"
-		if minus != "" {
-			out += "+" + minus
+		if len(minus) > 0 {
+			out += "+" + strings.Join(minus, ",")
 		}
-		if plus != "" {
-			out += "-" + plus
+		if len(plus) > 0 {
+			out += "-" + strings.Join(plus, ",")
 		}
 		return head + out
 	}

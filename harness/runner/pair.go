@@ -396,6 +396,13 @@ func (p *Pair) ConfigDiffers() string {
 	if !okA || !okB || (qa^qb)&ops.VMAQuirksConfig == 0 {
 		return ""
 	}
+	return "the sides' configurations differ (" + configSides(qa, qb) + "): a difference these make is the machines', not the kernels' versions"
+}
+
+// configSides says which configuration quirks (ops.VMAQuirksConfig) only A
+// has (qa) and which only B has (qb): "no-zero-page on A only, soft-dirty
+// on B only".
+func configSides(qa, qb ops.VMAQuirks) string {
 	var parts []string
 	if only := qa &^ qb & ops.VMAQuirksConfig; only != 0 {
 		parts = append(parts, only.String()+" on A only")
@@ -403,5 +410,5 @@ func (p *Pair) ConfigDiffers() string {
 	if only := qb &^ qa & ops.VMAQuirksConfig; only != 0 {
 		parts = append(parts, only.String()+" on B only")
 	}
-	return "the sides' configurations differ (" + strings.Join(parts, ", ") + "): a difference these make is the machines', not the kernels' versions"
+	return strings.Join(parts, ", ")
 }
