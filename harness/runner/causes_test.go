@@ -14,6 +14,7 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops/opstest"
 	"github.com/ipcfuzz/ipcfuzz/harness/runner"
 	"github.com/ipcfuzz/ipcfuzz/impls"
+	"github.com/ipcfuzz/ipcfuzz/props"
 )
 
 // lowestLost is the optimized model with one bug: a msgrcv that searches
@@ -176,4 +177,56 @@ func TestCauseKey(t *testing.T) {
 	require.Equal(t, "msg: msgrcv msg type<0", runner.CauseKey("msg", script, outs, &equiv.Divergence{Step: 2}, "sig"))
 	outs[1].Results[2].Err = ops.EAGAIN // the call's own result differs too: its own cause
 	require.Equal(t, "msg: msgsnd msg", runner.CauseKey("msg", script, outs, &equiv.Divergence{Step: 2}, "sig"))
+}
+
+// cancelAtBug is protectENOMEM that ends the run at the fourth script it
+// starts after its bug first showed: the script that met it is checked
+// (and run again) by then, and the run ends while it is shrunk.
+type cancelAtBug struct {
+	protectENOMEM
+	cancel         context.CancelFunc
+	hits, restarts *int
+}
+
+func (m cancelAtBug) Apply(op ops.Op) (ops.Result, error) {
+	r, err := m.protectENOMEM.Apply(op)
+	if err == nil && op.Kind == ops.KindProtect && r.Err == ops.ENOMEM {
+		*m.hits++
+	}
+	return r, err
+}
+
+// Reset counts the scripts started after the bug showed.
+func (m cancelAtBug) Reset(c ops.Config) error {
+	if *m.hits > 0 {
+		if *m.restarts++; *m.restarts == 4 {
+			m.cancel()
+		}
+	}
+	return m.protectENOMEM.Reset(c)
+}
+
+// A divergence found when the run ends (an interrupt, its time up) is kept
+// as it was found, stored and reported, never lost to the shrink that
+// could not run.
+func TestADivergenceTheRunEndsBeforeShrinkingIsKept(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hits, restarts := 0, 0
+	side := openMutant(t, "protect-enomem", func(m ops.Model) ops.Model { return cancelAtBug{protectENOMEM{m}, cancel, &hits, &restarts} })
+	p, err := runner.NewPair(context.Background(), side, open(t, "optimized", false).side, "vma", equiv.Exact)
+	require.NoError(t, err)
+	sub, err := props.Lookup("vma")
+	require.NoError(t, err)
+	o := runner.Options{Pairs: []*runner.Pair{p}, Source: runner.Seeded(sub.RapidScripts(equiv.Exact)), Seed: 1,
+		KeepGoing: true, Corpus: t.TempDir(), Checks: 600, Batch: 1}
+	res, err := runner.Run(ctx, o)
+	require.NoError(t, err)
+	require.True(t, res.Interrupted)
+	require.Len(t, res.Findings, 1, "the divergence found is kept")
+	require.NotEmpty(t, res.Findings[0].Script, "and stored")
+	text, err := os.ReadFile(res.Findings[0].Script)
+	require.NoError(t, err)
+	require.Contains(t, string(text), "NOT SHRUNK")
+	require.Contains(t, string(text), "protect ")
 }

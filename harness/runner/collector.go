@@ -109,7 +109,7 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 			continue
 		}
 		c.tell(Script{Index: index, Verdict: ScriptDiverged, Signature: sig, Ops: len(script)})
-		if !c.o.KeepGoing {
+		if !c.o.KeepGoing || c.stopped {
 			c.stopped = true
 			return nil
 		}
@@ -207,6 +207,14 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	// signature, not another bug the script also reaches.
 	sh, err := p.Shrink(ctx, script, first, p.SameSignature(sig))
 	if err != nil {
+		if ctx.Err() != nil {
+			// The run ends (an interrupt) while the divergence is
+			// shrunk: it is kept as it was found, and the run stops
+			// there, interrupted.
+			c.unshrunk(index, seed, script, sig, first, seen)
+			c.stopped = true
+			return false, nil
+		}
 		return false, err
 	}
 	budget := ""
@@ -280,6 +288,26 @@ func (c *collector) divergence(ctx context.Context, index int, seed uint64, scri
 	}
 	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 	return false, nil
+}
+
+// unshrunk records a divergence the run ended before it was shrunk:
+// the script as drawn, with the results that diverged, and a note saying
+// so.
+func (c *collector) unshrunk(index int, seed uint64, script []ops.Op, sig string, first Verdict, seen float64) {
+	p := c.pair
+	notes := []string{fmt.Sprintf("NOT SHRUNK: the run ended while this divergence of %d ops was being shrunk; kept as it was found", len(script))}
+	if first.Div != nil {
+		notes = append(notes, first.Div.Error())
+	}
+	f := c.finding("divergence", sig, index, seed, notes)
+	f.Script = ops.NewScript(p.Subsystem, script)
+	f.A.Results, f.B.Results = first.Out[0].Results, first.Out[1].Results
+	f.Stated = "B"
+	if first.Div != nil && first.Div.Step < 0 {
+		f.Final = finalGroups(first.Out[0].Snapshot, first.Out[1].Snapshot)
+	}
+	cause := CauseKey(p.Subsystem, script, first.Out, first.Div, sig)
+	c.record(f, "", Finding{Signature: sig, Kind: "divergence", Index: index, Seconds: seen, Ops: len(script), Hits: 1, Cause: cause})
 }
 
 // causeOf is the cause key of divergence d of script (outs its outcomes):
