@@ -22,20 +22,17 @@ func MergeProbes(sub string, script []Op) [][]Op {
 	}
 	var out [][]Op
 	type at struct {
-		heap bool
-		page int64
+		region VMARegion
+		page   int64
 	}
 	seen := map[at]bool{}
-	add := func(heap bool, page int64, prot VMAProt) {
-		limit := int64(VMAWindowPages)
-		if heap {
-			limit = VMAHeapPages
-		}
-		key := at{heap, page}
-		if page < 0 || page >= limit || seen[key] || len(out) == maxProbes {
+	add := func(region VMARegion, page int64, prot VMAProt) {
+		key := at{region, page}
+		if page < 0 || page >= VMARegionLimit(region) || seen[key] || len(out) == maxProbes {
 			return
 		}
-		probe := Op{Kind: KindMap, VMA: VMAArgs{Heap: heap, Start: page, Pages: 1, Prot: prot}}
+		probe := Op{Kind: KindMap, VMA: VMAArgs{Start: page, Pages: 1, Prot: prot}}
+		probe.VMA.SetRegion(region)
 		if Validate(probe) != nil {
 			return
 		}
@@ -47,16 +44,27 @@ func MergeProbes(sub string, script []Op) [][]Op {
 		v := op.VMA
 		switch {
 		case op.Kind == KindMap && v.File == 0, op.Kind == KindProtect:
-			add(v.Heap, v.Start+v.Pages, v.Prot)
-			add(v.Heap, v.Start-1, v.Prot)
+			add(v.Region(), v.Start+v.Pages, v.Prot)
+			add(v.Region(), v.Start-1, v.Prot)
 		case op.Kind == KindBrk && v.Break >= 0:
 			// The page above the new break: brk's memory is rw-.
-			add(true, v.Break+boolPage(v.BreakBytes > 0), ProtRead|ProtWrite)
+			add(RegionHeap, v.Break+boolPage(v.BreakBytes > 0), ProtRead|ProtWrite)
 		case op.Kind == KindRemap && v.Fixed:
-			prot, ok := protAt(script[:i], v.Heap, v.Start)
-			if ok {
-				add(v.Heap, v.Target+v.NewPages, prot)
-				add(v.Heap, v.Target-1, prot)
+			// The page after the moved range meets the VMA its last
+			// mapped page moved with (a move may take several VMAs, and
+			// holes), the page before it the first page's.
+			for p := v.Start + max(min(v.Pages, v.NewPages), 1) - 1; p >= v.Start; p-- {
+				if prot, ok := protAt(script[:i], v.Region(), p); ok {
+					end := v.Target + p - v.Start + 1
+					if p == v.Start+v.Pages-1 {
+						end = v.Target + v.NewPages // a resize grows or shrinks the last VMA
+					}
+					add(v.Region(), end, prot)
+					break
+				}
+			}
+			if prot, ok := protAt(script[:i], v.Region(), v.Start); ok {
+				add(v.Region(), v.Target-1, prot)
 			}
 		}
 	}
@@ -72,11 +80,11 @@ func boolPage(b bool) int64 {
 }
 
 // protAt is the protection the last map or protect of script gave page
-// of the window (or heap area), if one did.
-func protAt(script []Op, heap bool, page int64) (VMAProt, bool) {
+// of a region, if one did.
+func protAt(script []Op, region VMARegion, page int64) (VMAProt, bool) {
 	for i := len(script) - 1; i >= 0; i-- {
 		v := script[i].VMA
-		if (script[i].Kind == KindMap || script[i].Kind == KindProtect) && v.Heap == heap && v.Start <= page && page < v.Start+v.Pages {
+		if (script[i].Kind == KindMap || script[i].Kind == KindProtect) && v.Region() == region && v.Start <= page && page < v.Start+v.Pages {
 			return v.Prot, true
 		}
 	}

@@ -177,7 +177,7 @@ func boundBeforeUse(s []ops.Op) bool {
 // handle binding nothing uses dropped; or with an object handle bound by
 // an earlier operation instead (which may leave the later one removable).
 func simplifications(s []ops.Op) [][]ops.Op {
-	out := earlierBindings(s)
+	out := append(earlierBindings(s), joinedMaps(s)...)
 	used := usedObjects(s)
 	for i, op := range s {
 		var cands []ops.Op
@@ -200,6 +200,31 @@ func simplifications(s []ops.Op) [][]ops.Op {
 			c[i] = o
 			out = append(out, c)
 		}
+	}
+	return out
+}
+
+// joinedMaps lists the script with two consecutive mmaps made one where
+// the second maps, with the same arguments, the pages right after the
+// first's (and, for a file, the file pages right after): a layout a run
+// of neighbours built, made by one call.
+func joinedMaps(s []ops.Op) [][]ops.Op {
+	var out [][]ops.Op
+	for i := 0; i+1 < len(s); i++ {
+		a, b := s[i], s[i+1]
+		if a.Kind != ops.KindMap || b.Kind != ops.KindMap || a.Task != b.Task || a.As != b.As {
+			continue
+		}
+		joined := a
+		joined.VMA.Pages += b.VMA.Pages
+		next := b
+		next.VMA.Start, next.VMA.Pages, next.VMA.Offset = a.VMA.Start, joined.VMA.Pages, a.VMA.Offset
+		if next != joined || b.VMA.Start != a.VMA.Start+a.VMA.Pages || (a.VMA.File != 0 && b.VMA.Offset != a.VMA.Offset+a.VMA.Pages) ||
+			ops.Validate(joined) != nil {
+			continue
+		}
+		c := append(append(append([]ops.Op(nil), s[:i]...), joined), s[i+2:]...)
+		out = append(out, c)
 	}
 	return out
 }

@@ -164,3 +164,34 @@ func TestAdvicesShrinkToOne(t *testing.T) {
 	require.Equal(t, got[0], got[1])
 	require.Equal(t, got[0], got[2])
 }
+
+// Neighbouring mappings a run built one by one shrink to one mmap where
+// the difference only needs the pages mapped: here, a range of at least 9
+// mapped pages from page 2 (the candidates the oracle sees are judged by
+// what they map, not how).
+func TestNeighbouringMapsJoin(t *testing.T) {
+	oracle := func(_ context.Context, cands [][]ops.Op) ([]bool, error) {
+		out := make([]bool, len(cands))
+		for i, c := range cands {
+			var mapped [64]bool
+			for _, op := range c {
+				if op.Kind == ops.KindMap && op.VMA.Prot == ops.ProtRead|ops.ProtWrite {
+					for p := op.VMA.Start; p < op.VMA.Start+op.VMA.Pages; p++ {
+						mapped[p] = true
+					}
+				}
+			}
+			out[i] = true
+			for p := 2; p < 11; p++ {
+				out[i] = out[i] && mapped[p]
+			}
+		}
+		return out, nil
+	}
+	script := opstest.Ops(t, "subsystem vma\nmap w:2+3 rw-\nmap w:5+4 rw-\nmap w:9+2 rw-\nmap w:11+1 r--\n")
+	min, err := Minimize(context.Background(), script, oracle)
+	require.NoError(t, err)
+	require.Equal(t, "subsystem vma\nmap w:2+9 rw-\n", ops.Format(ops.NewScript("vma", min)))
+	// Maps that are not alike, or not next to each other, stay apart.
+	require.Empty(t, joinedMaps(opstest.Ops(t, "subsystem vma\nmap w:2+3 rw-\nmap w:5+4 r--\nmap w:10+2 r--\nmap t:12+1 r--\n")))
+}
