@@ -84,6 +84,45 @@ var allEdges = []edges{
 	// RLIMIT_MEMLOCK without CAP_IPC_LOCK (issue 33: do_mlock's and
 	// mlock_future_ok's refusals), as the optimized model answers.
 	{vma.Subsystem, []string{"memlock", "lock EPERM", "lock ENOMEM under a limit", "map locked EAGAIN", "remap EAGAIN"}, memlockReached, 800},
+	// The THP area (issue 33: the page-table walkers' paths for a
+	// PMD-mapped huge page): a whole aligned half mapped and written, and
+	// moved or changed in part.
+	{vma.Subsystem, []string{"THP area", "huge range written", "huge range moved aligned", "huge range split"}, thpReached, 400},
+}
+
+// thpReached names what a script does in the THP area: a write to a
+// mapping made over a whole 2 MiB-aligned half of it (where THP is enabled,
+// a PMD-mapped huge page), a move of such a half to the other (the PMD
+// moves whole), and a change of part of one (the PMD is split).
+func thpReached(_ testing.TB, script []ops.Op) map[string]bool {
+	const half = ops.VMATHPPages / 2
+	out := map[string]bool{}
+	var whole [2]bool // a map covered half i since it was last unmapped
+	for _, op := range script {
+		a := op.VMA
+		if !a.THP {
+			continue
+		}
+		out["THP area"] = true
+		for i := range whole {
+			lo := int64(i) * half
+			covers := a.Start <= lo && a.Start+a.Pages >= lo+half
+			meets := a.Start < lo+half && a.Start+a.Pages > lo
+			switch {
+			case op.Kind == ops.KindMap && covers:
+				whole[i] = true
+			case op.Kind == ops.KindUnmap && meets, op.Kind == ops.KindMap && meets:
+				whole[i] = false
+			case op.Kind == ops.KindTouch && a.Write && whole[i] && meets:
+				out["huge range written"] = true
+			case op.Kind == ops.KindRemap && a.Fixed && whole[i] && a.Start == lo && a.Pages >= half && a.Target%half == 0:
+				out["huge range moved aligned"] = true
+			case (op.Kind == ops.KindProtect || op.Kind == ops.KindAdvise || op.Kind == ops.KindLock) && whole[i] && meets && !covers:
+				out["huge range split"] = true
+			}
+		}
+	}
+	return out
 }
 
 // memlockReached names the refusals of a limit of locked memory a script

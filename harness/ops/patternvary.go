@@ -124,7 +124,7 @@ func (p Pattern) checkVary() error {
 		switch {
 		case v.Page < 0 || v.Page > VMAPatternPages:
 			return fmt.Errorf("$i pages: a stride of %d (want 1..%d)", v.Page, VMAPatternPages)
-		case v.Page > 0 && (s == nil || !hasRange(op.Kind) || op.VMA.Heap):
+		case v.Page > 0 && (s == nil || !hasRange(op.Kind) || op.VMA.Region() != RegionWindow):
 			return fmt.Errorf("%s: $i pages only in a range of the window (w:K*$i+START+PAGES)", op.Kind)
 		case v.Task && (s == nil || !s.Task):
 			return fmt.Errorf("%s: no task= to vary", op.Kind)

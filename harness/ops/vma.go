@@ -10,10 +10,12 @@ import (
 // mmap, munmap, mprotect, mremap, brk, madvise, mlock, page faults).
 //
 // Every address and length is a number of pages. Addresses are relative to
-// one of two regions: the window (a fixed range the kernel adapter reserves
-// far from everything else) or the heap area (the pages at and above the
-// initial program break). A VMA never spans both, and no operation moves
-// one from a region to the other.
+// one of three regions: the window (a fixed range the kernel adapter keeps
+// far from everything else), the heap area (the pages at and above the
+// initial program break) or the THP area (a range aligned to 2 MiB and two
+// PMDs long, where a mapping can hold a PMD-mapped transparent huge page).
+// A VMA never spans two, and no operation moves one from a region to
+// another.
 
 // Sizes of the regions, in pages.
 const (
@@ -23,6 +25,9 @@ const (
 	// VMAHeapPages is how far above the initial break scripts may map,
 	// protect or grow the heap.
 	VMAHeapPages = 32
+	// VMATHPPages is the size of the THP area: two 2 MiB-aligned halves of
+	// 512 pages, each what one PMD maps.
+	VMATHPPages = 1024
 	// VMABrkBelow is how far below the initial break a brk may ask to go
 	// (such a request fails: the break never goes below its start).
 	VMABrkBelow = 2
@@ -246,11 +251,48 @@ type VMAArgs struct {
 	// Limit is Memlock's limit of locked memory, in pages
 	// (0..VMAMemlockMax).
 	Limit int64
+	// THP: Start and Target are pages of the THP area (never with Heap).
+	THP bool
 }
 
-// VMAMemlockMax is the largest limit a memlock sets: every page of both
+// VMAMemlockMax is the largest limit a memlock sets: every page of the
 // regions.
-const VMAMemlockMax = VMAHeapPages + VMAWindowPages
+const VMAMemlockMax = VMAHeapPages + VMAWindowPages + VMATHPPages
+
+// VMARegion is the region a range or a VMA lies in.
+type VMARegion uint8
+
+// The regions.
+const (
+	RegionWindow VMARegion = iota
+	RegionHeap
+	RegionTHP
+	// regionBoth is the region of a VMA or range said to be in the heap
+	// area and the THP area at once: an implementation's bug, written
+	// "h+t:" so that equality sees it.
+	regionBoth
+)
+
+// Region returns the region of the arguments' ranges.
+func (a VMAArgs) Region() VMARegion { return regionOf(a.Heap, a.THP) }
+
+// Region returns the region the VMA lies in.
+func (v VMA) Region() VMARegion { return regionOf(v.Heap, v.THP) }
+
+func regionOf(heap, thp bool) VMARegion {
+	switch {
+	case heap && thp:
+		return regionBoth
+	case heap:
+		return RegionHeap
+	case thp:
+		return RegionTHP
+	}
+	return RegionWindow
+}
+
+// SetRegion sets Heap and THP for r.
+func (a *VMAArgs) SetRegion(r VMARegion) { a.Heap, a.THP = r == RegionHeap, r == RegionTHP }
 
 // VMAFileArgs are the arguments of Open, Reopen and Dup: the handle they
 // bind, the handle they derive it from (Reopen, Dup) and whether the new
@@ -310,65 +352,71 @@ type AddressSpace interface {
 	RemapMayMove(a VMAArgs) (at int64, e Errno, err error)
 	Fork() (Errno, error)
 	Memlock(a VMAArgs) (Errno, error)
-	// State is the observable: every VMA of the two regions and the break.
+	// State is the observable: every VMA of the three regions and the break.
 	State() (VMAState, error)
-	// Reset returns to the initial state: both regions empty, the break at
+	// Reset returns to the initial state: the regions empty, the break at
 	// its start, no file open.
 	Reset() error
 	Close() error
 }
 
 // VMARegionLimit is the end of a region, in pages.
-func VMARegionLimit(heap bool) int64 {
-	if heap {
+func VMARegionLimit(r VMARegion) int64 {
+	switch r {
+	case RegionHeap:
 		return VMAHeapPages
+	case RegionTHP:
+		return VMATHPPages
 	}
 	return VMAWindowPages
 }
 
 // CheckVMARange reports whether [start, start+pages) lies inside the region.
-func CheckVMARange(heap bool, start, pages int64) error {
-	return CheckVMARangeIn(heap, start, pages, VMAWindowPages)
+func CheckVMARange(r VMARegion, start, pages int64) error {
+	return CheckVMARangeIn(r, start, pages, VMAWindowPages)
 }
 
 // CheckVMARangeIn is CheckVMARange with a window of window pages (a model
 // measuring a pattern whose body grows the address space: VMAPatternPages).
-func CheckVMARangeIn(heap bool, start, pages, window int64) error {
-	limit := VMARegionLimit(heap)
-	if !heap {
+func CheckVMARangeIn(r VMARegion, start, pages, window int64) error {
+	limit := VMARegionLimit(r)
+	if r == RegionWindow {
 		limit = window
 	}
 	if start < 0 || pages < 0 || start+pages > limit {
-		return fmt.Errorf("range %d+%d pages leaves the %s (0..%d)", start, pages, regionName(heap), limit)
+		return fmt.Errorf("range %d+%d pages leaves the %s (0..%d)", start, pages, regionName(r), limit)
 	}
 	return nil
 }
 
 // CheckVMAArgs validates the arguments a script may give an operation: every
 // range stays inside its region, so that no implementation ever touches an
-// address outside the two regions.
+// address outside the three regions.
 func CheckVMAArgs(a VMAArgs) error { return CheckVMAArgsIn(a, VMAWindowPages) }
 
 // CheckVMAArgsIn is CheckVMAArgs with a window of window pages.
 func CheckVMAArgsIn(a VMAArgs, window int64) error {
-	if err := CheckVMARangeIn(a.Heap, a.Start, a.Pages, window); err != nil {
+	if a.Heap && a.THP {
+		return fmt.Errorf("a range in the heap area and the THP area at once")
+	}
+	if err := CheckVMARangeIn(a.Region(), a.Start, a.Pages, window); err != nil {
 		return err
 	}
 	if a.File < 0 || a.File > VMAMaxHandles {
 		return fmt.Errorf("file handle %d: want 0..%d", a.File, VMAMaxHandles)
 	}
-	if a.Offset < 0 || a.Offset+a.Pages > VMAFileOffsetMax {
+	if a.Offset < 0 || (a.File != 0 || a.Offset != 0) && a.Offset+a.Pages > VMAFileOffsetMax {
 		return fmt.Errorf("file offset %d+%d pages: want at most %d", a.Offset, a.Pages, VMAFileOffsetMax)
 	}
-	if err := CheckVMARangeIn(a.Heap, a.Start, a.NewPages, window); err != nil {
+	if err := CheckVMARangeIn(a.Region(), a.Start, a.NewPages, window); err != nil {
 		return fmt.Errorf("new length: %w", err)
 	}
 	if a.Fixed {
-		if err := CheckVMARangeIn(a.Heap, a.Target, a.NewPages, window); err != nil {
+		if err := CheckVMARangeIn(a.Region(), a.Target, a.NewPages, window); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 	}
-	if a.MayMove && (a.Fixed || a.Heap) {
+	if a.MayMove && (a.Fixed || a.Region() != RegionWindow) {
 		return fmt.Errorf("maymove: want a window range and no fixed target")
 	}
 	if a.Break < -VMABrkBelow || a.Break > VMAHeapPages {
@@ -391,9 +439,12 @@ func CheckVMAFileArgs(f VMAFileArgs) error {
 	return nil
 }
 
-func regionName(heap bool) string {
-	if heap {
+func regionName(r VMARegion) string {
+	switch r {
+	case RegionHeap:
 		return "heap area"
+	case RegionTHP:
+		return "THP area"
 	}
 	return "window"
 }
@@ -539,6 +590,8 @@ type VMA struct {
 	// Pkey is the protection key (smaps ProtectionKey), 0 by default.
 	Pkey  int
 	Flags VMAFlags
+	// THP: the VMA lies in the THP area.
+	THP bool
 }
 
 // VMAState is the observable state of an address space.
@@ -554,26 +607,28 @@ type VMAState struct {
 }
 
 // ObserveVMAs is the VMAs field of a state: each of vmas (in address
-// order) as observe shows it, the window's before the heap area's, nil
-// when there are none. Every address space writes its state through it,
-// so the canonical order is said once.
+// order) as observe shows it, the window's, then the heap area's, then
+// the THP area's, nil when there are none. Every address space writes its
+// state through it, so the canonical order is said once.
 func ObserveVMAs[V any](vmas []V, observe func(V) (VMA, error)) ([]VMA, error) {
-	var window, heap []VMA
+	var regions [regionBoth + 1][]VMA
+	n := 0
 	for _, v := range vmas {
 		o, err := observe(v)
 		if err != nil {
 			return nil, err
 		}
-		if o.Heap {
-			heap = append(heap, o)
-		} else {
-			window = append(window, o)
-		}
+		regions[o.Region()] = append(regions[o.Region()], o)
+		n++
 	}
-	if len(window)+len(heap) == 0 {
+	if n == 0 {
 		return nil, nil
 	}
-	return append(window, heap...), nil
+	out := make([]VMA, 0, n)
+	for _, r := range regions {
+		out = append(out, r...)
+	}
+	return out, nil
 }
 
 // formatBrk writes a break: "N" pages, or "N+B" with B bytes more.
@@ -613,11 +668,7 @@ func parseBrk(s string) (pages, bytes int64, err error) {
 // and the VmFlags mnemonics ("-" for none).
 func FormatVMA(v VMA) string {
 	var b strings.Builder
-	region := "w"
-	if v.Heap {
-		region = "h"
-	}
-	fmt.Fprintf(&b, "%s:%d-%d %s %s", region, v.Start, v.End, v.Perms, formatBacking(v))
+	fmt.Fprintf(&b, "%s%d-%d %s %s", regionPrefix(v.Region()), v.Start, v.End, v.Perms, formatBacking(v))
 	if v.HeapLabel {
 		b.WriteString(" [heap]")
 	}
@@ -689,8 +740,10 @@ func parseVMARange(v *VMA, s string) error {
 		return fmt.Errorf("want region:start-end, got %q", s)
 	case region == "h":
 		v.Heap = true
+	case region == "t":
+		v.THP = true
 	case region != "w":
-		return fmt.Errorf("region %q: want w or h", region)
+		return fmt.Errorf("region %q: want w, h or t", region)
 	}
 	a, b, ok := cutRange(rng)
 	start, err1 := strconv.ParseInt(a, 10, 64)

@@ -105,10 +105,10 @@ func flagDelta(sign string, f VMAFlags) string {
 }
 
 // vmaBefore reports whether x lies wholly before y in address order (the
-// window's VMAs, then the heap area's).
+// window's VMAs, then the heap area's, then the THP area's).
 func vmaBefore(x, y VMA) bool {
-	if x.Heap != y.Heap {
-		return !x.Heap
+	if x.Region() != y.Region() {
+		return x.Region() < y.Region()
 	}
 	return x.End <= y.Start
 }
@@ -184,5 +184,5 @@ func localMerge(as, bs []VMA) string {
 // joinable reports whether v continues last: adjacent, in the same
 // region, with the same attributes (mergedVMAs joins them).
 func joinable(last, v VMA) bool {
-	return last.Heap == v.Heap && last.End == v.Start && sameAttributes(last, v)
+	return last.Region() == v.Region() && last.End == v.Start && sameAttributes(last, v)
 }

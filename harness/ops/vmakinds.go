@@ -61,31 +61,36 @@ const KindSeal Kind = 90
 // apart, as KindSeal's does.
 const KindMemlock Kind = 91
 
-// rangeField writes and reads a range "w:S+P" (window) or "h:S+P" (heap
-// area); with pages false, one page "w:S".
+// rangeField writes and reads a range "w:S+P" (window), "h:S+P" (heap
+// area) or "t:S+P" (THP area); with pages false, one page "w:S".
 type rangeField struct{ pages bool }
 
 func (f rangeField) format(o *Op) string {
-	s := regionPrefix(o.VMA.Heap) + strconv.FormatInt(o.VMA.Start, 10)
+	s := regionPrefix(o.VMA.Region()) + strconv.FormatInt(o.VMA.Start, 10)
 	if f.pages {
 		s += "+" + strconv.FormatInt(o.VMA.Pages, 10)
 	}
 	return s
 }
 
-func regionPrefix(heap bool) string {
-	if heap {
+func regionPrefix(r VMARegion) string {
+	switch r {
+	case RegionHeap:
 		return "h:"
+	case RegionTHP:
+		return "t:"
+	case regionBoth:
+		return "h+t:"
 	}
 	return "w:"
 }
 
 func (f rangeField) parse(o *Op, text string) error {
 	region, rest, ok := strings.Cut(text, ":")
-	if !ok || (region != "w" && region != "h") {
-		return fmt.Errorf("range %q: want w:START+PAGES (window) or h:START+PAGES (heap area)", clip(text))
+	if !ok || (region != "w" && region != "h" && region != "t") {
+		return fmt.Errorf("range %q: want w:START+PAGES (window), h:START+PAGES (heap area) or t:START+PAGES (THP area)", clip(text))
 	}
-	o.VMA.Heap = region == "h"
+	o.VMA.Heap, o.VMA.THP = region == "h", region == "t"
 	start, pages := rest, "1"
 	if f.pages {
 		if start, pages, ok = strings.Cut(rest, "+"); !ok {
@@ -211,14 +216,14 @@ func init() {
 		return flagBit(name, func(o *Op) *VMAMapFlags { return &o.VMA.Flags }, bit)
 	}
 	pages := func(name string, p func(*Op) *int64) Arg {
-		return named(name, dec(p, 0, VMAHeapPages+VMAWindowPages, 0))
+		return named(name, dec(p, 0, VMAMemlockMax, 0))
 	}
 	rng := pos(rangeField{pages: true})
 	registerSnapshotPart(snapshotPart{rank: 50, name: "vma", subsystem: "vma", format: func(s *Snapshot, b *strings.Builder) {
 		b.WriteString(FormatVMAState(s.VMA))
 	}})
 	register(SubsystemSpec{Name: "vma", Uses: []string{"vma"}},
-		KindSpec{Kind: KindMap, Name: "map", Doc: "mmap(MAP_FIXED) of PAGES pages at START of the window (w:) or heap area (h:), anonymous or of a file fN at page offset off=", Subsystem: "vma",
+		KindSpec{Kind: KindMap, Name: "map", Doc: "mmap(MAP_FIXED) of PAGES pages at START of the window (w:), heap area (h:) or THP area (t:), anonymous or of a file fN at page offset off=", Subsystem: "vma",
 			Args: []Arg{rng, pos(protField{}),
 				mapFlag("shared", MapShared), mapFlag("noreserve", MapNoReserve), mapFlag("populate", MapPopulate),
 				mapFlag("locked", MapLocked), mapFlag("stack", MapStack),

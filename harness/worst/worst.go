@@ -445,7 +445,7 @@ func (s *search) vary(po ops.PatternOp) ops.PatternOp {
 	switch {
 	case !po.Vary.IsZero() && s.rng.IntN(3) == 0:
 		po.Vary = ops.Vary{}
-	case ops.HasRange(po.Op.Kind) && !po.Op.VMA.Heap:
+	case ops.HasRange(po.Op.Kind) && po.Op.VMA.Region() == ops.RegionWindow:
 		po.Vary.Page = 1 + s.rng.Int64N(4)
 	case spec != nil && spec.Task:
 		po.Vary.Task = true

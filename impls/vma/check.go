@@ -52,8 +52,8 @@ func (s *Space) Check() error {
 	return nil
 }
 
-// inRegion: v lies inside the window or inside the heap area.
+// inRegion: v lies inside the window, the heap area or the THP area.
 func (s *Space) inRegion(v *VMA) bool {
 	in := func(base, pages int64) bool { return v.Start >= base && v.End <= base+pages }
-	return in(windowBase, s.windowPages()) || in(heapBase, ops.VMAHeapPages)
+	return in(windowBase, s.windowPages()) || in(heapBase, ops.VMAHeapPages) || in(thpBase, ops.VMATHPPages)
 }

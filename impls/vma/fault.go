@@ -94,10 +94,10 @@ func (s *Space) readAllocates(v *VMA) bool {
 
 // Touch is one access to a page.
 func (s *Space) Touch(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMARangeIn(a.Heap, a.Start, 1, s.windowPages()); err != nil {
+	if err := ops.CheckVMARangeIn(a.Region(), a.Start, 1, s.windowPages()); err != nil {
 		return 0, err
 	}
-	if !s.handleFault(s.abs(a.Heap, a.Start), a.Write) {
+	if !s.handleFault(s.abs(a.Region(), a.Start), a.Write) {
 		return ops.EFAULT, nil
 	}
 	return ops.OK, nil

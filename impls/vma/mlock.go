@@ -12,7 +12,7 @@ func (s *Space) Lock(a ops.VMAArgs) (ops.Errno, error) {
 	if a.OnFault {
 		flags |= VMLockOnFault
 	}
-	start := s.abs(a.Heap, a.Start)
+	start := s.abs(a.Region(), a.Start)
 	if errno := s.mlockLimit(start, start+a.Pages); errno != ops.OK {
 		return errno, nil
 	}
@@ -30,7 +30,7 @@ func (s *Space) Unlock(a ops.VMAArgs) (ops.Errno, error) {
 	if err := s.check(a); err != nil {
 		return 0, err
 	}
-	start := s.abs(a.Heap, a.Start)
+	start := s.abs(a.Region(), a.Start)
 	return s.applyVMALockFlags(start, start+a.Pages, 0), nil
 }
 

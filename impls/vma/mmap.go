@@ -16,7 +16,7 @@ func (s *Space) Map(a ops.VMAArgs) (ops.Errno, error) {
 	if a.Pages == 0 {
 		return ops.EINVAL, nil
 	}
-	addr := s.abs(a.Heap, a.Start)
+	addr := s.abs(a.Region(), a.Start)
 	flags, pgoff, errno := s.doMmapFlags(a, f, addr)
 	if errno != ops.OK {
 		return errno, nil
@@ -164,7 +164,7 @@ func (s *Space) Unmap(a ops.VMAArgs) (ops.Errno, error) {
 	if a.Pages == 0 {
 		return ops.EINVAL, nil
 	}
-	start := s.abs(a.Heap, a.Start)
+	start := s.abs(a.Region(), a.Start)
 	_, _, errno := s.vmsGatherMunmapVMAs(start, start+a.Pages)
 	return errno, nil
 }

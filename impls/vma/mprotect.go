@@ -13,7 +13,7 @@ func (s *Space) Protect(a ops.VMAArgs) (ops.Errno, error) {
 	if a.Pages == 0 {
 		return ops.OK, nil
 	}
-	start := s.abs(a.Heap, a.Start)
+	start := s.abs(a.Region(), a.Start)
 	end := start + a.Pages
 	v := s.layout.Find(start)
 	if v == nil || v.Start >= end || v.Start > start {

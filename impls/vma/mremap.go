@@ -33,12 +33,12 @@ func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
 		_, errno, err := s.RemapMayMove(a)
 		return errno, err
 	}
-	vrm := &remapState{addr: s.abs(a.Heap, a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
+	vrm := &remapState{addr: s.abs(a.Region(), a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
 	if vrm.newLen == 0 {
 		return ops.EINVAL, nil
 	}
 	if vrm.fixed {
-		vrm.newAddr = s.abs(a.Heap, a.Target)
+		vrm.newAddr = s.abs(a.Region(), a.Target)
 		if s.rules.Quirks&ops.QuirkRemapLookupFirst != 0 {
 			errno := s.mremapToLookupFirst(vrm)
 			if errno == ops.OK && vrm.populateExpand {
@@ -301,7 +301,7 @@ func (s *Space) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
 	if err := ops.CheckVMAArgs(a); err != nil {
 		return 0, 0, err
 	}
-	vrm := &remapState{addr: s.abs(false, a.Start), oldLen: a.Pages, newLen: a.NewPages, mayMove: true}
+	vrm := &remapState{addr: s.abs(ops.RegionWindow, a.Start), oldLen: a.Pages, newLen: a.NewPages, mayMove: true}
 	if vrm.newLen == 0 {
 		return 0, ops.EINVAL, nil
 	}

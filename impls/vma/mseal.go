@@ -18,7 +18,7 @@ func (s *Space) Seal(a ops.VMAArgs) (ops.Errno, error) {
 	if a.Pages == 0 {
 		return ops.OK, nil
 	}
-	start := s.abs(a.Heap, a.Start)
+	start := s.abs(a.Region(), a.Start)
 	end := start + a.Pages
 	if s.rangeContainsUnmapped(start, end) {
 		return ops.ENOMEM, nil

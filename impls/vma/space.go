@@ -6,12 +6,14 @@ import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
 
-// Where the two regions live in the model's page numbers. Only differences
-// within a region are observable; the anonymous pgoff of a VMA is its page
-// number here, as the kernel's is its virtual page number.
+// Where the three regions live in the model's page numbers. Only
+// differences within a region are observable; the anonymous pgoff of a VMA
+// is its page number here, as the kernel's is its virtual page number. The
+// THP area lies far above the widest window a pattern measures.
 const (
 	heapBase   int64 = 1 << 16
 	windowBase int64 = 1 << 24
+	thpBase    int64 = 1 << 25
 )
 
 // ebadf is EBADF, which the shared errno table does not name.
@@ -95,9 +97,12 @@ func (s *Space) Rules() Rules { return s.rules }
 func (s *Space) Walks() Walks { return s.layout.Counts() }
 
 // abs turns a page of a region into a page of the model.
-func (s *Space) abs(heap bool, page int64) int64 {
-	if heap {
+func (s *Space) abs(r ops.VMARegion, page int64) int64 {
+	switch r {
+	case ops.RegionHeap:
 		return s.startBrk + page
+	case ops.RegionTHP:
+		return thpBase + page
 	}
 	return windowBase + page
 }
@@ -115,6 +120,8 @@ func (s *Space) State() (ops.VMAState, error) {
 func (s *Space) observe(v *VMA, shm map[*Inode]int) (ops.VMA, error) {
 	o := ops.VMA{Perms: v.Flags.perms(), Flags: ops.VMAFlags(v.Flags & smapsMask)}
 	switch {
+	case v.Start >= thpBase:
+		o.THP, o.Start, o.End = true, v.Start-thpBase, v.End-thpBase
 	case v.Start >= windowBase:
 		o.Start, o.End = v.Start-windowBase, v.End-windowBase
 	case v.Start >= heapBase:
@@ -124,7 +131,7 @@ func (s *Space) observe(v *VMA, shm map[*Inode]int) (ops.VMA, error) {
 			o.HeapLabel = v.File == nil && v.Start <= s.brk && v.End >= s.startBrk
 		}
 	default:
-		return o, fmt.Errorf("vma: VMA at page %d lies in neither region", v.Start)
+		return o, fmt.Errorf("vma: VMA at page %d lies in no region", v.Start)
 	}
 	if v.Flags&VMPkeyExecOnly != 0 {
 		o.Pkey = execOnlyPkey

@@ -6,7 +6,9 @@ import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 // carries, so that every drawn operation survives a text round trip.
 
 func args(r int, start, pages int64) ops.VMAArgs {
-	return ops.VMAArgs{Heap: r == heap, Start: start, Pages: pages}
+	a := ops.VMAArgs{Start: start, Pages: pages}
+	a.SetRegion(regionOf(r))
+	return a
 }
 
 func mapOp(r int, start, pages int64, like page, populate bool) ops.Op {

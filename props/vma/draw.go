@@ -127,8 +127,14 @@ func (s *Shadow) mapping(src Source, r int, start, n int64, like page) ops.Op {
 	return mapOp(r, start, n, like, populate)
 }
 
-// mapAnywhere maps a few pages at an edge or anywhere in the hot part.
+// mapAnywhere maps a few pages at an edge or anywhere in the hot part; in
+// the THP area one time in three a whole PMD-aligned half, or both.
 func (s *Shadow) mapAnywhere(src Source, r int) ops.Op {
+	if r == thp && oneIn(src, 3, "a huge page's range?") {
+		start := engine.Pick(src, []int64{0, thpUnits / 2}, "half")
+		n := min(engine.Pick(src, []int64{thpUnits / 2, thpUnits}, "units"), limit(r)-start)
+		return s.mapping(src, r, start, n, s.freshAttrs(src, r, start, n))
+	}
 	start := s.pickPoint(src, r)
 	n := 1 + int64(src.Intn(int(min(8, limit(r)-start)), "pages"))
 	return s.mapping(src, r, start, n, s.freshAttrs(src, r, start, n))
@@ -162,7 +168,7 @@ func (s *Shadow) vary(src Source, r int, like page, start, n int64) page {
 	default:
 		if like.file != 0 {
 			like.file, like.off = 0, 0
-		} else if hs := s.bound(); len(hs) > 0 {
+		} else if hs := s.bound(); len(hs) > 0 && r == window {
 			like.file, like.off = engine.Pick(src, hs, "handle"), start
 		}
 	}
@@ -395,14 +401,21 @@ func (s *Shadow) lock(src Source, r int) ops.Op {
 func (s *Shadow) pickLimit(src Source, r int, start, n int64) int64 {
 	var locked, inside int64
 	for q := range s.pages {
+		unit := int64(1)
+		if q == thp {
+			unit = thpUnit
+		}
 		for p, pg := range s.pages[q] {
 			if pg.mapped && pg.locked {
-				locked++
+				locked += unit
 				if q == r && int64(p) >= start && int64(p) < start+n {
-					inside++
+					inside += unit
 				}
 			}
 		}
+	}
+	if r == thp {
+		n *= thpUnit
 	}
 	fits := locked + n - inside
 	limit := engine.Pick(src, []int64{fits, fits - 1, 0, locked, fits + 1, int64(src.Intn(17, "small limit"))}, "limit")
@@ -433,5 +446,5 @@ func (s *Shadow) seal(src Source, r int) ops.Op {
 		n = 0
 	}
 	s.sealed = n > 0
-	return ops.Op{Kind: ops.KindSeal, VMA: ops.VMAArgs{Heap: r == heap, Start: start, Pages: n}}
+	return ops.Op{Kind: ops.KindSeal, VMA: args(r, start, n)}
 }

@@ -9,6 +9,7 @@ import (
 const (
 	famDontFork   = 3
 	famWipeOnFork = 5
+	famHugePage   = 4
 )
 
 // forkStep draws a fork, one time in three after advising part of a

@@ -46,14 +46,17 @@ type Shadow struct {
 	swarm engine.Swarm
 	// hot is, per region, the part most operations target: small enough
 	// that mappings keep meeting their neighbours.
-	hot     [2]int64
+	hot     [3]int64
 	handles [ops.VMAMaxHandles + 1]handle
 	descs   int
 	files   int
 	moves   []move
 	// edges are the ends of recent ranges, per region, which later ranges
 	// start or end on.
-	edges [2][]int64
+	edges [3][]int64
+	// huge: the script works in the THP area where it would in the
+	// window, two times in three.
+	huge bool
 	// sealed: the script sealed something already; one seal a script is
 	// enough (what it seals refuses most later changes).
 	sealed bool
@@ -67,12 +70,18 @@ type Shadow struct {
 
 // NewShadow returns the shadow of an empty address space, with the
 // script's swarm weights and hot parts drawn from src; one script in two
-// starts with a set-up.
+// starts with a set-up. One script in five works in the THP area too, and
+// starts with a huge page there one time in two.
 func NewShadow(src Source) *Shadow {
 	s := &Shadow{swarm: engine.NewSwarm(src, int(numActions))}
 	s.hot[window] = engine.Pick(src, []int64{16, 12, 24, 16, 40, ops.VMAWindowPages}, "hot window pages")
 	s.hot[heap] = engine.Pick(src, []int64{12, 8, 20, ops.VMAHeapPages}, "hot heap pages")
-	if src.Intn(2, "set-up?") == 1 {
+	s.hot[thp] = thpUnits
+	s.huge = oneIn(src, 5, "THP area?")
+	switch {
+	case s.huge && src.Intn(2, "a huge page first?") == 1:
+		s.pending = s.hugeSetUp(src)
+	case src.Intn(2, "set-up?") == 1:
 		s.pending = s.setUp(src)
 	}
 	return s
@@ -116,7 +125,59 @@ var baseMenu = []action{
 }
 
 // Step draws one operation and advances the shadow by its expected effect.
-func (s *Shadow) Step(src Source) ops.Op {
+func (s *Shadow) Step(src Source) ops.Op { return s.inPages(src, s.step(src)) }
+
+// inPages turns an operation on the THP area from the shadow's units into
+// pages: a touch lands on any page of its unit.
+//
+// Nothing drawn there reads a page in: where the kernel can map the huge
+// zero page, a read fault gives the VMA an anon_vma first
+// (do_huge_pmd_anonymous_page), which a read fault of a base page does not
+// (it maps the zero page), and which page tables decide, not a layout: the
+// models keep no page tables. So a touch there writes, a map of private
+// memory without write populates and locks nothing, a lock of such memory
+// is MLOCK_ONFAULT, and a locked range of it does not grow.
+func (s *Shadow) inPages(src Source, op ops.Op) ops.Op {
+	if !op.VMA.THP {
+		return op
+	}
+	a := &op.VMA
+	readIn := func(start, n int64) bool { // a page of the units is read in if populated
+		for p := max(start, 0); p < min(start+max(n, 1), limit(thp)); p++ {
+			if pg := s.pages[thp][p]; pg.mapped && pg.flags&ops.MapShared == 0 && pg.prot&ops.ProtWrite == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	locked := func(p int64) bool { pg := s.at(thp, p); return pg.mapped && pg.locked }
+	switch op.Kind {
+	case ops.KindTouch:
+		if !a.Write {
+			a.Write = true
+			s.doWrite(thp, a.Start)
+		}
+	case ops.KindMap:
+		if a.Flags&ops.MapShared == 0 && a.Prot&ops.ProtWrite == 0 {
+			a.Flags &^= ops.MapPopulate | ops.MapLocked
+		}
+	case ops.KindLock:
+		if readIn(a.Start, a.Pages) {
+			a.OnFault = true
+		}
+	case ops.KindRemap:
+		if a.NewPages > a.Pages && (locked(a.Start) && readIn(a.Start, 1) || a.Fixed && locked(a.Target) && readIn(a.Target, 1)) {
+			a.NewPages = a.Pages
+		}
+	}
+	a.Start, a.Pages, a.NewPages, a.Target = a.Start*thpUnit, a.Pages*thpUnit, a.NewPages*thpUnit, a.Target*thpUnit
+	if op.Kind == ops.KindTouch {
+		a.Start += int64(src.Intn(thpUnit, "page of the unit"))
+	}
+	return op
+}
+
+func (s *Shadow) step(src Source) ops.Op {
 	if len(s.pending) > 0 {
 		op := s.pending[0]
 		s.pending = s.pending[1:]
@@ -179,11 +240,15 @@ func (s *Shadow) Step(src Source) ops.Op {
 	return s.bad(src)
 }
 
-// region draws the region of the next operation: mostly the window, the
-// heap area one time in six.
+// region draws the region of the next operation: mostly the window (or,
+// two times in three, the THP area in a script that works there), the heap
+// area one time in six.
 func (s *Shadow) region(src Source) int {
 	if src.Intn(6, "heap area?") == 5 {
 		return heap
+	}
+	if s.huge && src.Intn(3, "THP area?") != 0 {
+		return thp
 	}
 	return window
 }

@@ -28,9 +28,9 @@ func CheckInvariants(s ops.Snapshot) error {
 		}
 		prev := st.VMAs[i-1]
 		switch {
-		case prev.Heap && !v.Heap:
-			return fmt.Errorf("%s: a window VMA after the heap area's", ops.FormatVMA(v))
-		case prev.Heap == v.Heap && v.Start < prev.End:
+		case prev.Region() > v.Region():
+			return fmt.Errorf("%s: out of the regions' order (the window's VMAs, the heap area's, the THP area's)", ops.FormatVMA(v))
+		case prev.Region() == v.Region() && v.Start < prev.End:
 			return fmt.Errorf("%s: overlaps or comes before %s", ops.FormatVMA(v), ops.FormatVMA(prev))
 		}
 	}
@@ -50,8 +50,8 @@ var (
 
 // checkVMA checks one VMA on its own.
 func checkVMA(v ops.VMA) error {
-	if v.Start < 0 || v.End <= v.Start || v.End > ops.VMARegionLimit(v.Heap) {
-		return fmt.Errorf("empty or outside its region (0..%d)", ops.VMARegionLimit(v.Heap))
+	if v.Start < 0 || v.End <= v.Start || v.End > ops.VMARegionLimit(v.Region()) {
+		return fmt.Errorf("empty or outside its region (0..%d)", ops.VMARegionLimit(v.Region()))
 	}
 	has := func(m string) bool { f, _ := ops.VMAFlag(m); return v.Flags&f != 0 }
 	if (v.Perms&ops.PermShared != 0) != has("ms") {

@@ -94,6 +94,18 @@ func (s *Shadow) moveAway(src Source, r int) ops.Op {
 	if !ok {
 		return s.mapAnywhere(src, r)
 	}
+	if r == thp && oneIn(src, 3, "a half to the other?") {
+		// Both ends aligned to a PMD: a huge page moves whole
+		// (move_huge_pmd), page tables move a PMD at a time.
+		halves := []int64{0, thpUnits / 2}
+		if run.start%(thpUnits/2) == 0 && run.pages() >= thpUnits/2 {
+			halves = []int64{run.start, run.start, 0, thpUnits / 2}
+		}
+		from := engine.Pick(src, halves, "half")
+		s.doMove(r, from, thpUnits/2, thpUnits/2-from)
+		s.moves = append(s.moves, move{region: r, from: from, to: thpUnits/2 - from, size: thpUnits / 2})
+		return remapToOp(r, from, thpUnits/2, thpUnits/2, thpUnits/2-from)
+	}
 	start, old := run.start, run.pages()
 	if src.Intn(3, "part?") == 2 {
 		start, old = partOf(src, run)

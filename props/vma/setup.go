@@ -29,6 +29,21 @@ func (s *Shadow) setUp(src Source) []ops.Op {
 	return out
 }
 
+// hugeSetUp maps a PMD-aligned half of the THP area (or all of it),
+// read-write or, one time in four, advised hugepage first, and writes it:
+// where transparent huge pages are enabled (always, or madvise with the
+// advice), the write fault maps a huge page with one PMD.
+func (s *Shadow) hugeSetUp(src Source) []ops.Op {
+	start := engine.Pick(src, []int64{0, thpUnits / 2}, "half")
+	n := min(engine.Pick(src, []int64{thpUnits / 2, thpUnits}, "units"), limit(thp)-start)
+	out := []ops.Op{s.mapping(src, thp, start, n, page{prot: rw})}
+	if oneIn(src, 4, "advise hugepage?") {
+		s.each(thp, start, n, func(p *page) { p.advice |= 1 << famHugePage })
+		out = append(out, adviseOp(thp, start, n, ops.AdviceHugePage))
+	}
+	return append(out, s.write(thp, start+int64(src.Intn(int(n), "unit"))))
+}
+
 // write is a write to page p of r.
 func (s *Shadow) write(r int, p int64) ops.Op {
 	s.doWrite(r, p)

@@ -2,10 +2,21 @@ package vma
 
 import "github.com/ipcfuzz/ipcfuzz/harness/ops"
 
-// The two regions, as indices of the shadow's arrays.
+// The three regions, as indices of the shadow's arrays.
 const (
 	window = 0
 	heap   = 1
+	thp    = 2
+)
+
+// The shadow draws the THP area in units of thpUnit pages, thpUnits of
+// them: the same sixty-four places as the window's, each a sixteenth of a
+// PMD, so that the window's neighbours, holes and moves are drawn there
+// too, at a scale where one mapping can hold a huge page (32 units,
+// aligned). Step turns them into pages.
+const (
+	thpUnit  = ops.VMATHPPages / ops.VMAWindowPages
+	thpUnits = ops.VMAWindowPages
 )
 
 // page is the generator's idea of one page of a region: whether it is
@@ -47,13 +58,32 @@ type span struct{ start, end int64 }
 
 func (s span) pages() int64 { return s.end - s.start }
 
-// space is the generator's picture of both regions and the break.
+// space is the generator's picture of the three regions and the break.
 type space struct {
-	pages [2][ops.VMAWindowPages]page
+	pages [3][ops.VMAWindowPages]page
 	brk   int64
 }
 
-func limit(r int) int64 { return ops.VMARegionLimit(r == heap) }
+func limit(r int) int64 {
+	switch r {
+	case heap:
+		return ops.VMAHeapPages
+	case thp:
+		return thpUnits
+	}
+	return ops.VMAWindowPages
+}
+
+// regionOf is the region of the vocabulary r stands for.
+func regionOf(r int) ops.VMARegion {
+	switch r {
+	case heap:
+		return ops.RegionHeap
+	case thp:
+		return ops.RegionTHP
+	}
+	return ops.RegionWindow
+}
 
 func (s *space) at(r int, p int64) page {
 	if p < 0 || p >= limit(r) {

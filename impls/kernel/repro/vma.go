@@ -21,7 +21,7 @@ func init() {
 		return fmt.Sprintf("long r = mprotect((void *)%s, %s, %d);", addr, length, a.Prot), nil
 	}), ops.KindProtect)
 	steps.Add(text(func(_ *gen, op ops.Op) string {
-		return fmt.Sprintf("\ttouch(out, %s, %d);\n", vmaAddr(op.VMA.Heap, op.VMA.Start), b2i(op.VMA.Write))
+		return fmt.Sprintf("\ttouch(out, %s, %d);\n", vmaAddr(op.VMA.Region(), op.VMA.Start), b2i(op.VMA.Write))
 	}), ops.KindTouch)
 	steps.Add(vmaCall(func(a ops.VMAArgs, addr, length string) (string, error) {
 		n, ok := madv.Number(a.Advice)
@@ -64,9 +64,12 @@ func init() {
 }
 
 // vmaAddr is the C expression of page p of op's region.
-func vmaAddr(heap bool, p int64) string {
-	if heap {
+func vmaAddr(r ops.VMARegion, p int64) string {
+	switch r {
+	case ops.RegionHeap:
 		return fmt.Sprintf("(start_brk + %dUL * PAGE)", p)
+	case ops.RegionTHP:
+		return fmt.Sprintf("(thp_base + %dUL * PAGE)", p)
 	}
 	return fmt.Sprintf("(window_base + %dUL * PAGE)", p)
 }
@@ -77,7 +80,7 @@ func vmaAddr(heap bool, p int64) string {
 func vmaCall(call func(a ops.VMAArgs, addr, length string) (string, error)) writer {
 	return writer{body: func(_ *gen, op ops.Op) (string, error) {
 		a := op.VMA
-		c, err := call(a, vmaAddr(a.Heap, a.Start), fmt.Sprintf("%dUL * PAGE", a.Pages))
+		c, err := call(a, vmaAddr(a.Region(), a.Start), fmt.Sprintf("%dUL * PAGE", a.Pages))
 		if err != nil {
 			return "", err
 		}
@@ -115,11 +118,11 @@ func mmapCall(a ops.VMAArgs, addr, length string) (string, error) {
 func remapStep(g *gen, op ops.Op) (string, error) {
 	a := op.VMA
 	if a.MayMove {
-		return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", vmaAddr(a.Heap, a.Start), a.Pages, a.NewPages), nil
+		return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", vmaAddr(a.Region(), a.Start), a.Pages, a.NewPages), nil
 	}
 	return vmaCall(func(a ops.VMAArgs, addr, length string) (string, error) {
 		if a.Fixed {
-			return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Heap, a.Target)), nil // MREMAP_MAYMOVE | MREMAP_FIXED
+			return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Region(), a.Target)), nil // MREMAP_MAYMOVE | MREMAP_FIXED
 		}
 		return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 0);", addr, length, a.NewPages), nil
 	}).body(g, op)

@@ -37,7 +37,9 @@
 // helper itself, which also checks that its parent is still the one that
 // started it: it never outlives the process driving it, even one killed
 // with SIGKILL. At start it checks that the window (a page above it and as
-// many pages below it as it has) is free with MAP_FIXED_NOREPLACE, and
+// many pages below it as it has) and the THP area (Options.THPBase, 2 MiB
+// aligned, 1 GiB above the window by default) are free with
+// MAP_FIXED_NOREPLACE, and
 // refuses in one line if not;
 // finds start_brk in /proc/self/stat and checks that the heap area (and the
 // page below start_brk) is free, so that no VMA of the program itself can
@@ -66,13 +68,13 @@
 // # Seals
 //
 // A sealed VMA stays for the life of the process: a reset that cannot
-// unmap the window or the heap area says EPERM, and Restarting replaces
+// unmap the window, the heap area or the THP area says EPERM, and Restarting replaces
 // the helper by a new one (which checks the window and probes the quirks
 // again) before the next script.
 //
 // # Reset
 //
-// Reset unmaps the window and the heap area, puts the break back at
+// Reset unmaps the window, the heap area and the THP area, puts the break back at
 // start_brk (giving the shrink a page to unmap if the script unmapped the
 // heap under the break) and closes every file. That returns the layout to
 // the initial state exactly: the tests run a thousand scripts on one

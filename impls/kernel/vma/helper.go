@@ -106,7 +106,8 @@ func (h *Helper) spawn(path string, started chan<- error) {
 func (h *Helper) command(path string) (*exec.Cmd, error) {
 	cmd := exec.Command(path,
 		strconv.FormatUint(h.opt.WindowBase, 16), strconv.Itoa(ops.VMAWindowPages), strconv.Itoa(ops.VMAHeapPages),
-		strconv.Itoa(ops.VMAFilePages), strconv.FormatUint(h.opt.MeasureBase, 16), strconv.Itoa(os.Getpid()))
+		strconv.Itoa(ops.VMAFilePages), strconv.FormatUint(h.opt.MeasureBase, 16), strconv.Itoa(os.Getpid()),
+		strconv.FormatUint(h.opt.THPBase, 16), strconv.Itoa(ops.VMATHPPages))
 	cmd.Args[0] = "ipcfuzz-vmahelper"
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

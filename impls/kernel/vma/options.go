@@ -7,6 +7,9 @@ const (
 	// DefaultWindowBase is where the window is: far above the heap and
 	// below where the kernel places mappings it chooses itself.
 	DefaultWindowBase = 0x200000000000
+	// THPAreaOffset is how far above the window base the THP area starts
+	// by default: 1 GiB, a multiple of a PMD's 2 MiB.
+	THPAreaOffset = 1 << 30
 	// DefaultMeasureBase is where the brk-expand workload maps its VMAs.
 	DefaultMeasureBase = 0x300000000000
 	// DefaultCallTimeout bounds one call to the helper.
@@ -17,6 +20,9 @@ const (
 type Options struct {
 	// WindowBase is the address of the window (page aligned).
 	WindowBase uint64
+	// THPBase is the address of the THP area (2 MiB aligned, above the
+	// window); default WindowBase + THPAreaOffset.
+	THPBase uint64
 	// MeasureBase is the address of the brk-expand workload's VMAs.
 	MeasureBase uint64
 	// CacheDir is where the helper is built; default
@@ -32,6 +38,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.WindowBase == 0 {
 		o.WindowBase = DefaultWindowBase
+	}
+	if o.THPBase == 0 {
+		o.THPBase = o.WindowBase + THPAreaOffset
 	}
 	if o.MeasureBase == 0 {
 		o.MeasureBase = DefaultMeasureBase

@@ -30,6 +30,7 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "VMA_RESP_FD", Value: responseFD},
 		cbuild.Const{Name: "REGION_WINDOW", Value: int64(regionWindow)},
 		cbuild.Const{Name: "REGION_HEAP", Value: int64(regionHeap)},
+		cbuild.Const{Name: "REGION_THP", Value: int64(regionTHP)},
 		cbuild.Const{Name: "REQUEST_SIZE", Value: requestSize},
 		cbuild.Const{Name: "RESPONSE_SIZE", Value: responseSize},
 	)

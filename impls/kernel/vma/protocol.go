@@ -42,7 +42,8 @@ import (
 //	reopen    a: handle, of, read-only                            inode
 //	dup       a: handle, of                                       inode
 //	state     -                                                   the break; smaps lines of the VMAs
-//	                                                              meeting the window or the heap area
+//	                                                              meeting the window, the heap area or
+//	                                                              the THP area
 //	                                                              (header, ProtectionKey, VmFlags)
 //	reset     -                                                   - (EPERM: something sealed stays;
 //	                                                              the helper must be replaced)
@@ -98,6 +99,7 @@ const (
 const (
 	regionWindow uint32 = iota // the window
 	regionHeap                 // the heap area
+	regionTHP                  // the THP area
 )
 
 const (
@@ -141,7 +143,7 @@ var refusals = []struct {
 	err  error
 }{
 	{-1, "BAD_REQUEST", errors.New("the helper refused the request: bad request")},
-	{-2, "BAD_RANGE", errors.New("the helper refused the request: range outside the window or the heap area")},
+	{-2, "BAD_RANGE", errors.New("the helper refused the request: range outside the window, the heap area and the THP area")},
 	{-3, "BAD_HANDLE", errors.New("the helper refused the request: bad file handle")},
 	{-4, "HELPER_FAILED", errors.New("the helper failed to carry the request out")},
 }

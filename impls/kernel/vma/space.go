@@ -16,8 +16,11 @@ import (
 
 // regionOf is the region of a range.
 func regionOf(a ops.VMAArgs) uint32 {
-	if a.Heap {
+	switch a.Region() {
+	case ops.RegionHeap:
 		return regionHeap
+	case ops.RegionTHP:
+		return regionTHP
 	}
 	return regionWindow
 }
@@ -262,15 +265,18 @@ func (h *Helper) parseState(text []byte, brk uint64) (ops.VMAState, error) {
 // observe places a VMA in its region and names its file.
 func (h *Helper) observe(sv smapsVMA, shm map[uint64]int) (ops.VMA, error) {
 	var v ops.VMA
-	wb, hb := h.opt.WindowBase, h.startBrk
+	wb, hb, tb := h.opt.WindowBase, h.startBrk, h.opt.THPBase
 	switch {
 	case sv.start >= wb && sv.end <= wb+ops.VMAWindowPages*pageSize:
 		v.Start, v.End = int64(sv.start-wb)/pageSize, int64(sv.end-wb)/pageSize
 	case sv.start >= hb && sv.end <= hb+ops.VMAHeapPages*pageSize:
 		v.Heap = true
 		v.Start, v.End = int64(sv.start-hb)/pageSize, int64(sv.end-hb)/pageSize
+	case sv.start >= tb && sv.end <= tb+ops.VMATHPPages*pageSize:
+		v.THP = true
+		v.Start, v.End = int64(sv.start-tb)/pageSize, int64(sv.end-tb)/pageSize
 	default:
-		return v, fmt.Errorf("VMA %x-%x is not inside the window or the heap area", sv.start, sv.end)
+		return v, fmt.Errorf("VMA %x-%x is not inside the window, the heap area or the THP area", sv.start, sv.end)
 	}
 	perms, err := ops.ParseVMAPerms(sv.perms)
 	if err != nil {

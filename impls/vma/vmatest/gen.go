@@ -64,7 +64,7 @@ func (g *gen) call() Call {
 		return Call{Op: Protect, Args: a}
 	case k < 56:
 		a := g.rangeArgs()
-		a.Start = min(a.Start+int64(g.r.IntN(int(max(a.Pages, 1)))), ops.VMARegionLimit(a.Heap)-1)
+		a.Start = min(a.Start+int64(g.r.IntN(int(max(a.Pages, 1)))), ops.VMARegionLimit(a.Region())-1)
 		a.Pages, a.Write = 1, g.chance(70)
 		return Call{Op: Touch, Args: a}
 	case k < 66:

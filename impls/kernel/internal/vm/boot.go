@@ -38,7 +38,7 @@ type Config struct {
 	Env []string
 	// Caps is the capabilities the guest's root keeps (Spec.Caps).
 	Caps string
-	// MemoryMB and CPUs size the guest; 0: 512 MB and 2.
+	// MemoryMB and CPUs size the guest; 0: DefaultMemoryMB and 2.
 	MemoryMB, CPUs int
 	// Console receives the guest's console lines and QEMU's messages; nil:
 	// discarded.
@@ -247,13 +247,19 @@ func start(c Config) (*QEMUGuest, <-chan string, *lastLines, error) {
 	return g, ready, tail, nil
 }
 
+// DefaultMemoryMB is a guest's memory unless Config says otherwise: above
+// the 512 MB under which a kernel turns transparent huge pages off by
+// default (hugepage_init), so that a guest runs its THP paths as the
+// kernel's configuration sets them, as a machine of ordinary size does.
+const DefaultMemoryMB = 1024
+
 // qemuArgs is QEMU's command line: no default devices, the accelerator,
 // the kernel and the initramfs, the console on stdout, the port on an
 // abstract unix socket.
 func qemuArgs(c Config, accel Accel, sock string, env []string) []string {
 	mem, cpus := c.MemoryMB, c.CPUs
 	if mem <= 0 {
-		mem = 512
+		mem = DefaultMemoryMB
 	}
 	if cpus <= 0 {
 		cpus = 2

@@ -16,7 +16,7 @@ func TestQEMUArgs(t *testing.T) {
 	c := Config{Image: &Image{Kernel: "/k/vmlinux"}}
 	args := strings.Join(qemuArgs(c, tcgAccel, "ipcfuzz-vm-1-ab", []string{"A=1", "B=2"}), " ")
 	for _, want := range []string{
-		"-nodefaults ", "-accel tcg,thread=multi -cpu max", "-smp 2 -m 512", "-kernel /k/vmlinux -initrd /dev/fd/3",
+		"-nodefaults ", "-accel tcg,thread=multi -cpu max", "-smp 2 -m 1024", "-kernel /k/vmlinux -initrd /dev/fd/3",
 		"console=ttyS0 panic=-1 quiet mitigations=off no_timer_check rdinit=/init A=1 B=2",
 		"socket,id=port0,path=ipcfuzz-vm-1-ab,abstract=on,server=on,wait=off",
 		"virtserialport,chardev=port0,name=" + PortName,

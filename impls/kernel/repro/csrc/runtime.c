@@ -560,13 +560,14 @@ RT int check(int step, const char *got, const char *want)
 #if REPRO_VMA
 /*
  * VMA scripts: the window (WINDOW_PAGES pages at WINDOW_BASE, far from
- * everything) and the heap area (HEAP_PAGES pages from the initial break)
- * are checked free with MAP_FIXED_NOREPLACE at start and left empty; the
+ * everything), the heap area (HEAP_PAGES pages from the initial break) and
+ * the THP area (THP_PAGES pages at thp_base, 2 MiB aligned) are checked free with MAP_FIXED_NOREPLACE at start and left empty; the
  * script's mmap, munmap, ... act inside them. Files are memfds of
  * FILE_PAGES pages, bound to handles.
  */
-enum { PAGE = 4096, WINDOW_PAGES = 64, HEAP_PAGES = 32, FILE_PAGES = 64, MAX_FILES = 8 };
+enum { PAGE = 4096, WINDOW_PAGES = 64, HEAP_PAGES = 32, FILE_PAGES = 64, MAX_FILES = 8, THP_PAGES = 1024 };
 static const unsigned long window_base = 0x200000000000UL;
+static const unsigned long thp_base = 0x200000000000UL + (1UL << 30);
 static unsigned long start_brk;
 static int file_fd[MAX_FILES + 1] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 static int file_of[MAX_FILES + 1];  /* the file a handle maps: the n-th opened */
@@ -604,6 +605,8 @@ RT void vma_setup(void)
 		setup_failed("the window is not free");
 	if (!region_free(start_brk, start_brk + (HEAP_PAGES + 1) * PAGE))
 		setup_failed("the heap area is not free");
+	if (!region_free(thp_base, thp_base + THP_PAGES * PAGE))
+		setup_failed("the THP area is not free");
 	if (pipe2(touch_pipe, O_CLOEXEC) < 0)
 		setup_failed("pipe");
 	static char line[4096];
@@ -769,8 +772,9 @@ RT void put_vma(char *out, const char *head, const char *vmflags, int pkey, unsi
 	if (sscanf(head, "%lx-%lx %7s %lx %*s %lu %255[^\n]", &a, &b, perms, &off, &ino, path) < 5)
 		setup_failed("parsing /proc/self/smaps");
 	int heap = a >= start_brk && b <= start_brk + HEAP_PAGES * PAGE && !(a >= window_base && b <= window_base + WINDOW_PAGES * PAGE);
-	unsigned long base = heap ? start_brk : window_base;
-	put(out, "%s:%lu-%lu %s ", heap ? "h" : "w", (a - base) / PAGE, (b - base) / PAGE, perms);
+	int thp = a >= thp_base && b <= thp_base + THP_PAGES * PAGE;
+	unsigned long base = heap ? start_brk : thp ? thp_base : window_base;
+	put(out, "%s:%lu-%lu %s ", heap ? "h" : thp ? "t" : "w", (a - base) / PAGE, (b - base) / PAGE, perms);
 	int file = 0, z = 0;
 	if (ino) {
 		for (int i = 1; i <= nfiles; i++)
@@ -818,18 +822,18 @@ RT void put_vma(char *out, const char *head, const char *vmflags, int pkey, unsi
 		put(out, " -");
 }
 
-/* layout writes the VMAs of the window, then of the heap area, and the
- * break: "[VMA | VMA ...] brk=N". */
+/* layout writes the VMAs of the window, then of the heap area, then of the
+ * THP area, and the break: "[VMA | VMA ...] brk=N". */
 RT void layout(char *out)
 {
 	static char smaps[1 << 20];
 	if (read_file("/proc/self/smaps", smaps, sizeof smaps) < 0)
 		setup_failed("reading /proc/self/smaps");
-	static char parts[2][OUT];
-	parts[0][0] = parts[1][0] = 0;
+	static char parts[3][OUT];
+	parts[0][0] = parts[1][0] = parts[2][0] = 0;
 	unsigned long shm[64];
 	int nshm = 0;
-	for (int pass = 0; pass < 2; pass++) { /* the window's VMAs, then the heap area's */
+	for (int pass = 0; pass < 3; pass++) { /* the window's VMAs, the heap area's, the THP area's */
 		char *l = smaps;
 		while (*l) {
 			char *nl = strchr(l, '\n');
@@ -837,6 +841,7 @@ RT void layout(char *out)
 			if (sscanf(l, "%lx-%lx ", &a, &b) == 2 && strchr(l, ' ') < (nl ? nl : l + strlen(l)) && l[strspn(l, "0123456789abcdef")] == '-') {
 				int win = a >= window_base && b <= window_base + WINDOW_PAGES * PAGE;
 				int hp = a >= start_brk && b <= start_brk + HEAP_PAGES * PAGE;
+				int th = a >= thp_base && b <= thp_base + THP_PAGES * PAGE;
 				char *head = l, *flags = "", *next = nl ? nl + 1 : l + strlen(l);
 				int pkey = 0;
 				/* its attribute lines, up to the next header */
@@ -851,7 +856,7 @@ RT void layout(char *out)
 					q = qn ? qn + 1 : q + strlen(q);
 					next = q;
 				}
-				if ((pass == 0 && win) || (pass == 1 && hp && !win)) {
+				if ((pass == 0 && win) || (pass == 1 && hp && !win) || (pass == 2 && th)) {
 					char *dst = parts[pass];
 					if (*dst)
 						put(dst, " | ");
@@ -866,7 +871,8 @@ RT void layout(char *out)
 		}
 	}
 	long above = (long)((unsigned long)syscall(SYS_brk, 0) - start_brk);
-	put(out, "[%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1], above / (long)PAGE);
+	put(out, "[%s%s%s%s%s] brk=%ld", parts[0], *parts[0] && *parts[1] ? " | " : "", parts[1],
+	    (*parts[0] || *parts[1]) && *parts[2] ? " | " : "", parts[2], above / (long)PAGE);
 	if (above % (long)PAGE) /* a break inside a page: "+bytes" */
 		put(out, "+%ld", above % (long)PAGE);
 }

@@ -9,6 +9,7 @@
  *
  * argv: vmahelper <window-base-hex> <window-pages> <heap-pages>
  *                 <file-pages> <measure-base-hex> <parent-pid>
+ *                 <thp-base-hex> <thp-pages>
  * fd VMA_REQ_FD: requests in; fd VMA_RESP_FD: responses out; fd 2: one
  * line if it refuses.
  */
@@ -116,7 +117,7 @@ static __attribute__((noreturn)) void refuse(const char *what, u64 a, u64 b)
 
 /* The configuration and the state of the helper. */
 enum { MAX_HANDLES = 8 };
-static u64 window_base, window_pages, heap_pages, file_pages, measure_base;
+static u64 window_base, window_pages, heap_pages, file_pages, measure_base, thp_base, thp_pages;
 static u64 start_brk;
 /* driver: the process that drives the helper (its parent, and a forked
  * child's parent by CLONE_PARENT). */
@@ -215,12 +216,12 @@ static int starts(const char *l, const char *p)
 
 /* The address ranges whose VMAs a snapshot shows. */
 struct ranges {
-	u64 a[2][2];
+	u64 a[3][2];
 };
 
 static int meets(const struct ranges *r, u64 s, u64 e)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (s < r->a[i][1] && e > r->a[i][0])
 			return 1;
 	return 0;
@@ -284,13 +285,21 @@ static void reply(i32 err, i64 val, const void *payload, u32 n)
 		die(3);
 }
 
-static u64 region_base(u32 region) { return region == REGION_HEAP ? start_brk : window_base; }
-static i64 region_pages(u32 region) { return region == REGION_HEAP ? heap_pages : window_pages; }
+static u64 region_base(u32 region)
+{
+	return region == REGION_HEAP ? start_brk : region == REGION_THP ? thp_base : window_base;
+}
+
+static i64 region_pages(u32 region)
+{
+	return region == REGION_HEAP ? heap_pages : region == REGION_THP ? thp_pages : window_pages;
+}
 
 /* range_ok: [start, start+pages) lies inside the region. */
 static int range_ok(u32 region, i64 start, i64 pages)
 {
-	return (region == REGION_WINDOW || region == REGION_HEAP) && start >= 0 && pages >= 0 && start + pages <= region_pages(region);
+	return (region == REGION_WINDOW || region == REGION_HEAP || region == REGION_THP) && start >= 0 &&
+	       pages >= 0 && start + pages <= region_pages(region);
 }
 
 static u64 addr_of(const struct req *q, i64 page) { return region_base(q->region) + page * PAGE; }
@@ -320,7 +329,7 @@ static i64 op_map(const struct req *q)
 		fd = handle_fd[h];
 	else
 		return BAD_HANDLE;
-	if (off < 0 || off + q->pages > 2 * (i64)file_pages)
+	if (off < 0 || ((h != 0 || off != 0) && off + q->pages > 2 * (i64)file_pages))
 		return BAD_RANGE;
 	return neg(sys6(SYS_mmap, addr_of(q, q->start), q->pages * PAGE, prot, mflags, fd, off * PAGE));
 }
@@ -559,7 +568,7 @@ static int restore_brk(void)
 	return 0;
 }
 
-/* op_reset empties the window and the heap area and closes the files;
+/* op_reset empties the window, the heap area and the THP area and closes the files;
  * EPERM if a sealed VMA stays (only a new helper gets rid of it). */
 /*
  * memlock: the limit of locked memory, and CAP_IPC_LOCK, as the helper had
@@ -623,6 +632,7 @@ static int memlock_restore(void)
 static i64 op_reset(void)
 {
 	i64 sealed = sys2(SYS_munmap, window_base, window_pages * PAGE) == -EPERM;
+	sealed |= sys2(SYS_munmap, thp_base, thp_pages * PAGE) == -EPERM;
 	for (int h = 1; h <= MAX_HANDLES; h++) {
 		if (handle_fd[h] >= 0)
 			sys1(SYS_close, handle_fd[h]);
@@ -771,9 +781,10 @@ static void serve_one(const struct req *q)
 	struct out o = {outbuf, 0, sizeof outbuf};
 	switch (q->op) {
 	case OP_STATE: {
-		/* The window and the heap area with the page above it. */
+		/* The window, the heap area with the page above it, the THP area. */
 		struct ranges r = {{{window_base, window_base + window_pages * PAGE},
-				    {start_brk, start_brk + (heap_pages + 1) * PAGE}}};
+				    {start_brk, start_brk + (heap_pages + 1) * PAGE},
+				    {thp_base, thp_base + thp_pages * PAGE}}};
 		e = smaps_select(&o, &r) < 0 ? HELPER_FAILED : 0;
 		val = sys1(SYS_brk, 0);
 		reply(e, val, outbuf, e ? 0 : o.len);
@@ -1102,10 +1113,13 @@ static void start(u64 *sp)
 	i64 argc = (i64)sp[0];
 	char **argv = (char **)(sp + 1);
 	u64 ppid;
-	if (argc != 7 || parsenum(argv[1], 16, &window_base) || parsenum(argv[2], 10, &window_pages) ||
+	if (argc != 9 || parsenum(argv[1], 16, &window_base) || parsenum(argv[2], 10, &window_pages) ||
 	    parsenum(argv[3], 10, &heap_pages) || parsenum(argv[4], 10, &file_pages) ||
-	    parsenum(argv[5], 16, &measure_base) || parsenum(argv[6], 10, &ppid))
-		refuse("usage: vmahelper window-base-hex window-pages heap-pages file-pages measure-base-hex parent-pid", 0, 0);
+	    parsenum(argv[5], 16, &measure_base) || parsenum(argv[6], 10, &ppid) ||
+	    parsenum(argv[7], 16, &thp_base) || parsenum(argv[8], 10, &thp_pages))
+		refuse("usage: vmahelper window-base-hex window-pages heap-pages file-pages measure-base-hex parent-pid "
+		       "thp-base-hex thp-pages",
+		       0, 0);
 	/* Die with the process that drives us, even if it was already gone. */
 	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
 	if ((u64)sys0(SYS_getppid) != ppid)
@@ -1140,6 +1154,12 @@ static void start(u64 *sp)
 	 * kernel places may land) are free. */
 	if (!region_free(window_base - window_pages * PAGE, window_base + (window_pages + 1) * PAGE))
 		refuse("the window is taken", window_base - window_pages * PAGE, window_base + (window_pages + 1) * PAGE);
+	/* The THP area is aligned to a PMD's 2 MiB, so that a mapping of it can
+	 * hold a PMD-mapped huge page, and free. */
+	if (thp_base % (2L << 20) || thp_base < window_base + (window_pages + 1) * PAGE)
+		refuse("bad THP area base", thp_base, 0);
+	if (!region_free(thp_base, thp_base + thp_pages * PAGE))
+		refuse("the THP area is taken", thp_base, thp_base + thp_pages * PAGE);
 	fill_fd = sys2(SYS_memfd_create, "ipcfuzz-vma-fill", 0);
 	if (fill_fd < 0)
 		refuse("cannot make the fill file", 0, 0);
