@@ -3,6 +3,7 @@
 package vma
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,10 +38,13 @@ type Helper struct {
 	quirks   ops.VMAQuirks
 	kernel   string
 
-	mu     sync.Mutex
-	req    *os.File // our end of the request pipe
-	resp   *os.File // our end of the response pipe
-	broken error    // set once the helper cannot be trusted any more
+	mu   sync.Mutex
+	req  *os.File // our end of the request pipe
+	resp *os.File // our end of the response pipe, blocking
+	// respR reads resp: a response's header and payload, which the
+	// helper writes at once, come in one read.
+	respR  *bufio.Reader
+	broken error // set once the helper cannot be trusted any more
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
 
@@ -139,6 +144,11 @@ func (h *Helper) startCommand(cmd *exec.Cmd) error {
 		return fmt.Errorf("vma helper: starting %s: %w", cmd.Path, err)
 	}
 	h.pid, h.proc, h.req, h.resp = cmd.Process.Pid, cmd.Process, reqW, respR
+	// Reads block on the thread (Fd puts the pipe in blocking mode): no
+	// EAGAIN, no poller and no goroutine hand-off on each answer. The call
+	// timeout kills the helper instead (readResponse), which ends the read.
+	_ = respR.Fd()
+	h.respR = bufio.NewReaderSize(respR, 64<<10)
 	h.stderrW.Add(1)
 	go func() {
 		defer h.stderrW.Done()
@@ -254,18 +264,23 @@ func (h *Helper) readHello() error {
 	return nil
 }
 
-func (h *Helper) readResponse() (response, error) {
+func (h *Helper) readResponse() (r response, err error) {
+	var late atomic.Bool
+	t := time.AfterFunc(h.opt.CallTimeout, func() { late.Store(true); h.kill() })
+	defer func() {
+		t.Stop()
+		if err != nil && late.Load() {
+			err = fmt.Errorf("no answer within %v (the helper was killed): %w", h.opt.CallTimeout, err)
+		}
+	}()
 	var hb [responseSize]byte
-	if err := h.resp.SetReadDeadline(time.Now().Add(h.opt.CallTimeout)); err != nil {
+	if _, err := io.ReadFull(h.respR, hb[:]); err != nil {
 		return response{}, err
 	}
-	if _, err := io.ReadFull(h.resp, hb[:]); err != nil {
-		return response{}, err
-	}
-	r := decodeResponse(&hb)
+	r = decodeResponse(&hb)
 	if r.n > 0 {
 		r.payload = make([]byte, r.n)
-		if _, err := io.ReadFull(h.resp, r.payload); err != nil {
+		if _, err := io.ReadFull(h.respR, r.payload); err != nil {
 			return r, err
 		}
 	}

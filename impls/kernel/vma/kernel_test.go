@@ -433,3 +433,23 @@ func TestRestartingReplacesAHelperWhoseResetFails(t *testing.T) {
 	require.Eventually(t, func() bool { return r.Helper.Reset() != nil }, 10*time.Second, 10*time.Millisecond)
 	requireReplaced(t, r, first)
 }
+
+// A call the helper does not answer within the call timeout fails, saying
+// so, and the helper is killed (a blocked read of its answer ends with
+// it); every later call fails at once, and no helper process is left.
+func TestACallPastTheTimeoutKillsTheHelper(t *testing.T) {
+	h, err := Start(context.Background(), Options{CallTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Skipf("no helper: %v", err)
+	}
+	defer h.Close()
+	pid := h.Pid()
+	// The brk-expand workload at 30000 VMAs, 1000 times: far longer than
+	// 300 ms (each round maps and unmaps the 30000).
+	_, err = h.MeasureBrkExpand(30000, 1000)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no answer within 300ms")
+	_, err = h.Map(ops.VMAArgs{Start: 0, Pages: 1, Prot: ops.ProtRead})
+	require.Error(t, err)
+	require.Error(t, syscall.Kill(pid, 0), "the helper is gone")
+}

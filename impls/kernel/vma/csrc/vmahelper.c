@@ -27,7 +27,7 @@ enum {
 	SYS_munlock = 150, SYS_prctl = 157, SYS_clock_gettime = 228,
 	SYS_pipe2 = 293, SYS_clone = 56, SYS_getpid = 39, SYS_wait4 = 61, SYS_memfd_create = 319,
 	SYS_mlock2 = 325, SYS_mseal = 462, SYS_ioctl = 16,
-	SYS_capget = 125, SYS_capset = 126, SYS_prlimit64 = 302,
+	SYS_capget = 125, SYS_capset = 126, SYS_prlimit64 = 302, SYS_writev = 20,
 };
 
 enum {
@@ -278,10 +278,26 @@ _Static_assert(sizeof(struct resp) == RESPONSE_SIZE, "struct resp");
 
 static char outbuf[1 << 20];
 
+/* reply writes the header and the payload with one writev, so that the
+ * driver reads both at once; what a pipe took only in part is written on. */
 static void reply(i32 err, i64 val, const void *payload, u32 n)
 {
 	struct resp r = {err, n, val};
-	if (write_all(VMA_RESP_FD, &r, sizeof r) < 0 || (n && write_all(VMA_RESP_FD, payload, n) < 0))
+	struct {
+		const void *base;
+		u64 len;
+	} iov[2] = {{&r, sizeof r}, {payload, n}};
+	i64 w;
+	do
+		w = sys3(SYS_writev, VMA_RESP_FD, (i64)iov, n ? 2 : 1);
+	while (w == -EINTR);
+	if (w < 0)
+		die(3);
+	if ((u64)w < sizeof r) {
+		if (write_all(VMA_RESP_FD, (const char *)&r + w, sizeof r - (u64)w) < 0 ||
+		    (n && write_all(VMA_RESP_FD, payload, n) < 0))
+			die(3);
+	} else if ((u64)w < sizeof r + n && write_all(VMA_RESP_FD, (const char *)payload + (w - sizeof r), n - (w - sizeof r)) < 0)
 		die(3);
 }
 
