@@ -120,13 +120,35 @@ func (f rangeField) syntax() string {
 
 // plainer moves a range to the start of its region and shrinks it to a
 // page.
+// plainer offers, for the start and for the pages, the plain value (0, 1)
+// then points halfway toward it, a quarter of the way, ... and one step
+// away, as a number's plainer does: a range of the THP area (hundreds of
+// pages) shrinks in a few steps, not one page at a time.
 func (f rangeField) plainer(o *Op) []func(*Op) {
 	var out []func(*Op)
-	if o.VMA.Start > 0 {
-		out = append(out, func(o *Op) { o.VMA.Start = 0 }, func(o *Op) { o.VMA.Start-- })
+	for _, c := range towards(o.VMA.Start, 0) {
+		out = append(out, func(o *Op) { o.VMA.Start = c })
 	}
-	if f.pages && o.VMA.Pages > 1 {
-		out = append(out, func(o *Op) { o.VMA.Pages = 1 }, func(o *Op) { o.VMA.Pages-- })
+	if f.pages {
+		for _, c := range towards(o.VMA.Pages, 1) {
+			out = append(out, func(o *Op) { o.VMA.Pages = c })
+		}
+	}
+	return out
+}
+
+// towards lists the values from plain toward v (above it): plain, v less
+// half the way, less a quarter, ..., v-1.
+func towards(v, plain int64) []int64 {
+	if v <= plain {
+		return nil
+	}
+	out := []int64{plain}
+	for step := (v - plain) / 2; step > 1; step /= 2 {
+		out = append(out, v-step)
+	}
+	if v-1 != plain {
+		out = append(out, v-1)
 	}
 	return out
 }
