@@ -237,9 +237,14 @@ type search struct {
 	seen       map[string]Score
 }
 
+// fillPool draws the scripts whose operations candidates are cut from.
+// A script that works in the THP area is left out: the area is a fixed
+// 1024 pages, no space a pattern grows with $i, and such a script's other
+// operations are mostly the heap area's.
 func (s *search) fillPool() {
 	for range poolScripts {
-		if sc := s.o.Draw(s.rng.Uint64()); len(sc) > 0 {
+		sc := s.o.Draw(s.rng.Uint64())
+		if len(sc) > 0 && !slices.ContainsFunc(sc, func(op ops.Op) bool { return op.VMA.THP }) {
 			s.pool = append(s.pool, sc)
 		}
 	}
