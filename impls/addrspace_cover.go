@@ -13,6 +13,30 @@ type coverer interface {
 	CoverPCs() ([]uint64, error)
 }
 
+// pipeliner is an address space that can be told the operations a script
+// will apply, in order, after its reset, and the state read after them
+// (the kernel's VMA helper sends their requests ahead: no round trip
+// between two of them).
+type pipeliner interface {
+	Pipeline(script []ops.Op, final bool) error
+}
+
+// pipelined is the vma part running script: its reset tells the space
+// what follows it.
+type pipelined struct {
+	*AddressSpaceModel
+	p      pipeliner
+	script []ops.Op
+}
+
+// Reset implements ops.Model.
+func (x pipelined) Reset(cfg ops.Config) error {
+	if err := x.AddressSpaceModel.Reset(cfg); err != nil {
+		return err
+	}
+	return x.p.Pipeline(x.script, true)
+}
+
 // syscallCounter is an address space that counts the system calls it
 // enters (the kernel's VMA helper, where the kernel can count them).
 type syscallCounter interface {
@@ -36,6 +60,9 @@ func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, e
 	if sc, ok := m.as.(syscallCounter); ok && cfg.Observe.Time {
 		cnt = &countedSpace{Model: model, sc: sc}
 		model = cnt
+	}
+	if pl, ok := m.as.(pipeliner); ok && cov == nil && cnt == nil {
+		model = pipelined{AddressSpaceModel: m, p: pl, script: script}
 	}
 	out, err := ops.Run(model, cfg, script)
 	if cov != nil && cov.on {

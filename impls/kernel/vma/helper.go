@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ type Helper struct {
 	// helper writes at once, come in one read.
 	respR  *bufio.Reader
 	broken error // set once the helper cannot be trusted any more
+	// ahead are the requests Pipeline sent whose answers no call has
+	// read yet, in order.
+	ahead [][requestSize]byte
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
 
@@ -297,7 +301,19 @@ func (h *Helper) call(q request) (response, error) {
 	}
 	var b [requestSize]byte
 	q.encode(&b)
-	_, err := h.req.Write(b[:])
+	var err error
+	if q.op == opReset {
+		err = h.drainAhead()
+	}
+	switch {
+	case err != nil:
+	case len(h.ahead) == 0:
+		_, err = h.req.Write(b[:])
+	case h.ahead[0] != b:
+		err = errors.New("a call other than the one whose request was sent ahead")
+	default:
+		h.ahead = h.ahead[1:]
+	}
 	var r response
 	if err == nil {
 		r, err = h.readResponse()
@@ -367,4 +383,76 @@ func (h *Helper) Release() string { return h.kernel }
 func firstLine(b []byte) string {
 	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
 	return string(line)
+}
+
+// maxAhead bounds the requests Pipeline sends at once: 256 of them stay far
+// below a pipe's 64 KiB, so that sending never waits for the helper, whose
+// answers may meanwhile fill the other pipe until they are read.
+const maxAhead = 256
+
+// Pipeline sends the requests of script's operations ahead (and, with
+// final, that of the state the snapshot reads after them), up to the first
+// operation whose call sends no request of its own (requestOf): the helper
+// runs them back to back, with no round trip between two of them, and each
+// call then reads its answer only. The calls must come in that order: call
+// checks each against the request sent, and one out of order breaks the
+// helper (a reset first reads and drops the answers no call read).
+func (h *Helper) Pipeline(script []ops.Op, final bool) error {
+	var sent [][requestSize]byte
+	for _, op := range script {
+		q, ok := requestOf(op)
+		if !ok || len(sent) == maxAhead {
+			final = false
+			break
+		}
+		var b [requestSize]byte
+		q.encode(&b)
+		sent = append(sent, b)
+	}
+	if final && len(sent) < maxAhead {
+		var b [requestSize]byte
+		q := request{op: opState}
+		q.encode(&b)
+		sent = append(sent, b)
+	}
+	if len(sent) == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, len(sent)*requestSize)
+	for _, b := range sent {
+		buf = append(buf, b[:]...)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.broken != nil:
+		return h.broken
+	case len(h.ahead) > 0:
+		return fmt.Errorf("vma helper %d: %d answers sent ahead are unread", h.Pid(), len(h.ahead))
+	}
+	if _, err := h.req.Write(buf); err != nil {
+		h.broken = fmt.Errorf("vma helper %d: sending %d requests ahead: %w", h.Pid(), len(sent), err)
+		return h.broken
+	}
+	h.ahead = sent
+	return nil
+}
+
+// drainAhead reads and drops the answers to requests sent ahead that no
+// call read (a script that ended early), taking on a forked child as Fork
+// does; h.mu is held.
+func (h *Helper) drainAhead() error {
+	for len(h.ahead) > 0 {
+		b := h.ahead[0]
+		h.ahead = h.ahead[1:]
+		r, err := h.readResponse()
+		if err == nil && binary.LittleEndian.Uint32(b[0:]) == opFork && r.err == 0 {
+			err = h.adopt(int(r.val))
+		}
+		if err != nil {
+			h.ahead = nil
+			return err
+		}
+	}
+	return nil
 }

@@ -453,3 +453,78 @@ func TestACallPastTheTimeoutKillsTheHelper(t *testing.T) {
 	require.Error(t, err)
 	require.Error(t, syscall.Kill(pid, 0), "the helper is gone")
 }
+
+// Requests sent ahead (Pipeline) give the answers the same calls give one
+// at a time; a reset reads and drops the answers of requests sent ahead
+// that no call read; a call other than the one sent ahead breaks the
+// helper rather than take another call's answer.
+func TestPipelinedCallsAnswerAsCallsDo(t *testing.T) {
+	h, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Skipf("no helper: %v", err)
+	}
+	defer h.Close()
+	w := func(start, pages int64) ops.VMAArgs {
+		return ops.VMAArgs{Start: start, Pages: pages, Prot: ops.ProtRead | ops.ProtWrite}
+	}
+	script := []ops.Op{
+		{Kind: ops.KindMap, VMA: w(0, 4)},
+		{Kind: ops.KindTouch, VMA: ops.VMAArgs{Start: 1, Write: true}},
+		{Kind: ops.KindProtect, VMA: ops.VMAArgs{Start: 1, Pages: 1, Prot: ops.ProtRead}},
+		{Kind: ops.KindUnmap, VMA: ops.VMAArgs{Start: 9, Pages: 0}}, // EINVAL
+		{Kind: ops.KindMap, VMA: ops.VMAArgs{THP: true, Start: 0, Pages: 512, Prot: ops.ProtRead | ops.ProtWrite}},
+		{Kind: ops.KindFork},
+		{Kind: ops.KindLayout},
+	}
+	run := func(pipelined bool) []string {
+		require.NoError(t, h.Reset())
+		if pipelined {
+			require.NoError(t, h.Pipeline(script, true))
+		}
+		var out []string
+		for _, op := range script[:4] {
+			var e ops.Errno
+			switch op.Kind {
+			case ops.KindMap:
+				e, err = h.Map(op.VMA)
+			case ops.KindTouch:
+				e, err = h.Touch(op.VMA)
+			case ops.KindProtect:
+				e, err = h.Protect(op.VMA)
+			case ops.KindUnmap:
+				e, err = h.Unmap(op.VMA)
+			}
+			require.NoError(t, err)
+			out = append(out, e.String())
+		}
+		e, err := h.Map(script[4].VMA)
+		require.NoError(t, err)
+		e2, err := h.Fork()
+		require.NoError(t, err)
+		st, err := h.State()
+		require.NoError(t, err)
+		final, err := h.State()
+		require.NoError(t, err)
+		return append(out, e.String(), e2.String(), ops.FormatVMAState(st), ops.FormatVMAState(final))
+	}
+	one := run(false)
+	require.Equal(t, one, run(true))
+	require.Contains(t, one[3], "EINVAL")
+
+	// A script that ends early: the reset drops what no call read.
+	require.NoError(t, h.Reset())
+	require.NoError(t, h.Pipeline(script, false))
+	_, err = h.Map(script[0].VMA)
+	require.NoError(t, err)
+	require.NoError(t, h.Reset())
+	st, err := h.State()
+	require.NoError(t, err)
+	require.Empty(t, st.VMAs)
+
+	// A call out of the order sent breaks the helper.
+	require.NoError(t, h.Pipeline(script, false))
+	_, err = h.Unmap(script[3].VMA)
+	require.ErrorContains(t, err, "sent ahead")
+	_, err = h.Map(script[0].VMA)
+	require.Error(t, err)
+}

@@ -32,19 +32,88 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// rangeCall is a request on a checked range of a region.
-func (h *Helper) rangeCall(op uint32, a ops.VMAArgs, args ...int64) (ops.Errno, error) {
+// rangeRequest is the request of an operation on a checked range of a
+// region.
+func rangeRequest(op uint32, a ops.VMAArgs, args ...int64) (request, error) {
 	if err := ops.CheckVMAArgs(a); err != nil {
-		return 0, err
+		return request{}, err
 	}
 	q := request{op: op, region: regionOf(a), start: a.Start, pages: a.Pages}
 	copy(q.a[:], args)
+	return q, nil
+}
+
+// rangeCall is a request on a checked range of a region.
+func (h *Helper) rangeCall(op uint32, a ops.VMAArgs, args ...int64) (ops.Errno, error) {
+	q, err := rangeRequest(op, a, args...)
+	if err != nil {
+		return 0, err
+	}
 	return h.errnoCall(q)
+}
+
+// requestOf is the one request the call for op sends the helper, as each
+// method below makes it (the same functions), and false for an operation
+// whose call sends none, or another first (an advice the vocabulary does
+// not know, arguments out of range). Pipeline sends requests ahead with it.
+func requestOf(op ops.Op) (request, bool) {
+	a := op.VMA
+	var q request
+	var err error
+	switch op.Kind {
+	case ops.KindMap:
+		q, err = mapRequest(a)
+	case ops.KindUnmap:
+		q, err = rangeRequest(opUnmap, a)
+	case ops.KindProtect:
+		q, err = rangeRequest(opProtect, a, int64(a.Prot))
+	case ops.KindTouch:
+		q, err = touchRequest(a)
+	case ops.KindAdvise:
+		n, ok := madvNumber(a.Advice)
+		if !ok {
+			return request{}, false
+		}
+		q, err = rangeRequest(opAdvise, a, n)
+	case ops.KindLock:
+		q, err = rangeRequest(opLock, a, b2i(a.OnFault))
+	case ops.KindUnlock:
+		q, err = rangeRequest(opUnlock, a)
+	case ops.KindRemap:
+		q, err = remapRequest(a)
+	case ops.KindBrk:
+		q, err = rangeRequest(opBrk, a, a.Break, a.BreakBytes)
+	case ops.KindSeal:
+		q, err = rangeRequest(opSeal, a)
+	case ops.KindMemlock:
+		q, err = memlockRequest(a)
+	case ops.KindOpen:
+		q, err = fileRequest(opOpen, op.FileArgs())
+	case ops.KindReopen:
+		q, err = fileRequest(opReopen, op.FileArgs())
+	case ops.KindDup:
+		q, err = fileRequest(opDup, op.FileArgs())
+	case ops.KindFork:
+		q = request{op: opFork}
+	case ops.KindLayout:
+		q = request{op: opState}
+	default:
+		return request{}, false
+	}
+	return q, err == nil
+}
+
+func mapRequest(a ops.VMAArgs) (request, error) {
+	return rangeRequest(opMap, a, int64(a.Prot), int64(a.Flags), int64(a.File), a.Offset)
 }
 
 // Map implements ops.AddressSpace.
 func (h *Helper) Map(a ops.VMAArgs) (ops.Errno, error) {
-	return h.rangeCall(opMap, a, int64(a.Prot), int64(a.Flags), int64(a.File), a.Offset)
+	q, err := mapRequest(a)
+	if err != nil {
+		return 0, err
+	}
+	return h.errnoCall(q)
 }
 
 // Unmap implements ops.AddressSpace.
@@ -55,10 +124,18 @@ func (h *Helper) Protect(a ops.VMAArgs) (ops.Errno, error) {
 	return h.rangeCall(opProtect, a, int64(a.Prot))
 }
 
+func touchRequest(a ops.VMAArgs) (request, error) {
+	a.Pages = 1
+	return rangeRequest(opTouch, a, b2i(a.Write))
+}
+
 // Touch implements ops.AddressSpace.
 func (h *Helper) Touch(a ops.VMAArgs) (ops.Errno, error) {
-	a.Pages = 1
-	return h.rangeCall(opTouch, a, b2i(a.Write))
+	q, err := touchRequest(a)
+	if err != nil {
+		return 0, err
+	}
+	return h.errnoCall(q)
 }
 
 // madvNumber is the MADV_* number of an advice (internal/madv).
@@ -85,23 +162,38 @@ func (h *Helper) Lock(a ops.VMAArgs) (ops.Errno, error) {
 // Unlock implements ops.AddressSpace.
 func (h *Helper) Unlock(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opUnlock, a) }
 
+// remapRequest is mremap's request: resized in place, moved to a fixed
+// target, or (a[1] = 2) where the kernel picks.
+func remapRequest(a ops.VMAArgs) (request, error) {
+	if a.MayMove {
+		return rangeRequest(opRemap, a, a.NewPages, 2)
+	}
+	return rangeRequest(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+}
+
 // Remap implements ops.AddressSpace.
 func (h *Helper) Remap(a ops.VMAArgs) (ops.Errno, error) {
 	if a.MayMove {
 		_, e, err := h.RemapMayMove(a)
 		return e, err
 	}
-	return h.rangeCall(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+	q, err := remapRequest(a)
+	if err != nil {
+		return 0, err
+	}
+	return h.errnoCall(q)
 }
 
 // RemapMayMove implements ops.AddressSpace: the helper fills every gap
 // above the window for the call, so that the kernel's top-down search
 // finds the window first, and unmaps a range that landed below it.
 func (h *Helper) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	a.MayMove = true
+	q, err := remapRequest(a)
+	if err != nil {
 		return 0, 0, err
 	}
-	r, err := h.call(request{op: opRemap, region: regionOf(a), start: a.Start, pages: a.Pages, a: [4]int64{a.NewPages, 2}})
+	r, err := h.call(q)
 	if err != nil || r.err != 0 {
 		return 0, ops.Errno(r.err), err
 	}
@@ -113,12 +205,20 @@ func (h *Helper) Brk(a ops.VMAArgs) (ops.Errno, error) {
 	return h.rangeCall(opBrk, a, a.Break, a.BreakBytes)
 }
 
+func fileRequest(op uint32, f ops.VMAFileArgs) (request, error) {
+	if err := ops.CheckVMAFileArgs(f); err != nil {
+		return request{}, err
+	}
+	return request{op: op, a: [4]int64{int64(f.Handle), int64(f.Of), b2i(f.ReadOnly)}}, nil
+}
+
 // fileCall binds a handle; the inode it returns identifies the file.
 func (h *Helper) fileCall(op uint32, f ops.VMAFileArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAFileArgs(f); err != nil {
+	q, err := fileRequest(op, f)
+	if err != nil {
 		return 0, err
 	}
-	r, err := h.call(request{op: op, a: [4]int64{int64(f.Handle), int64(f.Of), b2i(f.ReadOnly)}})
+	r, err := h.call(q)
 	if err != nil || r.err != 0 {
 		return ops.Errno(r.err), err
 	}
@@ -374,10 +474,18 @@ func (h *Helper) Seal(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opS
 // RLIMIT_MEMLOCK and drops CAP_IPC_LOCK from its effective set; its reset
 // puts both back.
 func (h *Helper) Memlock(a ops.VMAArgs) (ops.Errno, error) {
-	if err := ops.CheckVMAArgs(a); err != nil {
+	q, err := memlockRequest(a)
+	if err != nil {
 		return 0, err
 	}
-	return h.errnoCall(request{op: opMemlock, a: [4]int64{a.Limit}})
+	return h.errnoCall(q)
+}
+
+func memlockRequest(a ops.VMAArgs) (request, error) {
+	if err := ops.CheckVMAArgs(a); err != nil {
+		return request{}, err
+	}
+	return request{op: opMemlock, a: [4]int64{a.Limit}}, nil
 }
 
 // Fork implements ops.AddressSpace: the helper forks; its child, a child
