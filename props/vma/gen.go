@@ -2,9 +2,9 @@
 // munmap, mprotect, mremap, brk, madvise, mlock, page faults) as the
 // drivers see it: its generator and its registry value, Subsystem.
 //
-// The generator keeps a page-level shadow of the window and the heap area
-// (what each page was mapped with, whether it was written, where it came
-// from) and draws the neighbours that make merges interesting: mappings
+// The generator keeps a page-level shadow of the window, the heap area and
+// the THP area, there in units of 16 pages (what each page was mapped
+// with, whether it was written, where it came from) and draws the neighbours that make merges interesting: mappings
 // right next to others, alike or differing in one attribute (protection,
 // a flag, the file description, a file offset that is not contiguous),
 // holes filled exactly, sub-ranges at the edges and in the middle of

@@ -181,7 +181,7 @@ type gen struct {
 func (g *gen) prologue(b *strings.Builder, sub string, steps []ops.Op, expect []string) {
 	fmt.Fprintf(b, "\nenum { NSTEPS = %d, NHANDLES = %d, NATTS = %d, NTASK = %d };\n", len(steps), g.handles, g.atts, ops.NumTasks)
 	vma := b2i(sub == "vma")
-	fmt.Fprintf(b, "#define REPRO_VMA %d /* the vma subsystem: a window and the heap area */\n#define REPRO_IPC %d /* an IPC subsystem: a private IPC namespace */\n", vma, 1-vma)
+	fmt.Fprintf(b, "#define REPRO_VMA %d /* the vma subsystem: a window, the heap area and the THP area */\n#define REPRO_IPC %d /* an IPC subsystem: a private IPC namespace */\n", vma, 1-vma)
 	fmt.Fprintf(b, "#define SHM_WINDOW_BASE 0x%xUL /* each task's shm window */\nenum { SHM_WINDOW_PAGES = %d };\n", shmWindowBase, ops.ShmWindowPages)
 	b.WriteString("\n/* The canonical names of errors, as ipcfuzz writes them. */\n#define ERRNO_NAMES(X)")
 	for _, e := range errnoNames() {
