@@ -65,6 +65,17 @@
 // at its bottom, which goes on below the window; a range that lands there
 // is unmapped at once. The models place it by the same rule.
 //
+// # Requests sent ahead
+//
+// A script's requests do not wait for each other's answers: Pipeline (the
+// vma part's Run, when nothing is observed per operation) writes the
+// request of each operation up to the first whose call sends none of its
+// own or must act on its answer first (a fork; requestOf), and the final
+// state's, in one write; the helper runs
+// them back to back, and each call then only checks that its request is
+// the next one sent and reads its answer. A call out of that order breaks
+// the helper; a reset reads and drops the answers no call read.
+//
 // # Seals
 //
 // A sealed VMA stays for the life of the process: a reset that cannot

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ type Helper struct {
 	broken error // set once the helper cannot be trusted any more
 	// ahead are the requests Pipeline sent whose answers no call has
 	// read yet, in order.
-	ahead [][requestSize]byte
+	ahead []request
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
 
@@ -309,7 +308,7 @@ func (h *Helper) call(q request) (response, error) {
 	case err != nil:
 	case len(h.ahead) == 0:
 		_, err = h.req.Write(b[:])
-	case h.ahead[0] != b:
+	case h.ahead[0] != q:
 		err = errors.New("a call other than the one whose request was sent ahead")
 	default:
 		h.ahead = h.ahead[1:]
@@ -398,28 +397,25 @@ const maxAhead = 256
 // checks each against the request sent, and one out of order breaks the
 // helper (a reset first reads and drops the answers no call read).
 func (h *Helper) Pipeline(script []ops.Op, final bool) error {
-	var sent [][requestSize]byte
+	var sent []request
 	for _, op := range script {
 		q, ok := requestOf(op)
 		if !ok || len(sent) == maxAhead {
 			final = false
 			break
 		}
-		var b [requestSize]byte
-		q.encode(&b)
-		sent = append(sent, b)
+		sent = append(sent, q)
 	}
 	if final && len(sent) < maxAhead {
-		var b [requestSize]byte
-		q := request{op: opState}
-		q.encode(&b)
-		sent = append(sent, b)
+		sent = append(sent, request{op: opState})
 	}
 	if len(sent) == 0 {
 		return nil
 	}
 	buf := make([]byte, 0, len(sent)*requestSize)
-	for _, b := range sent {
+	for _, q := range sent {
+		var b [requestSize]byte
+		q.encode(&b)
 		buf = append(buf, b[:]...)
 	}
 	h.mu.Lock()
@@ -439,17 +435,12 @@ func (h *Helper) Pipeline(script []ops.Op, final bool) error {
 }
 
 // drainAhead reads and drops the answers to requests sent ahead that no
-// call read (a script that ended early), taking on a forked child as Fork
-// does; h.mu is held.
+// call read (a script that ended early; none is a fork's: requestOf); h.mu
+// is held.
 func (h *Helper) drainAhead() error {
 	for len(h.ahead) > 0 {
-		b := h.ahead[0]
 		h.ahead = h.ahead[1:]
-		r, err := h.readResponse()
-		if err == nil && binary.LittleEndian.Uint32(b[0:]) == opFork && r.err == 0 {
-			err = h.adopt(int(r.val))
-		}
-		if err != nil {
+		if _, err := h.readResponse(); err != nil {
 			h.ahead = nil
 			return err
 		}

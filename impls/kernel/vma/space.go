@@ -55,7 +55,10 @@ func (h *Helper) rangeCall(op uint32, a ops.VMAArgs, args ...int64) (ops.Errno, 
 // requestOf is the one request the call for op sends the helper, as each
 // method below makes it (the same functions), and false for an operation
 // whose call sends none, or another first (an advice the vocabulary does
-// not know, arguments out of range). Pipeline sends requests ahead with it.
+// not know, arguments out of range), or whose answer the Go side must act
+// on before the helper goes on (a fork: its child is adopted, and one the
+// driver never adopted would outlive a kill). Pipeline sends requests
+// ahead with it.
 func requestOf(op ops.Op) (request, bool) {
 	a := op.VMA
 	var q request
@@ -93,8 +96,6 @@ func requestOf(op ops.Op) (request, bool) {
 		q, err = fileRequest(opReopen, op.FileArgs())
 	case ops.KindDup:
 		q, err = fileRequest(opDup, op.FileArgs())
-	case ops.KindFork:
-		q = request{op: opFork}
 	case ops.KindLayout:
 		q = request{op: opState}
 	default:
