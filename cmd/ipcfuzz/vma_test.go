@@ -31,7 +31,11 @@ func TestVMAMutantsAreFoundAndShrunk(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			env := []string{"IPCFUZZ_MUTATION=" + m}
-			r := ipcfuzzEnv(t, env, "compare", bin, "optimized", "--subsystem", "vma", "--checks", "3000", "--seed", "1", "--json", "--corpus", dir)
+			// Seed 2 (seed 1 until moves drew MREMAP_DONTUNMAP: its pgoff
+			// finding then mapped an execute-only page, whose pkey=1 the
+			// mutant states with the models' default quirks and a kernel
+			// without protection keys does not show).
+			r := ipcfuzzEnv(t, env, "compare", bin, "optimized", "--subsystem", "vma", "--checks", "3000", "--seed", "2", "--json", "--corpus", dir)
 			require.Equal(t, 1, r.code, r.stderr)
 			s := summary(t, r)
 			require.EqualValues(t, 1, s["divergences"])

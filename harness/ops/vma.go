@@ -253,6 +253,11 @@ type VMAArgs struct {
 	Limit int64
 	// THP: Start and Target are pages of the THP area (never with Heap).
 	THP bool
+	// DontUnmap: Remap adds MREMAP_DONTUNMAP: the pages move to the
+	// target (Fixed) or where the kernel picks (MayMove) and the source
+	// range stays mapped, emptied and unlocked. The kernel refuses it
+	// (EINVAL) without one of the two or with NewPages != Pages.
+	DontUnmap bool
 }
 
 // VMAMemlockMax is the largest limit a memlock sets: every page of the
@@ -910,6 +915,28 @@ const (
 	// and two pages read apart no longer merge). Configuration, not
 	// version; the kernel side probes it with two pages read apart.
 	QuirkNoZeroPage
+	// QuirkDontUnmapApart: an MREMAP_DONTUNMAP move of an unfaulted
+	// anonymous VMA to a target beside it merges with nothing there
+	// (6.1's copy_vma skips vma_merge when the copy could join its
+	// source); later kernels leave only the source out of the merge
+	// (6.12's copy_vma clears it as prev or next) and the copy may join
+	// its other neighbour.
+	QuirkDontUnmapApart
+	// QuirkDontUnmapSelfMerge: an MREMAP_DONTUNMAP copy of an unfaulted
+	// anonymous VMA may merge with its own source (6.16's copy_vma lost
+	// its keep_source), and the VMA they make is what is unlocked after
+	// (dontunmap_complete), its anon_vma kept.
+	QuirkDontUnmapSelfMerge
+	// QuirkDontUnmapNoSplit: MREMAP_DONTUNMAP of part of a locked VMA
+	// clears VM_LOCKED on the whole VMA, which is no longer split around
+	// the range first (6.16's move_vma refactor; the pages left behind
+	// stay counted in locked_vm: docs/kernel-bugs.md).
+	QuirkDontUnmapNoSplit
+	// QuirkDontUnmapPgoffKept: an anonymous source that MREMAP_DONTUNMAP
+	// moved whole keeps its pgoff, though unfaulted again; the Debian
+	// 6.1 and 6.12 trees set it to the VMA's address (pgoff_unfaulted),
+	// so that it merges as an unfaulted VMA does. Seen on 6.18.44.
+	QuirkDontUnmapPgoffKept
 
 	// quirkEnd is the first bit no quirk has.
 	quirkEnd
@@ -923,13 +950,15 @@ var quirkNames = []string{
 	"anon-merge-fix", "sticky-guard", "guard-regions", "account-drop", "stack-nohuge",
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
 	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first", "no-swap",
-	"no-zero-page",
+	"no-zero-page", "dontunmap-apart", "dontunmap-self-merge", "dontunmap-no-split",
+	"dontunmap-pgoff-kept",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
 // written against (6.18.44 on x86-64 with protection keys).
 const VMAQuirksLinux618 = QuirkAnonMergeFix | QuirkStickyGuard | QuirkGuardRegions | QuirkAccountDrop |
-	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal
+	QuirkStackNoHuge | QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkMultiMove | QuirkForkChildRemap | QuirkMseal |
+	QuirkDontUnmapSelfMerge | QuirkDontUnmapNoSplit | QuirkDontUnmapPgoffKept
 
 // VMAQuirksLinux612 are the quirks Debian's 6.12 image reports (6.12.118
 // on x86-64 with protection keys), soft-dirty (Debian's configuration)
@@ -940,7 +969,7 @@ const VMAQuirksLinux612 = QuirkAccountDrop | QuirkStackNoHuge | QuirkExecOnlyPke
 // VMAQuirksLinux61 are the quirks Debian's 6.1 image reports (6.1.192 on
 // x86-64 with protection keys), soft-dirty left out.
 const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChildRemap | QuirkLockOnFaultUnnamed |
-	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst
+	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst | QuirkDontUnmapApart
 
 // VMAQuirksConfig are the quirks a kernel's configuration or its machine
 // decides, not its version: soft-dirty tracking, protection keys, KSM,

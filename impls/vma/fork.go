@@ -23,6 +23,7 @@ import (
 //
 // Nothing merges; the files, the break and the heap stay as they are.
 func (s *Space) Fork() (ops.Errno, error) {
+	s.leaked = 0 // the child's mm starts with locked_vm 0
 	for _, v := range slices.Clone(s.layout.All()) {
 		if v.Flags&VMDontCopy != 0 {
 			s.dropGuards(v)

@@ -48,9 +48,9 @@ func (s *Space) mlockLimit(start, end int64) ops.Errno {
 
 // lockedVM is mm->locked_vm: the pages of the VM_LOCKED VMAs (mlock_fixup,
 // mmap, mremap and munmap keep it so; a fork's child starts at 0 with no
-// VMA locked).
+// VMA locked), and those a kernel leaked (Space.leaked).
 func (s *Space) lockedVM() int64 {
-	var n int64
+	n := s.leaked
 	for _, v := range s.layout.All() {
 		if v.Flags&VMLocked != 0 {
 			n += v.Pages()

@@ -430,7 +430,7 @@ func TestCopyVMA(t *testing.T) {
 	eachLayout(t, func(t *testing.T, s *Space) {
 		// Move backwards and do not merge.
 		v := s.link(3, 5, 3, rwFlags)
-		nv := s.copyVMA(v, 0, 2, 0)
+		nv := s.copyVMA(v, 0, 2, 0, false)
 		require.NotSame(t, v, nv)
 		requireRange(t, nv, 0, 2, 0)
 	})
@@ -440,7 +440,7 @@ func TestCopyVMA(t *testing.T) {
 		v := s.link(0, 2, 0, rwFlags)
 		v.Anon = &AnonVMA{ID: 1}
 		next := s.link(6, 8, 6, rwFlags)
-		require.Same(t, next, s.copyVMA(v, 4, 2, 4))
+		require.Same(t, next, s.copyVMA(v, 4, 2, 4, false))
 		requireRange(t, next, 4, 8, 4)
 		require.Same(t, v.Anon, next.Anon)
 	})

@@ -21,19 +21,24 @@ type remapState struct {
 	mayMove        bool
 	typ            remapType
 	populateExpand bool
+	// dontUnmap: MREMAP_DONTUNMAP, the source stays (dontunmapComplete).
+	dontUnmap bool
 }
 
 // Remap implements ops.AddressSpace: mremap in place (no flags) or with
-// MREMAP_MAYMOVE|MREMAP_FIXED to a.Target.
+// MREMAP_MAYMOVE|MREMAP_FIXED to a.Target, either with MREMAP_DONTUNMAP.
 func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
 	if err := s.check(a); err != nil {
 		return 0, err
+	}
+	if dontUnmapRefused(a) {
+		return ops.EINVAL, nil
 	}
 	if a.MayMove {
 		_, errno, err := s.RemapMayMove(a)
 		return errno, err
 	}
-	vrm := &remapState{addr: s.abs(a.Region(), a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed}
+	vrm := &remapState{addr: s.abs(a.Region(), a.Start), oldLen: a.Pages, newLen: a.NewPages, fixed: a.Fixed, dontUnmap: a.DontUnmap}
 	if vrm.newLen == 0 {
 		return ops.EINVAL, nil
 	}
@@ -71,6 +76,12 @@ func (s *Space) Remap(a ops.VMAArgs) (ops.Errno, error) {
 	return errno, nil
 }
 
+// dontUnmapRefused: MREMAP_DONTUNMAP is always a move (MREMAP_MAYMOVE)
+// and never a resize; the syscall refuses it otherwise before anything.
+func dontUnmapRefused(a ops.VMAArgs) bool {
+	return a.DontUnmap && (!a.Fixed && !a.MayMove || a.NewPages != a.Pages)
+}
+
 // checkPrepVMA is check_prep_vma: the old range must start in a VMA and,
 // if the operation maps anything new, lie inside it.
 func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
@@ -92,7 +103,7 @@ func (s *Space) checkPrepVMA(vrm *remapState) ops.Errno {
 	if !vrm.fixed {
 		vrm.newAddr = vrm.addr
 	}
-	if vrm.typ != remapExpand && !vrm.fixed {
+	if vrm.typ != remapExpand && !vrm.fixed && !vrm.dontUnmap {
 		return ops.OK
 	}
 	if vrm.oldLen == 0 && v.Flags&(VMShared|VMMayShare) == 0 {
@@ -220,10 +231,28 @@ func (s *Space) mremapTo(vrm *remapState) ops.Errno {
 }
 
 // moveVMA copies the VMA to the new address (merging there if it can),
-// moves the pages (and their guard markers), then unmaps the source.
+// moves the pages (and their guard markers), then unmaps the source, or
+// with MREMAP_DONTUNMAP keeps it (dontunmapComplete). A locked source of
+// MREMAP_DONTUNMAP is split first, so that only the range is unlocked.
 func (s *Space) moveVMA(vrm *remapState) {
 	v := vrm.vma
-	s.copyVMA(v, vrm.newAddr, vrm.newLen, v.Pgoff+(vrm.addr-v.Start))
+	var lockedBefore int64
+	if vrm.dontUnmap {
+		lockedBefore = s.lockedVM()
+	}
+	if vrm.dontUnmap && v.Flags&VMLocked != 0 && s.rules.Quirks&ops.QuirkDontUnmapNoSplit == 0 {
+		if v.Start != vrm.addr {
+			s.splitVMA(v, vrm.addr, true)
+		}
+		if v.End != vrm.addr+vrm.oldLen {
+			s.splitVMA(v, vrm.addr+vrm.oldLen, false)
+		}
+	}
+	nv := s.copyVMA(v, vrm.newAddr, vrm.newLen, v.Pgoff+(vrm.addr-v.Start), vrm.dontUnmap)
+	merged := nv.Start <= vrm.addr && vrm.addr < nv.End // the source merged into the copy
+	if merged {
+		v = nv
+	}
 	moved := map[int64]bool{}
 	for p := vrm.addr; p < vrm.addr+vrm.oldLen; p++ {
 		if s.guards[p] {
@@ -234,23 +263,76 @@ func (s *Space) moveVMA(vrm *remapState) {
 	for p := range moved {
 		s.guards[p] = true
 	}
+	if vrm.dontUnmap {
+		locked := v.Flags&VMLocked != 0
+		s.dontunmapComplete(v, vrm.addr, vrm.addr+vrm.oldLen, merged)
+		if locked && s.rules.Quirks&ops.QuirkDontUnmapNoSplit != 0 {
+			// 6.16's move_vma counts the copy's pages in locked_vm
+			// (vrm_stat_account) and then unlocks the source VMA
+			// without giving its pages back.
+			var sum int64
+			for _, l := range s.layout.All() {
+				if l.Flags&VMLocked != 0 {
+					sum += l.Pages()
+				}
+			}
+			s.leaked = lockedBefore + vrm.newLen - sum
+		}
+		return
+	}
 	s.vmsGatherMunmapVMAs(vrm.addr, vrm.addr+vrm.oldLen)
+}
+
+// dontunmapComplete is what MREMAP_DONTUNMAP leaves at the source v: the
+// VMA stays, its pages gone, VM_LOCKED and VM_LOCKONFAULT cleared (merging
+// with nothing); where it was exactly the range moved, and did not merge
+// with its copy, its anon_vma chain is unlinked (unfaulted again) and an
+// anonymous one takes its address as pgoff, as an unfaulted anonymous VMA
+// has.
+func (s *Space) dontunmapComplete(v *VMA, start, end int64, merged bool) {
+	v.Flags &^= vmLockedMask
+	if !merged && v.Start == start && v.End == end {
+		v.Anon, v.ForkChild = nil, false
+		if v.File == nil && s.rules.Quirks&ops.QuirkDontUnmapPgoffKept == 0 {
+			v.Pgoff = v.Start
+		}
+	}
+	s.layout.Store(v)
 }
 
 // copyVMA is copy_vma: place a copy of v's attributes at [addr, addr+pages),
 // merging with the VMAs there (algorithm A, with v as copied_from) or
 // making a new VMA that shares v's anon_vma. An unfaulted anonymous VMA
-// takes its new address as pgoff, so that it may merge there.
-func (s *Space) copyVMA(v *VMA, addr, pages, pgoff int64) *VMA {
-	if v.File == nil && v.Anon == nil {
+// takes its new address as pgoff, so that it may merge there; one that
+// stays (keepSource, MREMAP_DONTUNMAP) must not merge with its copy: it
+// is left out as prev or next, or where ops.QuirkDontUnmapApart (6.1)
+// a copy beside it merges with nothing; where
+// ops.QuirkDontUnmapSelfMerge (6.16 on) nothing keeps them apart.
+func (s *Space) copyVMA(v *VMA, addr, pages, pgoff int64, keepSource bool) *VMA {
+	unfaulted := v.File == nil && v.Anon == nil
+	if unfaulted {
 		pgoff = addr
 	}
 	vmg := &mergeState{
 		prev: s.layout.Before(addr), next: s.layout.Find(addr), start: addr, end: addr + pages,
 		pgoff: pgoff, flags: v.Flags, file: v.File, anon: v.Anon, copiedFrom: v,
 	}
-	if nv := s.vmaMergeNewRange(vmg); nv != nil {
-		return nv
+	apart := false
+	if unfaulted && keepSource && s.rules.Quirks&ops.QuirkDontUnmapSelfMerge == 0 {
+		if s.rules.Quirks&ops.QuirkDontUnmapApart != 0 {
+			apart = addr == v.End || v.Start == addr+pages
+		}
+		if vmg.prev == v {
+			vmg.prev = nil
+		}
+		if vmg.next == v {
+			vmg.next = nil
+		}
+	}
+	if !apart {
+		if nv := s.vmaMergeNewRange(vmg); nv != nil {
+			return nv
+		}
 	}
 	nv := *v
 	nv.Start, nv.End, nv.Pgoff = addr, addr+pages, pgoff
@@ -265,7 +347,7 @@ func (s *Space) remapMove(vrm *remapState) ops.Errno {
 	target := vrm.newAddr
 	seen := false
 	var lastEnd int64
-	for v := s.layout.Find(start); v != nil && v.Start < end; v = s.layout.Find(lastEnd) {
+	for v := s.layout.Find(start); v != nil && v.Start < end; v = s.firstFrom(lastEnd) {
 		addr := max(v.Start, start)
 		pages := min(end, v.End) - addr
 		if !seen && start < v.Start {
@@ -275,8 +357,8 @@ func (s *Space) remapMove(vrm *remapState) ops.Errno {
 		if seen {
 			offset = v.Start - lastEnd
 		}
-		lastEnd = v.End
-		one := &remapState{vma: v, addr: addr, newAddr: target + offset, oldLen: pages, newLen: pages, fixed: true}
+		lastEnd = min(end, v.End)
+		one := &remapState{vma: v, addr: addr, newAddr: target + offset, oldLen: pages, newLen: pages, fixed: true, dontUnmap: vrm.dontUnmap}
 		if errno := s.checkPrepVMA(one); errno != ops.OK {
 			return errno
 		}
@@ -292,25 +374,41 @@ func (s *Space) remapMove(vrm *remapState) ops.Errno {
 	return ops.OK
 }
 
+// firstFrom is the first VMA that starts at or after addr: the next one to
+// move, past a source MREMAP_DONTUNMAP left in place (or merged with its
+// copy).
+func (s *Space) firstFrom(addr int64) *VMA {
+	v := s.layout.Find(addr)
+	if v != nil && v.Start < addr {
+		v = s.layout.Find(v.End)
+	}
+	return v
+}
+
 // RemapMayMove implements ops.AddressSpace: mremap with MREMAP_MAYMOVE and
 // no MREMAP_FIXED of a window range. It resizes in place when it can
 // (shrinking always can); a growth that cannot moves the range to where
-// get_unmapped_area puts it (unmappedAreaTopDown). A range that lands
+// get_unmapped_area puts it (unmappedAreaTopDown), as MREMAP_DONTUNMAP
+// always does. A range that lands
 // below the window is unmapped at once, as the kernel adapter does.
 func (s *Space) RemapMayMove(a ops.VMAArgs) (int64, ops.Errno, error) {
 	if err := ops.CheckVMAArgs(a); err != nil {
 		return 0, 0, err
 	}
-	vrm := &remapState{addr: s.abs(ops.RegionWindow, a.Start), oldLen: a.Pages, newLen: a.NewPages, mayMove: true}
-	if vrm.newLen == 0 {
+	vrm := &remapState{addr: s.abs(ops.RegionWindow, a.Start), oldLen: a.Pages, newLen: a.NewPages, mayMove: true, dontUnmap: a.DontUnmap}
+	if vrm.newLen == 0 || dontUnmapRefused(a) {
 		return 0, ops.EINVAL, nil
 	}
 	vrm.vma = s.vmaLookup(vrm.addr)
 	if errno := s.checkPrepVMA(vrm); errno != ops.OK {
 		return 0, errno, nil
 	}
-	errno := s.mremapAt(vrm)
-	if errno != ops.OK {
+	if vrm.dontUnmap {
+		// mremap_to without MREMAP_FIXED: no target to unmap, the
+		// kernel picks the address with the source still there.
+		vrm.newAddr = s.unmappedAreaTopDown(vrm.newLen)
+		s.moveVMA(vrm)
+	} else if errno := s.mremapAt(vrm); errno != ops.OK {
 		return 0, errno, nil
 	}
 	if vrm.populateExpand {

@@ -51,6 +51,10 @@ type Space struct {
 	// memlock is RLIMIT_MEMLOCK in pages once a memlock ran (the process
 	// then has no CAP_IPC_LOCK); -1 before: the limit does not apply.
 	memlock int64
+	// leaked are pages mm->locked_vm counts that no VM_LOCKED VMA holds
+	// (ops.QuirkDontUnmapNoSplit: the kernel unlocks a source without
+	// giving its pages back).
+	leaked int64
 }
 
 var _ ops.AddressSpace = (*Space)(nil)
@@ -78,6 +82,7 @@ func (s *Space) clear() {
 	s.guards = map[int64]bool{}
 	s.startBrk, s.brk, s.brkBytes = heapBase, heapBase, 0
 	s.nextFile, s.nextInode, s.nextShm, s.nextAnon = 0, 0, 0, 0
+	s.leaked = 0
 	s.memlock = -1
 }
 

@@ -1,6 +1,8 @@
 package vma
 
 import (
+	"slices"
+
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/props/engine"
 )
@@ -116,9 +118,27 @@ func (s *Shadow) moveAway(src Source, r int) ops.Op {
 		newPages = max(1, old+engine.Pick(src, []int64{1, -1, 2}, "resize"))
 	}
 	newPages = min(newPages, limit(r)-start)
+	dontUnmap := newPages == old && oneIn(src, 5, "dontunmap?")
+	if dontUnmap && r == window && oneIn(src, 4, "where the kernel picks?") {
+		s.doLeave(r, start, old)
+		op := remapOp(r, start, old, old)
+		op.VMA.MayMove, op.VMA.DontUnmap = true, true
+		return op
+	}
 	target, ok := s.target(src, r, start, old, newPages)
 	if !ok {
 		return s.grow(src, r)
+	}
+	if dontUnmap {
+		left := slices.Clone(s.pages[r][start : start+old])
+		s.doMove(r, start, old, target)
+		copy(s.pages[r][start:start+old], left)
+		s.doLeave(r, start, old)
+		s.moves = append(s.moves, move{region: r, from: start, to: target, size: old})
+		s.remember(r, target, target+old)
+		op := remapToOp(r, start, old, old, target)
+		op.VMA.DontUnmap = true
+		return op
 	}
 	s.doMove(r, start, min(old, newPages), target)
 	s.moves = append(s.moves, move{region: r, from: start, to: target, size: min(old, newPages)})

@@ -204,6 +204,17 @@ func (s *space) doMove(r int, from, n, to int64) {
 	}
 }
 
+// doLeave records what MREMAP_DONTUNMAP leaves at [start, start+n): the
+// mappings stay, emptied (unwritten, as after the unlink of a whole
+// VMA's anon_vma) and unlocked.
+func (s *space) doLeave(r int, start, n int64) {
+	for p := start; p < min(start+n, limit(r)); p++ {
+		if pg := &s.pages[r][p]; pg.mapped {
+			pg.written, pg.locked, pg.flags = false, false, pg.flags&^ops.MapLocked
+		}
+	}
+}
+
 // doBrk records a break moved to b (in pages above the initial break) the
 // way the kernel would: growth needs a free page before the next mapping.
 func (s *space) doBrk(b int64) {

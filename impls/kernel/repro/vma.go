@@ -114,15 +114,27 @@ func mmapCall(a ops.VMAArgs, addr, length string) (string, error) {
 
 // remapStep is an mremap: in place, or fixed to a target (MREMAP_MAYMOVE
 // | MREMAP_FIXED), or where the kernel chooses (the runtime's
-// remap_maymove, which puts where it went).
+// remap_maymove, which puts where it went), each perhaps with
+// MREMAP_DONTUNMAP.
 func remapStep(g *gen, op ops.Op) (string, error) {
 	a := op.VMA
+	dontUnmap := ""
+	if a.DontUnmap {
+		dontUnmap = " | MREMAP_DONTUNMAP"
+	}
 	if a.MayMove {
-		return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d);\n", vmaAddr(a.Region(), a.Start), a.Pages, a.NewPages), nil
+		flags := "0"
+		if a.DontUnmap {
+			flags = "MREMAP_DONTUNMAP"
+		}
+		return fmt.Sprintf("\tremap_maymove(out, %s, %d, %d, %s);\n", vmaAddr(a.Region(), a.Start), a.Pages, a.NewPages, flags), nil
 	}
 	return vmaCall(func(a ops.VMAArgs, addr, length string) (string, error) {
 		if a.Fixed {
-			return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 3, %s);", addr, length, a.NewPages, vmaAddr(a.Region(), a.Target)), nil // MREMAP_MAYMOVE | MREMAP_FIXED
+			return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED%s, %s);", addr, length, a.NewPages, dontUnmap, vmaAddr(a.Region(), a.Target)), nil
+		}
+		if a.DontUnmap {
+			return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, MREMAP_DONTUNMAP, 0UL);", addr, length, a.NewPages), nil
 		}
 		return fmt.Sprintf("long r = syscall(SYS_mremap, %s, %s, %dUL * PAGE, 0);", addr, length, a.NewPages), nil
 	}).body(g, op)

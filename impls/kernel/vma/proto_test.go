@@ -46,6 +46,11 @@ func protoHeader() []byte {
 		refused = append(refused, cbuild.Const{Name: r.name, Value: int64(r.code)})
 	}
 	h.Enum("The helper's refusals, a negative err (protocol.go).", refused...)
+	h.Enum("The bits of a remap request's a[1] (protocol.go).",
+		cbuild.Const{Name: "REMAP_FIXED", Value: remapFixed},
+		cbuild.Const{Name: "REMAP_MAYMOVE", Value: remapMayMove},
+		cbuild.Const{Name: "REMAP_DONTUNMAP", Value: remapDontUnmap},
+	)
 	h.Enum("ops.VMAMapFlags, the map request's flags (harness/ops).", mapFlagConsts()...)
 	h.Enum("ops.VMAQuirks, as the helper reports them (harness/ops).", quirkConsts()...)
 	madv, numbers := madvConsts()

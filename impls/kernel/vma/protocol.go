@@ -102,6 +102,13 @@ const (
 	regionTHP                  // the THP area
 )
 
+// The bits of a remap request's a[1]: how mremap moves the range.
+const (
+	remapFixed     = 1 // MREMAP_MAYMOVE|MREMAP_FIXED to the target a[2]
+	remapMayMove   = 2 // MREMAP_MAYMOVE, where the kernel picks
+	remapDontUnmap = 4 // MREMAP_DONTUNMAP as well
+)
+
 const (
 	requestSize  = 56
 	responseSize = 16

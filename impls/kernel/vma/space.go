@@ -164,12 +164,13 @@ func (h *Helper) Lock(a ops.VMAArgs) (ops.Errno, error) {
 func (h *Helper) Unlock(a ops.VMAArgs) (ops.Errno, error) { return h.rangeCall(opUnlock, a) }
 
 // remapRequest is mremap's request: resized in place, moved to a fixed
-// target, or (a[1] = 2) where the kernel picks.
+// target, or where the kernel picks, each perhaps with MREMAP_DONTUNMAP.
 func remapRequest(a ops.VMAArgs) (request, error) {
+	how := b2i(a.DontUnmap) * remapDontUnmap
 	if a.MayMove {
-		return rangeRequest(opRemap, a, a.NewPages, 2)
+		return rangeRequest(opRemap, a, a.NewPages, how|remapMayMove)
 	}
-	return rangeRequest(opRemap, a, a.NewPages, b2i(a.Fixed), a.Target)
+	return rangeRequest(opRemap, a, a.NewPages, how|b2i(a.Fixed)*remapFixed, a.Target)
 }
 
 // Remap implements ops.AddressSpace.
@@ -249,7 +250,19 @@ func (h *Helper) Dup(f ops.VMAFileArgs) (ops.Errno, error) { return h.fileCall(o
 // (Restarting does that).
 var ErrSealed = errors.New("vma helper: a sealed VMA stays after the reset")
 
-// Reset implements ops.AddressSpace; ErrSealed if something sealed stays.
+// ErrLockedLeft is Reset's error when the process still counts locked
+// memory with nothing of the script left: the kernel leaked mm->locked_vm
+// (a MREMAP_DONTUNMAP of a locked VMA, docs/kernel-bugs.md), and every
+// later script would meet RLIMIT_MEMLOCK early; only a new helper starts
+// clean (Restarting does that).
+var ErrLockedLeft = errors.New("vma helper: locked memory still counted after the reset (VmLck)")
+
+// lockedLeft is the helper's reset answer for ErrLockedLeft
+// (ENOTRECOVERABLE).
+const lockedLeft = 131
+
+// Reset implements ops.AddressSpace; ErrSealed if something sealed stays,
+// ErrLockedLeft if locked memory is still counted.
 func (h *Helper) Reset() error {
 	r, err := h.call(request{op: opReset})
 	if err != nil {
@@ -257,6 +270,9 @@ func (h *Helper) Reset() error {
 	}
 	if r.err == int32(ops.EPERM) {
 		return ErrSealed
+	}
+	if r.err == lockedLeft {
+		return ErrLockedLeft
 	}
 	if r.err != 0 {
 		return fmt.Errorf("vma helper %d: reset: errno %d", h.pid, r.err)

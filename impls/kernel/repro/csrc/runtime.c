@@ -33,6 +33,10 @@
 /* A runtime function a script does not need is left unused. */
 #define RT static __attribute__((unused))
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7; older C libraries do not name it */
+#endif
+
 enum { OUT = 8192, MAXPIDS = 256, IPC_CREAT_ = 01000, IPC_EXCL_ = 02000, IPC_NOWAIT_ = 04000 };
 enum { IPC_RMID_ = 0, IPC_SET_ = 1, IPC_STAT_ = 2, IPC_INFO_ = 3 };
 
@@ -620,12 +624,13 @@ RT void vma_setup(void)
  * file of its own, so that the kernel's top-down search finds the window's
  * highest gap that fits, or the one at its bottom, which goes on below it.
  * A range that lands below the window is unmapped at once. The result is
- * "at=PAGE", the window page the range is at.
+ * "at=PAGE", the window page the range is at. flags adds MREMAP_DONTUNMAP
+ * (4), or 0.
  */
 static char maps_buf[1 << 20];
 static unsigned long fill_at[256][2];
 
-RT void remap_maymove(char *out, unsigned long addr, unsigned long old_pages, unsigned long new_pages)
+RT void remap_maymove(char *out, unsigned long addr, unsigned long old_pages, unsigned long new_pages, int flags)
 {
 	static int fill_fd = -1;
 	unsigned long lo = window_base + WINDOW_PAGES * PAGE, top = 0, cur = lo;
@@ -665,7 +670,7 @@ RT void remap_maymove(char *out, unsigned long addr, unsigned long old_pages, un
 			break;
 		l = nl ? nl + 1 : l + strlen(l);
 	}
-	long r = syscall(SYS_mremap, addr, old_pages * PAGE, new_pages * PAGE, 1 /* MREMAP_MAYMOVE */);
+	long r = syscall(SYS_mremap, addr, old_pages * PAGE, new_pages * PAGE, 1 /* MREMAP_MAYMOVE */ | flags, 0UL);
 	int e = errno;
 	for (int i = 0; i < n; i++)
 		munmap((void *)fill_at[i][0], fill_at[i][1] - fill_at[i][0]);

@@ -44,6 +44,13 @@ enum {
 	HELPER_FAILED = -4,
 };
 
+/* The bits of a remap request's a[1] (protocol.go). */
+enum {
+	REMAP_FIXED = 1,
+	REMAP_MAYMOVE = 2,
+	REMAP_DONTUNMAP = 4,
+};
+
 /* ops.VMAMapFlags, the map request's flags (harness/ops). */
 enum {
 	MAPF_SHARED = 1,
@@ -73,6 +80,10 @@ enum {
 	Q_MMAP_NEXT_FIRST = 32768,
 	Q_NO_SWAP = 65536,
 	Q_NO_ZERO_PAGE = 131072,
+	Q_DONTUNMAP_APART = 262144,
+	Q_DONTUNMAP_SELF_MERGE = 524288,
+	Q_DONTUNMAP_NO_SPLIT = 1048576,
+	Q_DONTUNMAP_PGOFF_KEPT = 2097152,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */

@@ -35,7 +35,7 @@ enum {
 	MAP_SHARED = 1, MAP_PRIVATE = 2, MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20,
 	MAP_LOCKED = 0x2000, MAP_NORESERVE = 0x4000, MAP_POPULATE = 0x8000,
 	MAP_STACK = 0x20000, MAP_FIXED_NOREPLACE = 0x100000,
-	MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MLOCK_ONFAULT = 1,
+	MREMAP_MAYMOVE = 1, MREMAP_FIXED = 2, MREMAP_DONTUNMAP = 4, LOCKED_LEFT = 131 /* ENOTRECOVERABLE */, MLOCK_ONFAULT = 1,
 	O_RDONLY = 0, O_RDWR = 2, PR_SET_PDEATHSIG = 1, SIGKILL = 9, SIGCHLD = 17,
 	CLONE_PARENT = 0x8000,
 	CLOCK_MONOTONIC = 1,
@@ -468,7 +468,10 @@ static i64 op_remap_maymove(const struct req *q, i64 *at)
 		unfill();
 		return HELPER_FAILED;
 	}
-	i64 r = sys4(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, MREMAP_MAYMOVE);
+	i64 flags = MREMAP_MAYMOVE | (q->a[1] & REMAP_DONTUNMAP ? MREMAP_DONTUNMAP : 0);
+	/* new_addr 0: no hint (MREMAP_DONTUNMAP goes through mremap_to, which
+	 * reads it as one). */
+	i64 r = sys5(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, flags, 0);
 	unfill();
 	if (r < 0 && r > -4096)
 		return -r;
@@ -484,18 +487,21 @@ static i64 op_remap_maymove(const struct req *q, i64 *at)
 	return 0;
 }
 
+/* op_remap: a[1] holds REMAP_FIXED (to the target a[2]) and
+ * REMAP_DONTUNMAP; neither is a resize in place. */
 static i64 op_remap(const struct req *q)
 {
-	i64 newpages = q->a[0], fixed = q->a[1], target = q->a[2];
+	i64 newpages = q->a[0], how = q->a[1], target = q->a[2];
+	i64 flags = how & REMAP_DONTUNMAP ? MREMAP_DONTUNMAP : 0;
 	if (!range_ok(q->region, q->start, newpages))
 		return BAD_RANGE;
-	if (fixed) {
+	if (how & REMAP_FIXED) {
 		if (!range_ok(q->region, target, newpages))
 			return BAD_RANGE;
 		return neg(sys5(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE,
-				MREMAP_MAYMOVE | MREMAP_FIXED, addr_of(q, target)));
+				MREMAP_MAYMOVE | MREMAP_FIXED | flags, addr_of(q, target)));
 	}
-	return neg(sys4(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, 0));
+	return neg(sys5(SYS_mremap, addr_of(q, q->start), q->pages * PAGE, newpages * PAGE, flags, 0));
 }
 
 static i64 op_brk(const struct req *q)
@@ -645,6 +651,23 @@ static int memlock_restore(void)
 	return 0;
 }
 
+/* locked_left: /proc/self/status still counts locked memory (VmLck) with
+ * nothing of the script mapped: a kernel that leaked mm->locked_vm (6.16's
+ * MREMAP_DONTUNMAP of a locked VMA), which only a new process undoes. */
+static int locked_left(void)
+{
+	if (readfile("/proc/self/status") < 0)
+		return 0;
+	for (const char *l = procbuf; *l; l++)
+		if ((l == procbuf || l[-1] == '\n') && starts(l, "VmLck:")) {
+			l += slen("VmLck:");
+			while (*l == ' ' || *l == '\t')
+				l++;
+			return *l != '0';
+		}
+	return 0;
+}
+
 static i64 op_reset(void)
 {
 	i64 sealed = sys2(SYS_munmap, window_base, window_pages * PAGE) == -EPERM;
@@ -659,7 +682,9 @@ static i64 op_reset(void)
 		return HELPER_FAILED;
 	if (sealed || r == -EPERM)
 		return EPERM;
-	return r < 0 ? HELPER_FAILED : 0;
+	if (r < 0)
+		return HELPER_FAILED;
+	return locked_left() ? LOCKED_LEFT : 0;
 }
 
 static i64 now_ns(void)
@@ -860,7 +885,7 @@ static void serve_one(const struct req *q)
 		e = neg(sys2(SYS_munlock, addr, len));
 		break;
 	case OP_REMAP:
-		if (q->a[1] == 2) { /* maymove */
+		if (q->a[1] & REMAP_MAYMOVE) {
 			e = op_remap_maymove(q, &val);
 			reply(e, e ? 0 : val, 0, 0);
 			return;
@@ -1094,6 +1119,59 @@ static u64 probe_quirks(void)
 	if (sys3(SYS_madvise, W(0), PAGE, MADV_WILLNEED) == -EBADF)
 		q |= Q_NO_SWAP;
 	clear_window();
+	/* An MREMAP_DONTUNMAP move of an unfaulted page pair to just after
+	 * itself, before another unfaulted pair it could join: 6.1's copy_vma
+	 * merges the copy with nothing (three VMAs), later kernels leave only
+	 * the source out (two). */
+	map_anon(0, 2, PROT_READ | PROT_WRITE, 0);
+	map_anon(4, 2, PROT_READ | PROT_WRITE, 0);
+	if (sys5(SYS_mremap, W(0), 2 * PAGE, 2 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, W(2)) ==
+	    (i64)W(2)) {
+		/* ... and where the copy may join its own source (6.16's
+		 * copy_vma), all three are one. */
+		int n = window_vmas(probe_flags, sizeof probe_flags);
+		if (n == 3)
+			q |= Q_DONTUNMAP_APART;
+		if (n == 1)
+			q |= Q_DONTUNMAP_SELF_MERGE;
+	}
+	clear_window();
+	/* A written pair moved away from where it was made keeps the pgoff of
+	 * page 2; moved on whole with MREMAP_DONTUNMAP, what stays at page 10
+	 * is unfaulted, and a pair mapped just below joins it where its pgoff
+	 * became its address (Debian's 6.1 and 6.12), not where it kept it. */
+	map_anon(2, 2, PROT_READ | PROT_WRITE, 0);
+	{
+		struct req t = {OP_TOUCH, REGION_WINDOW, 2, 1, {1}};
+		op_touch(&t);
+	}
+	if (sys5(SYS_mremap, W(2), 2 * PAGE, 2 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, W(10)) == (i64)W(10) &&
+	    sys5(SYS_mremap, W(10), 2 * PAGE, 2 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, W(20)) ==
+		    (i64)W(20)) {
+		map_anon(8, 2, PROT_READ | PROT_WRITE, 0);
+		if (window_vmas(probe_flags, sizeof probe_flags) == 3)
+			q |= Q_DONTUNMAP_PGOFF_KEPT;
+	}
+	clear_window();
+	/* MREMAP_DONTUNMAP of the middle page of a locked VMA: split around
+	 * it first (three VMAs), or since 6.16 the whole VMA unlocked (one),
+	 * its pages left counted in locked_vm for good: so in a child, which
+	 * exits with 1 for one VMA. */
+	{
+		i64 c = sys5(SYS_clone, SIGCHLD, 0, 0, 0, 0), status = 0;
+		if (c == 0) {
+			map_anon(0, 3, PROT_READ | PROT_WRITE, 0);
+			if (sys2(SYS_mlock, W(0), 3 * PAGE) != 0 ||
+			    sys5(SYS_mremap, W(1), PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, W(8)) !=
+				    (i64)W(8))
+				die(0);
+			sys2(SYS_munmap, W(8), PAGE);
+			die(window_vmas(probe_flags, sizeof probe_flags) == 1 ? 1 : 0);
+		}
+		if (c > 0 && sys4(SYS_wait4, c, &status, 0, 0) == c && (status & 0x7f) == 0 &&
+		    ((status >> 8) & 0xff) == 1)
+			q |= Q_DONTUNMAP_NO_SPLIT;
+	}
 	/* Configuration: a read fault on private anonymous memory allocates a
 	 * page (and an anon_vma) instead of mapping the zero page. Two pages
 	 * read apart then have an anon_vma each, and a page mapped between
