@@ -174,6 +174,9 @@ const (
 	AdvicePageOut                             // MADV_PAGEOUT: reclaims pages (not locked VMAs)
 	AdviceFree                                // MADV_FREE: lazy free (private anonymous, unlocked VMAs only)
 	AdviceDontNeedLocked                      // MADV_DONTNEED_LOCKED: DONTNEED that locked VMAs take too
+	AdviceRemove                              // MADV_REMOVE: punches a hole in the file of a shared writable mapping
+	AdvicePopulateRead                        // MADV_POPULATE_READ: faults the pages in readable
+	AdvicePopulateWrite                       // MADV_POPULATE_WRITE: faults the pages in writable
 )
 
 var adviceNames = []string{
@@ -183,7 +186,8 @@ var adviceNames = []string{
 	AdviceKeepOnFork: "keeponfork", AdviceMergeable: "mergeable", AdviceUnmergeable: "unmergeable",
 	AdviceDontNeed: "dontneed", AdviceGuardInstall: "guard_install", AdviceGuardRemove: "guard_remove",
 	AdviceWillNeed: "willneed", AdviceCold: "cold", AdvicePageOut: "pageout", AdviceFree: "free",
-	AdviceDontNeedLocked: "dontneed_locked",
+	AdviceDontNeedLocked: "dontneed_locked", AdviceRemove: "remove",
+	AdvicePopulateRead: "populate_read", AdvicePopulateWrite: "populate_write",
 }
 
 // VMAAdvices lists every advice in a fixed order.
@@ -937,6 +941,11 @@ const (
 	// 6.1 and 6.12 trees set it to the VMA's address (pgoff_unfaulted),
 	// so that it merges as an unfaulted VMA does. Seen on 6.18.44.
 	QuirkDontUnmapPgoffKept
+	// QuirkPopulateInWalk: MADV_POPULATE_READ and _WRITE go through the
+	// madvise walk of the VMAs (6.1's madvise_vma_behavior), which steps
+	// over a hole and says ENOMEM at the end; later kernels fault the range
+	// in one loop (madvise_populate) that stops at the hole.
+	QuirkPopulateInWalk
 
 	// quirkEnd is the first bit no quirk has.
 	quirkEnd
@@ -951,7 +960,7 @@ var quirkNames = []string{
 	"exec-only-pkey", "ksm", "thp", "multi-move", "fork-child-remap", "soft-dirty", "lf-unnamed",
 	"heap-label-inclusive", "mseal", "remap-lookup-first", "mmap-next-first", "no-swap",
 	"no-zero-page", "dontunmap-apart", "dontunmap-self-merge", "dontunmap-no-split",
-	"dontunmap-pgoff-kept",
+	"dontunmap-pgoff-kept", "populate-in-walk",
 }
 
 // VMAQuirksLinux618 are the quirks of the kernel ipcfuzz's VMA group was
@@ -969,7 +978,8 @@ const VMAQuirksLinux612 = QuirkAccountDrop | QuirkStackNoHuge | QuirkExecOnlyPke
 // VMAQuirksLinux61 are the quirks Debian's 6.1 image reports (6.1.192 on
 // x86-64 with protection keys), soft-dirty left out.
 const VMAQuirksLinux61 = QuirkExecOnlyPkey | QuirkKSM | QuirkTHP | QuirkForkChildRemap | QuirkLockOnFaultUnnamed |
-	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst | QuirkDontUnmapApart
+	QuirkHeapLabelInclusive | QuirkRemapLookupFirst | QuirkMmapNextFirst | QuirkDontUnmapApart |
+	QuirkPopulateInWalk
 
 // VMAQuirksConfig are the quirks a kernel's configuration or its machine
 // decides, not its version: soft-dirty tracking, protection keys, KSM,

@@ -17,6 +17,9 @@ func (s *Space) Advise(a ops.VMAArgs) (ops.Errno, error) {
 	}
 	start := s.abs(a.Region(), a.Start)
 	end := start + a.Pages
+	if isPopulate(a.Advice) && s.rules.Quirks&ops.QuirkPopulateInWalk == 0 {
+		return s.madvisePopulate(start, end, a.Advice == ops.AdvicePopulateWrite), nil
+	}
 	v := s.layout.Find(start)
 	var prev *VMA
 	if v != nil {
@@ -62,7 +65,7 @@ func (s *Space) madviseBehaviorValid(adv ops.VMAAdvice) bool {
 	case ops.AdviceGuardInstall, ops.AdviceGuardRemove:
 		return q&ops.QuirkGuardRegions != 0
 	}
-	return adv >= ops.AdviceNormal && adv <= ops.AdviceDontNeedLocked
+	return adv >= ops.AdviceNormal && adv <= ops.AdvicePopulateWrite
 }
 
 // madviseVMABehavior applies the advice to [start, end) of v and returns
@@ -101,6 +104,19 @@ func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAd
 			return v, ops.EINVAL
 		}
 		return v, ops.OK
+	case ops.AdvicePopulateRead, ops.AdvicePopulateWrite:
+		// 6.1: one VMA's part of the walk (ops.QuirkPopulateInWalk).
+		return v, s.madvisePopulate(start, end, adv == ops.AdvicePopulateWrite)
+	case ops.AdviceRemove:
+		// madvise_remove: a hole punched in the file behind a shared
+		// mapping that may write it (shmem for a shared anonymous one).
+		switch {
+		case v.Flags&VMLocked != 0, v.File == nil:
+			return v, ops.EINVAL
+		case v.Flags&VMShared == 0 || v.Flags&VMMayWrite == 0:
+			return v, ops.EACCES
+		}
+		return v, ops.OK
 	case ops.AdviceGuardInstall:
 		return v, s.madviseGuardInstall(v, start, end)
 	case ops.AdviceGuardRemove:
@@ -117,6 +133,38 @@ func (s *Space) madviseVMABehavior(v, prev *VMA, start, end int64, adv ops.VMAAd
 		return v, errno
 	}
 	return s.madviseUpdateVMA(v, prev, start, end, newFlags), ops.OK
+}
+
+func isPopulate(adv ops.VMAAdvice) bool {
+	return adv == ops.AdvicePopulateRead || adv == ops.AdvicePopulateWrite
+}
+
+// madvisePopulate is madvise_populate: [start, end) faulted in page by page
+// as get_user_pages does for it (FOLL_MADV_POPULATE): a hole is ENOMEM, a
+// VMA the access is not allowed on EINVAL (check_vma_flags: no VM_WRITE
+// for a write, no VM_READ for a read, the execute-only key), a fault the
+// process would get SIGSEGV or SIGBUS for EFAULT (a guard marker, a page
+// past the end of its file). The pages before the failure stay faulted.
+func (s *Space) madvisePopulate(start, end int64, write bool) ops.Errno {
+	for p := start; p < end; p++ {
+		v := s.vmaLookup(p)
+		if v == nil {
+			return ops.ENOMEM
+		}
+		if write && v.Flags&VMWrite == 0 || !write && v.Flags&VMRead == 0 || v.Flags&VMPkeyExecOnly != 0 {
+			return ops.EINVAL
+		}
+		if s.guards[p] {
+			return ops.EFAULT
+		}
+		if write && isCOWWrite(v) || !write && s.readAllocates(v) {
+			s.anonVMAPrepare(v)
+		}
+		if pastEOF(v, p) {
+			return ops.EFAULT
+		}
+	}
+	return ops.OK
 }
 
 // madviseGuardInstall marks the whole VMA as maybe guarded (no split),
@@ -207,7 +255,7 @@ func (s *Space) madviseUpdateVMA(v, prev *VMA, start, end int64, newFlags Flags)
 func isDiscard(adv ops.VMAAdvice) bool {
 	switch adv {
 	case ops.AdviceFree, ops.AdviceDontNeed, ops.AdviceDontNeedLocked, ops.AdviceDontFork,
-		ops.AdviceWipeOnFork, ops.AdviceGuardInstall:
+		ops.AdviceWipeOnFork, ops.AdviceGuardInstall, ops.AdviceRemove:
 		return true
 	}
 	return false

@@ -349,8 +349,15 @@ func (s *Shadow) advise(src Source, r int) ops.Op {
 			return adviseOp(r, start, n, adviceFamilies[fam][0])
 		}
 	}
-	return adviseOp(r, start, n, engine.Pick(src, []ops.VMAAdvice{ops.AdviceDontNeed, ops.AdviceGuardInstall, ops.AdviceGuardRemove, ops.AdviceGuardInstall,
-		ops.AdviceWillNeed, ops.AdviceCold, ops.AdvicePageOut, ops.AdviceFree, ops.AdviceDontNeedLocked}, "advice"))
+	adv := engine.Pick(src, []ops.VMAAdvice{ops.AdviceDontNeed, ops.AdviceGuardInstall, ops.AdviceGuardRemove, ops.AdviceGuardInstall,
+		ops.AdviceWillNeed, ops.AdviceCold, ops.AdvicePageOut, ops.AdviceFree, ops.AdviceDontNeedLocked, ops.AdviceRemove,
+		ops.AdvicePopulateRead, ops.AdvicePopulateWrite}, "advice")
+	if adv == ops.AdvicePopulateWrite {
+		for p := start; p < start+n; p++ {
+			s.doWrite(r, p)
+		}
+	}
+	return adviseOp(r, start, n, adv)
 }
 
 // adviceAround returns an advice family set on a page in or next to

@@ -135,7 +135,9 @@ func (s *Shadow) Step(src Source) ops.Op { return s.inPages(src, s.step(src)) }
 // (do_huge_pmd_anonymous_page), which a read fault of a base page does not
 // (it maps the zero page), and which page tables decide, not a layout: the
 // models keep no page tables. So a touch there writes, a map of private
-// memory without write populates and locks nothing, a lock of such memory
+// memory without write populates and locks nothing, MADV_POPULATE_READ is
+// MADV_POPULATE_WRITE (refused where the VMA cannot be written, before any
+// fault), a lock of such memory
 // is MLOCK_ONFAULT, and a locked range of it does not grow.
 func (s *Shadow) inPages(src Source, op ops.Op) ops.Op {
 	if !op.VMA.THP {
@@ -160,6 +162,10 @@ func (s *Shadow) inPages(src Source, op ops.Op) ops.Op {
 	case ops.KindMap:
 		if a.Flags&ops.MapShared == 0 && a.Prot&ops.ProtWrite == 0 {
 			a.Flags &^= ops.MapPopulate | ops.MapLocked
+		}
+	case ops.KindAdvise:
+		if a.Advice == ops.AdvicePopulateRead {
+			a.Advice = ops.AdvicePopulateWrite
 		}
 	case ops.KindLock:
 		if readIn(a.Start, a.Pages) {

@@ -51,6 +51,12 @@ func Number(a ops.VMAAdvice) (int64, bool) {
 		return 21, true
 	case ops.AdviceDontNeedLocked:
 		return 24, true
+	case ops.AdviceRemove:
+		return 9, true
+	case ops.AdvicePopulateRead:
+		return 22, true
+	case ops.AdvicePopulateWrite:
+		return 23, true
 	}
 	return 0, false
 }

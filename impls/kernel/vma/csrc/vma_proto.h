@@ -84,6 +84,7 @@ enum {
 	Q_DONTUNMAP_SELF_MERGE = 524288,
 	Q_DONTUNMAP_NO_SPLIT = 1048576,
 	Q_DONTUNMAP_PGOFF_KEPT = 2097152,
+	Q_POPULATE_IN_WALK = 4194304,
 };
 
 /* The MADV_* number of every advice the vocabulary has (space.go). */
@@ -109,9 +110,12 @@ enum {
 	MADV_PAGEOUT = 21,
 	MADV_FREE = 8,
 	MADV_DONTNEED_LOCKED = 24,
+	MADV_REMOVE = 9,
+	MADV_POPULATE_READ = 22,
+	MADV_POPULATE_WRITE = 23,
 };
 
 /* The advices the helper takes. */
-#define MADV_LIST(X) X(0) X(1) X(2) X(10) X(11) X(16) X(17) X(14) X(15) X(18) X(19) X(12) X(13) X(4) X(102) X(103) X(3) X(20) X(21) X(8) X(24)
+#define MADV_LIST(X) X(0) X(1) X(2) X(10) X(11) X(16) X(17) X(14) X(15) X(18) X(19) X(12) X(13) X(4) X(102) X(103) X(3) X(20) X(21) X(8) X(24) X(9) X(22) X(23)
 
 #endif /* IPCFUZZ_VMA_PROTO_H */

@@ -1172,6 +1172,13 @@ static u64 probe_quirks(void)
 		    ((status >> 8) & 0xff) == 1)
 			q |= Q_DONTUNMAP_NO_SPLIT;
 	}
+	/* MADV_POPULATE_WRITE over a hole, then a read-only page: 6.1's walk
+	 * steps over the hole and stops at the page (EINVAL), later kernels
+	 * stop at the hole (ENOMEM). */
+	map_anon(1, 1, PROT_READ, 0);
+	if (sys3(SYS_madvise, W(0), 2 * PAGE, 23 /* MADV_POPULATE_WRITE */) == -EINVAL)
+		q |= Q_POPULATE_IN_WALK;
+	clear_window();
 	/* Configuration: a read fault on private anonymous memory allocates a
 	 * page (and an anon_vma) instead of mapping the zero page. Two pages
 	 * read apart then have an anon_vma each, and a page mapped between
