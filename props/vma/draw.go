@@ -327,6 +327,13 @@ var adviceFamilies = [][2]ops.VMAAdvice{
 // the same range or part of it), copies a neighbour's, or gives an advice
 // that changes no flag (dontneed, the guard advices: gu is sticky).
 func (s *Shadow) advise(src Source, r int) ops.Op {
+	if r == thp && oneIn(src, 3, "a page advice on a whole half?") {
+		// All of a PMD: a huge page there is aged or reclaimed whole
+		// (madvise_cold_or_pageout_pte_range's huge-PMD branch), not
+		// split first.
+		half := engine.Pick(src, []int64{0, thpUnits / 2}, "half")
+		return adviseOp(r, half, thpUnits/2, engine.Pick(src, []ops.VMAAdvice{ops.AdviceCold, ops.AdvicePageOut, ops.AdviceFree}, "advice"))
+	}
 	start, n := s.pickRange(src, r)
 	switch src.Intn(4, "advise how") {
 	case 0, 1:
