@@ -88,6 +88,55 @@ var allEdges = []edges{
 	// PMD-mapped huge page): a whole aligned half mapped and written, and
 	// moved or changed in part.
 	{vma.Subsystem, []string{"THP area", "huge range written", "huge range moved aligned", "huge range split"}, thpReached, 400},
+	// MREMAP_DONTUNMAP, MADV_REMOVE and MADV_POPULATE_* (issue 33:
+	// move_vma's kept source, split_vma of a locked one, madvise_remove,
+	// madvise_populate), and page advices over a whole PMD.
+	{vma.Subsystem, []string{"dontunmap fixed", "dontunmap maymove", "dontunmap of locked pages", "remove", "populate_read", "populate_write", "page advice on a whole half"}, newCallsReached, 400},
+}
+
+// newCallsReached names the calls ipcfuzz learnt to speak for issue 33 that
+// a script makes: MREMAP_DONTUNMAP (fixed, where the kernel picks, and of
+// pages a lock reached), MADV_REMOVE, MADV_POPULATE_READ and _WRITE, and a
+// cold, pageout or free advice over a whole aligned half of the THP area.
+func newCallsReached(_ testing.TB, script []ops.Op) map[string]bool {
+	out := map[string]bool{}
+	type rng struct {
+		r          ops.VMARegion
+		start, end int64
+	}
+	var locked []rng
+	for _, op := range script {
+		a := op.VMA
+		switch op.Kind {
+		case ops.KindLock:
+			locked = append(locked, rng{a.Region(), a.Start, a.Start + a.Pages})
+		case ops.KindRemap:
+			if !a.DontUnmap {
+				continue
+			}
+			if a.Fixed {
+				out["dontunmap fixed"] = true
+			}
+			if a.MayMove {
+				out["dontunmap maymove"] = true
+			}
+			for _, l := range locked {
+				if l.r == a.Region() && l.start < a.Start+a.Pages && a.Start < l.end {
+					out["dontunmap of locked pages"] = true
+				}
+			}
+		case ops.KindAdvise:
+			switch a.Advice {
+			case ops.AdviceRemove, ops.AdvicePopulateRead, ops.AdvicePopulateWrite:
+				out[a.Advice.String()] = true
+			case ops.AdviceCold, ops.AdvicePageOut, ops.AdviceFree:
+				if a.THP && a.Start%(ops.VMATHPPages/2) == 0 && a.Pages == ops.VMATHPPages/2 {
+					out["page advice on a whole half"] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // thpReached names what a script does in the THP area: a write to a

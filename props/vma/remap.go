@@ -118,7 +118,9 @@ func (s *Shadow) moveAway(src Source, r int) ops.Op {
 		newPages = max(1, old+engine.Pick(src, []int64{1, -1, 2}, "resize"))
 	}
 	newPages = min(newPages, limit(r)-start)
-	dontUnmap := newPages == old && oneIn(src, 5, "dontunmap?")
+	// MREMAP_DONTUNMAP, more often of locked pages (the source is
+	// unlocked, and split first or not as the version does).
+	dontUnmap := newPages == old && (oneIn(src, 5, "dontunmap?") || s.at(r, start).locked && oneIn(src, 3, "dontunmap of locked pages?"))
 	if dontUnmap && r == window && oneIn(src, 4, "where the kernel picks?") {
 		s.doLeave(r, start, old)
 		op := remapOp(r, start, old, old)
