@@ -188,8 +188,24 @@ func (s *Shadow) create(src Source) ops.Op {
 		q.owner = 1000
 	}
 	s.queues = append(s.queues, q)
-	return ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode, As: q.owner}
+	op := ops.Op{Kind: ops.KindGet, Type: ops.Msg, Bind: q.handle, Key: ops.IPCPrivate, Mode: q.mode, As: q.owner}
+	if src.Intn(4, "keyed?") == 0 {
+		// A key of its own (a handle is never drawn twice in a script), so
+		// that no two handles name one queue: the key goes into the
+		// namespace's key table (ipc_addid) and out at IPC_RMID
+		// (ipc_kht_remove), and a msgget of it finds the queue
+		// (ipcget_public) before or after.
+		op.Key, op.Creat, op.Excl = keyedBase+int32(q.handle), true, src.Intn(2, "excl?") == 0
+		if src.Intn(2, "looked up by its key?") == 0 {
+			s.Plan.Add(ops.Op{Kind: ops.KindGet, Type: ops.Msg, Key: op.Key, Mode: q.mode, As: q.owner})
+		}
+	}
+	return op
 }
+
+// keyedBase is the first key of the keyed queues a script makes (the
+// queue's handle is added); the visits' keys lie below it.
+const keyedBase = 0x6d00
 
 // deliver hands a sent message to a sleeping receiver or queues it.
 func (s *Shadow) deliver(q *queue, size, mtype int64) {
