@@ -311,8 +311,12 @@ func TestKnownDifferencesOf61AreReportedApart(t *testing.T) {
 	}
 	for _, f := range s["findings"].([]any) {
 		sig := f.(map[string]any)["signature"].(string)
+		cause, _ := f.(map[string]any)["cause"].(string)
 		for _, e := range k.Entries {
-			require.False(t, e.Matches(sig), "%s is a finding, yet %s explains it", sig, e.Where())
+			// An entry with a cause explains only the divergences of that
+			// cause (vma/*/*@remap+fixed is no entry for a map's).
+			explains := e.Matches(sig) && (e.Cause == "" || e.MatchesCause(cause))
+			require.False(t, explains, "%s (cause %q) is a finding, yet %s explains it", sig, cause, e.Where())
 		}
 	}
 }

@@ -1176,7 +1176,8 @@ static u64 probe_quirks(void)
 	 * steps over the hole and stops at the page (EINVAL), later kernels
 	 * stop at the hole (ENOMEM). */
 	map_anon(1, 1, PROT_READ, 0);
-	if (sys3(SYS_madvise, W(0), 2 * PAGE, 23 /* MADV_POPULATE_WRITE */) == -EINVAL)
+	if (sys3(SYS_madvise, W(1), PAGE, 22 /* MADV_POPULATE_READ: the advice exists (5.14) */) == 0 &&
+	    sys3(SYS_madvise, W(0), 2 * PAGE, 23 /* MADV_POPULATE_WRITE */) == -EINVAL)
 		q |= Q_POPULATE_IN_WALK;
 	clear_window();
 	/* Configuration: a read fault on private anonymous memory allocates a
