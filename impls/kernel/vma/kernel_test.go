@@ -407,6 +407,35 @@ func TestRestartingReplacesASealedHelper(t *testing.T) {
 	requireReplaced(t, r, first)
 }
 
+// A kernel that leaks mm->locked_vm (MREMAP_DONTUNMAP of part of a locked
+// VMA on 6.16 and later: the dontunmap-no-split quirk) leaves the helper
+// counting locked memory with nothing mapped: the reset says ErrLockedLeft
+// and Restarting replaces the helper, so the next script does not meet
+// RLIMIT_MEMLOCK early. A script that locks and unlocks keeps the helper.
+func TestRestartingReplacesAHelperThatLeakedLockedMemory(t *testing.T) {
+	r := started(t, StartRestarting, Options{})
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	first := r.Pid()
+	for _, call := range []func() (ops.Errno, error){
+		func() (ops.Errno, error) { return r.Map(ops.VMAArgs{Start: 0, Pages: 6, Prot: ops.ProtRead | ops.ProtWrite}) },
+		func() (ops.Errno, error) { return r.Lock(ops.VMAArgs{Start: 0, Pages: 6}) },
+		func() (ops.Errno, error) {
+			return r.Remap(ops.VMAArgs{Start: 2, Pages: 2, NewPages: 2, Fixed: true, Target: 20, DontUnmap: true})
+		},
+	} {
+		e, err := call()
+		require.NoError(t, err)
+		require.Equal(t, ops.OK, e)
+	}
+	if r.Quirks()&ops.QuirkDontUnmapNoSplit == 0 {
+		require.NoError(t, r.Reset())
+		require.Equal(t, first, r.Pid(), "kernel %s splits the source and counts right: the same helper", r.Release())
+		return
+	}
+	require.ErrorIs(t, r.Helper.Reset(), ErrLockedLeft)
+	requireReplaced(t, r, first)
+}
+
 // requireReplaced requires that a reset of r replaces its helper, first
 // (the pid of the one before), once, with a fresh one: an empty address
 // space.
