@@ -417,7 +417,9 @@ func TestRestartingReplacesAHelperThatLeakedLockedMemory(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, r.Close()) })
 	first := r.Pid()
 	for _, call := range []func() (ops.Errno, error){
-		func() (ops.Errno, error) { return r.Map(ops.VMAArgs{Start: 0, Pages: 6, Prot: ops.ProtRead | ops.ProtWrite}) },
+		func() (ops.Errno, error) {
+			return r.Map(ops.VMAArgs{Start: 0, Pages: 6, Prot: ops.ProtRead | ops.ProtWrite})
+		},
 		func() (ops.Errno, error) { return r.Lock(ops.VMAArgs{Start: 0, Pages: 6}) },
 		func() (ops.Errno, error) {
 			return r.Remap(ops.VMAArgs{Start: 2, Pages: 2, NewPages: 2, Fixed: true, Target: 20, DontUnmap: true})
