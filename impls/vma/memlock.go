@@ -49,8 +49,11 @@ func (s *Space) mlockLimit(start, end int64) ops.Errno {
 // lockedVM is mm->locked_vm: the pages of the VM_LOCKED VMAs (mlock_fixup,
 // mmap, mremap and munmap keep it so; a fork's child starts at 0 with no
 // VMA locked), and those a kernel leaked (Space.leaked).
-func (s *Space) lockedVM() int64 {
-	n := s.leaked
+func (s *Space) lockedVM() int64 { return s.lockedPages() + s.leaked }
+
+// lockedPages is the pages of the VM_LOCKED VMAs.
+func (s *Space) lockedPages() int64 {
+	var n int64
 	for _, v := range s.layout.All() {
 		if v.Flags&VMLocked != 0 {
 			n += v.Pages()

@@ -270,13 +270,7 @@ func (s *Space) moveVMA(vrm *remapState) {
 			// 6.16's move_vma counts the copy's pages in locked_vm
 			// (vrm_stat_account) and then unlocks the source VMA
 			// without giving its pages back.
-			var sum int64
-			for _, l := range s.layout.All() {
-				if l.Flags&VMLocked != 0 {
-					sum += l.Pages()
-				}
-			}
-			s.leaked = lockedBefore + vrm.newLen - sum
+			s.leaked = lockedBefore + vrm.newLen - s.lockedPages()
 		}
 		return
 	}
