@@ -56,14 +56,7 @@ func (n *ns) reset() error {
 // so that nothing is left of the namespace about to be dropped, and starts
 // the state of the next script. A task that cannot be released is killed.
 func (n *ns) endScript() error {
-	for t := 1; t < ops.NumTasks; t++ {
-		if n.tasks.pool.Current(t) == nil {
-			continue
-		}
-		if err := n.tasks.release(t, n.addrsOf(t)); err != nil {
-			n.tasks.kill(t)
-		}
-	}
+	n.tasks.releaseAll(n.addrsOf)
 	err := n.detachWorker()
 	n.tasks.beginScript()
 	n.shm.begin()

@@ -120,11 +120,16 @@ func (n *ns) windowOf(t uint8) (uintptr, error) {
 
 // clearTaskWindow unmaps the inside of a task process's window.
 func clearTaskWindow(p *task.Proc) error {
-	resp, err := p.Call(&task.Req{Kind: task.KindCall, Nr: unix.SYS_MUNMAP, Args: [6]uint64{taskWindowBase, windowBytes}}, nil)
+	resp, err := p.Call(windowClearReq(), nil)
 	if err == nil && resp.Errno != 0 {
 		err = fmt.Errorf("task pid %d: clearing its shm window: %w", p.Pid(), unix.Errno(resp.Errno))
 	}
 	return err
+}
+
+// windowClearReq is the request that unmaps the inside of a task's window.
+func windowClearReq() *task.Req {
+	return &task.Req{Kind: task.KindCall, Nr: unix.SYS_MUNMAP, Args: [6]uint64{taskWindowBase, windowBytes}}
 }
 
 // shmatAt is the address argument of a shmat and whether it is in the

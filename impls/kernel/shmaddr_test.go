@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -75,4 +76,39 @@ shmdt shm a1 task=t1 -> ok
 	for _, exe := range exes {
 		require.Equal(t, self, exe)
 	}
+}
+
+// A Reset releases every task side by side (tasks.releaseAll): the
+// requests of each task are written at once and answered in order. After
+// it, no task process maps a segment any more, whether it attached in its
+// window, at an address the kernel chose, or both, and each is still the
+// same process (it was released, not killed).
+func TestResetDetachesEveryTaskAtOnce(t *testing.T) {
+	m := newModel(t)
+	runScripts(t, m, `subsystem shm
+h1 = get shm key=0x0 mode=0600 size=4096 -> id=0
+h2 = get shm key=0x0 mode=0600 size=8192 -> id=1
+a1 = shmat shm h1 task=t1
+a2 = shmat shm h2 task=t1
+a3 = shmat shm h1 at=w:2 task=t1 -> at=w:2
+a4 = shmat shm h1 task=t2
+a5 = shmat shm h2 task=t2
+a6 = shmat shm h2 task=t2
+a7 = shmat shm h2 at=w:0 task=t3 -> at=w:0
+`)
+	before := modelTasks(m)
+	require.Len(t, before, 3)
+	sysv := func() int {
+		n := 0
+		for _, pid := range before {
+			b, err := os.ReadFile("/proc/" + itoa(int64(pid)) + "/maps")
+			require.NoError(t, err)
+			n += strings.Count(string(b), "/SYSV")
+		}
+		return n
+	}
+	require.Equal(t, 7, sysv()) // one mapping per attachment
+	require.NoError(t, m.Reset(ops.Config{}))
+	require.Equal(t, 0, sysv())
+	require.ElementsMatch(t, before, modelTasks(m))
 }

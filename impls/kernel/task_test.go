@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 	"github.com/ipcfuzz/ipcfuzz/internal/testkit"
 )
 
@@ -269,4 +270,29 @@ func TestTasksOutliveJobControlSignals(t *testing.T) {
 		require.Equal(t, ops.OK, r.Err, "t%d after the signals", n)
 	}
 	require.Equal(t, pids, modelTasks(m), "the same processes still serve the tasks")
+}
+
+// A fork into a slot whose process has run nothing in this namespace (it
+// served an earlier script) kills that process without waiting for its
+// end (Pool.retire): it is reaped in the background, and Close waits for
+// it, so no process is left.
+func TestForkRetiresTheSlotsEarlierProcess(t *testing.T) {
+	if _, err := task.Server(); err != nil {
+		t.Skipf("fork_task needs the C task server: %v", err)
+	}
+	m := newModel(t)
+	runScripts(t, m, `subsystem shm
+get shm key=0x0 mode=0600 size=4096 task=t2 -> id=0
+`)
+	old := modelTasks(m)
+	require.Len(t, old, 1)
+	runScripts(t, m, `subsystem shm
+get shm key=0x0 mode=0600 size=4096 task=t1 -> id=0
+fork_task task=t1 child=t2 -> ok
+get shm key=0x0 mode=0600 size=4096 task=t2 -> id=1
+`)
+	require.NotContains(t, modelTasks(m), old[0])
+	require.NoError(t, m.Close())
+	_, err := os.Stat("/proc/" + itoa(int64(old[0])))
+	require.ErrorIs(t, err, os.ErrNotExist, "the replaced process of t2 is left after Close")
 }

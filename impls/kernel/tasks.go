@@ -114,42 +114,133 @@ func (ts *tasks) interrupt(n int) error {
 	return ts.pool.Current(n).Interrupt()
 }
 
-// release leaves task n idle and holding nothing of the current
-// namespace: the call it sleeps in is interrupted (and its answer read and
-// dropped), and the segments it attached at addrs are detached.
-func (ts *tasks) release(n int, addrs []uintptr) error {
-	p := ts.pool.Current(n)
-	if call := ts.pending[n]; call != nil {
-		ts.pending[n] = nil
+// releaseAll releases every task of the current namespace (release); a
+// task that cannot be released is killed. The tasks are released side by
+// side: each task's requests are written at once (the task answers them
+// in order), so that a reset waits about as long as its slowest task
+// takes, not for one round trip after the other.
+func (ts *tasks) releaseAll(addrsOf func(t int) []uintptr) {
+	var started [ops.NumTasks][]releaseReq
+	for t := 1; t < ops.NumTasks; t++ {
+		if ts.pool.Current(t) == nil {
+			continue
+		}
+		reqs, err := ts.interruptPending(t, addrsOf(t))
+		if err == nil {
+			started[t], err = ts.startRelease(t, reqs)
+		}
+		if err != nil {
+			ts.kill(t)
+		}
+	}
+	for t, reqs := range started {
+		if len(reqs) == 0 {
+			continue
+		}
+		if err := ts.collectRelease(t, reqs); err != nil {
+			ts.kill(t)
+		}
+	}
+}
+
+// releaseReq is one request of a release: an munmap of the task's window
+// (addr 0) or the shmdt of an attachment at addr.
+type releaseReq struct{ addr uintptr }
+
+// maxPipelined bounds the requests written to one task before their
+// answers are read: far below what its pipes hold.
+const maxPipelined = 64
+
+// interruptPending interrupts the call task t sleeps in, if any, and reads
+// and drops its answer; it returns the requests that release what the task
+// holds (its window, then the segments it attached at addrs).
+func (ts *tasks) interruptPending(t int, addrs []uintptr) ([]releaseReq, error) {
+	p := ts.pool.Current(t)
+	if call := ts.pending[t]; call != nil {
+		ts.pending[t] = nil
 		if err := p.Interrupt(); err != nil {
-			return err
+			return nil, err
 		}
 		ok, err := p.ReadyWithin(releaseWait)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return fmt.Errorf("task t%d (pid %d): no answer to an interrupt within %v", n, p.Pid(), releaseWait)
+			return nil, fmt.Errorf("task t%d (pid %d): no answer to an interrupt within %v", t, p.Pid(), releaseWait)
 		}
 		if _, err := p.Collect(call.buf); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var reqs []releaseReq
 	if p.Window {
-		if err := clearTaskWindow(p); err != nil {
-			return err
+		reqs = append(reqs, releaseReq{})
+	}
+	for _, a := range addrs {
+		reqs = append(reqs, releaseReq{addr: a})
+	}
+	return reqs, nil
+}
+
+// startRelease writes task t's release requests and returns those whose
+// answers are still to be read (collectRelease). A task that owes a join,
+// or has more than maxPipelined requests, is released one call after the
+// other here instead, and nothing is left to read.
+func (ts *tasks) startRelease(t int, reqs []releaseReq) ([]releaseReq, error) {
+	p := ts.pool.Current(t)
+	if p.OwesJoin() || len(reqs) > maxPipelined {
+		for _, r := range reqs {
+			resp, err := p.Call(r.req(), nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.check(p, resp); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	for i, r := range reqs {
+		if err := p.Start(r.req(), nil); err != nil {
+			// The answers of those written are never read: the task is
+			// killed.
+			return nil, fmt.Errorf("release request %d of %d: %w", i+1, len(reqs), err)
 		}
 	}
-	for _, addr := range addrs {
-		resp, err := p.Call(&task.Req{Kind: task.KindCall, Nr: unix.SYS_SHMDT, Args: [6]uint64{uint64(addr)}}, nil)
+	return reqs, nil
+}
+
+// collectRelease reads the answers to the requests startRelease wrote to
+// task t, in order.
+func (ts *tasks) collectRelease(t int, reqs []releaseReq) error {
+	p := ts.pool.Current(t)
+	for _, r := range reqs {
+		resp, err := p.Collect(nil)
 		if err != nil {
 			return err
 		}
-		if resp.Errno != 0 {
-			return fmt.Errorf("task t%d (pid %d): detaching %#x: %w", n, p.Pid(), addr, unix.Errno(resp.Errno))
+		if err := r.check(p, resp); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func (r releaseReq) req() *task.Req {
+	if r.addr == 0 {
+		return windowClearReq()
+	}
+	return &task.Req{Kind: task.KindCall, Nr: unix.SYS_SHMDT, Args: [6]uint64{uint64(r.addr)}}
+}
+
+func (r releaseReq) check(p *task.Proc, resp task.Resp) error {
+	if resp.Errno == 0 {
+		return nil
+	}
+	if r.addr == 0 {
+		return fmt.Errorf("task pid %d: clearing its shm window: %w", p.Pid(), unix.Errno(resp.Errno))
+	}
+	return fmt.Errorf("task pid %d: detaching %#x: %w", p.Pid(), r.addr, unix.Errno(resp.Errno))
 }
 
 // kill kills and reaps task n's process; a new one takes its place at its

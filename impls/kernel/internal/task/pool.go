@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 )
 
 // Task processes are costly to start (a fork and exec, and for the Go task
@@ -48,6 +49,8 @@ type Pool struct {
 	// cover is the coverage of the pool's task calls; every process of
 	// the pool points at it.
 	cover Coverage
+	// dying counts the processes killed by retire and not reaped yet.
+	dying sync.WaitGroup
 }
 
 // Coverage is the kernel coverage (KCOV) of a pool's task calls. While On
@@ -179,23 +182,51 @@ func (p *Pool) KillAll() {
 	}
 }
 
-// Close kills and reaps every task process and every spare.
+// Close kills and reaps every task process and every spare, and waits
+// for the processes retired before.
 func (p *Pool) Close() {
 	p.KillAll()
 	if p.spawner != nil {
 		p.spawner.close()
 		p.spawner = nil
 	}
+	p.dying.Wait()
+}
+
+// retire kills task n's process, if it has one, without waiting for its
+// end: it is reaped in the background (Close waits for it). Only for a
+// process that holds nothing of the current namespace, whose end nothing
+// the script sees can depend on: the one a fork replaces, which has made
+// no call since the worker entered this namespace.
+func (p *Pool) retire(n int) {
+	t := p.procs[n]
+	if t == nil {
+		return
+	}
+	p.procs[n] = nil
+	t.signalKill()
+	p.dying.Add(1)
+	go func() {
+		defer p.dying.Done()
+		t.reap()
+	}()
 }
 
 // Fork forks task parent's process (which has run in this namespace) into
-// task child's: the process child had, if any, is killed first.
+// task child's: the process child had, if any, is killed first, and reaped
+// in the background (retire): the caller (package kernel) forks only into
+// a slot that has run nothing in this namespace, and reaping a process
+// costs about as much as the fork.
 func (p *Pool) Fork(parent, child int) (*Proc, error) {
 	t := p.Current(parent)
 	if t == nil || child <= 0 || child >= len(p.procs) || child == parent {
 		return nil, fmt.Errorf("task t%d cannot fork into t%d", parent, child)
 	}
-	p.Kill(child)
+	if c := p.procs[child]; c != nil && c.ns == p.gen && !c.OwesJoin() {
+		p.Kill(child) // it may hold something of this namespace: wait for its end
+	} else {
+		p.retire(child)
+	}
 	c, err := t.Fork(child)
 	if err != nil {
 		return nil, err
