@@ -81,7 +81,7 @@ func (c *collector) take(ctx context.Context, br *batchResult) error {
 		}
 		if c.times != nil {
 			c.times.add(script, v.Out)
-			c.totals.add(v.Out)
+			c.totals.add(script, v.Out)
 		}
 		c.feedback.push(script, v.Out)
 		if !v.Diverged() {

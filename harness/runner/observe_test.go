@@ -89,6 +89,30 @@ func observationsTravel(t *testing.T, sub string) {
 		total += k.Ops
 	}
 	require.Equal(t, res.Ops, total, "every operation's time is counted once, under its kind")
+
+	// Where each side's time went: its operations of t0 and of tasks, and
+	// its calls, which hold every operation's time inside and more.
+	taskOps := 0
+	for _, s := range scripts {
+		for _, op := range s {
+			if op.Task != 0 {
+				taskOps++
+			}
+		}
+	}
+	require.Len(t, res.Sides, 2)
+	for _, side := range res.Sides {
+		require.Equal(t, res.Ops, side.Ops, side.Side)
+		require.Equal(t, taskOps, side.TaskOps, side.Side)
+		require.LessOrEqual(t, side.TaskNanos, side.InsideNanos, side.Side)
+		require.Positive(t, side.Calls, side.Side)
+		require.GreaterOrEqual(t, side.CallNanos, side.InsideNanos, "%s: its calls took less than the operations inside them", side.Side)
+		if taskOps > 0 {
+			require.Positive(t, side.TaskMedianNanos, side.Side)
+		}
+	}
+	require.Len(t, res.SideLines(), 4)
+	require.Contains(t, res.ThroughputLine(), "checks/s")
 }
 
 // recording is a Learner that draws the seeded scripts and records what

@@ -53,6 +53,9 @@ type Pair struct {
 	// (their Observed: what the sides' Config.Observe asked for), before
 	// they are compared.
 	Observed func(a, b []ops.Outcome)
+	// CallTime, when set, receives how long each side's call of every
+	// Check took (a batch on each side, measured around the call).
+	CallTime func(a, b time.Duration)
 }
 
 // NewPair builds the pair of a and b for scripts of subsystem compared
@@ -125,27 +128,32 @@ func splitErrors(err error) (errA, errB error) {
 // first and then the follower with the leader's answer (a follower's f
 // gets it; nil otherwise). A follower does not run when its leader failed.
 func both[T any](p *Pair, f func(s Side, leader *T) (T, error)) (outA, outB T, errA, errB error) {
+	return bothIndexed(p, func(_ int, s Side, leader *T) (T, error) { return f(s, leader) })
+}
+
+// bothIndexed is both, telling f which side it runs (0 for A, 1 for B).
+func bothIndexed[T any](p *Pair, f func(i int, s Side, leader *T) (T, error)) (outA, outB T, errA, errB error) {
 	switch {
 	case p.B.Follows:
-		if outA, errA = f(p.A, nil); errA != nil {
+		if outA, errA = f(0, p.A, nil); errA != nil {
 			return
 		}
-		outB, errB = f(p.B, &outA)
+		outB, errB = f(1, p.B, &outA)
 		return
 	case p.A.Follows:
-		if outB, errB = f(p.B, nil); errB != nil {
+		if outB, errB = f(1, p.B, nil); errB != nil {
 			return
 		}
-		outA, errA = f(p.A, &outB)
+		outA, errA = f(0, p.A, &outB)
 		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		outB, errB = f(p.B, nil)
+		outB, errB = f(1, p.B, nil)
 	}()
-	outA, errA = f(p.A, nil)
+	outA, errA = f(0, p.A, nil)
 	wg.Wait()
 	return
 }
@@ -297,16 +305,24 @@ func (p *Pair) Signature(script []ops.Op, v Verdict) string {
 // outcome both sides sent as the same bytes is decoded once: same[i] says
 // so. Otherwise same is nil.
 func (p *Pair) exec(ctx context.Context, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
+	var took [2]time.Duration
+	defer func() {
+		if p.CallTime != nil && errA == nil && errB == nil {
+			p.CallTime(took[0], took[1])
+		}
+	}()
 	if !p.A.Follows && !p.B.Follows {
 		if wa, wb, ok := wires(p.A, p.B); ok {
-			return execWire(ctx, p.A, p.B, wa, wb, scripts)
+			return execWire(ctx, p.A, p.B, wa, wb, scripts, &took)
 		}
 	}
-	outA, outB, errA, errB = both(p, func(s Side, leader *[]ops.Outcome) ([]ops.Outcome, error) {
+	outA, outB, errA, errB = bothIndexed(p, func(i int, s Side, leader *[]ops.Outcome) ([]ops.Outcome, error) {
 		var follow []ops.Outcome
 		if leader != nil {
 			follow = *leader
 		}
+		began := time.Now()
+		defer func() { took[i] = time.Since(began) }()
 		return execSide(ctx, s, scripts, follow)
 	})
 	return outA, outB, nil, errA, errB

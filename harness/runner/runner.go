@@ -186,14 +186,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Sink.Start(Start{Command: o.Command, A: res.A, B: res.B, KernelA: res.KernelA, KernelB: res.KernelB, Subsystem: res.Subsystem,
 			Relation: res.Relation, Engine: o.Engine, Seed: o.Seed, Checks: o.Checks, KeepGoing: o.KeepGoing})
 	}
-	for _, p := range o.Pairs {
-		p.A.Config.Observe, p.B.Config.Observe = o.Observe, o.Observe
-	}
 	start := time.Now()
 	var times kindTimes
 	var totals *sideTotals
 	if o.Observe.Time {
 		times, totals = kindTimes{}, &sideTotals{}
+	}
+	for _, p := range o.Pairs {
+		p.A.Config.Observe, p.B.Config.Observe = o.Observe, o.Observe
+		if totals != nil {
+			p.CallTime = totals.callTime
+		}
 	}
 	learner, _ := o.Source.(Learner)
 	c := &collector{o: o, times: times, totals: totals, learner: learner, pair: first, res: res, start: start, lastProgress: start, pending: map[int]*batchResult{}, seen: map[string]int{}, records: map[int]*corpus.Finding{}, rewrite: map[int]bool{}, known: map[*corpus.KnownEntry]int{}, byCause: map[string]*corpus.KnownEntry{}}
@@ -204,8 +207,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	c.finishRecords()
 	if times != nil {
 		res.Timing = times.medians()
-		totals[0].Side, totals[1].Side = res.A, res.B
-		res.Sides = totals[:]
+		res.Sides = totals.result(res.A, res.B)
 	}
 	res.Causes = groupCauses(res.Findings)
 	res.Seconds = time.Since(start).Seconds()

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 )
@@ -18,7 +19,8 @@ func wires(a, b Side) (wa, wb ops.Wire, ok bool) {
 // which follows: the scripts are packed once for both, and an outcome
 // both sides sent as the same bytes is decoded once (same[i]), but for
 // its observations, which are each side's own.
-func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
+// took receives how long each side's call took.
+func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.Op, took *[2]time.Duration) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
 	lens := make([]int, len(scripts))
 	for i, s := range scripts {
 		lens[i] = len(s)
@@ -29,9 +31,13 @@ func execWire(ctx context.Context, a, b Side, wa, wb ops.Wire, scripts [][]ops.O
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		began := time.Now()
 		rawB, errB = wb.ExecPacked(ctx, b.Config, packed, lens)
+		took[1] = time.Since(began)
 	}()
+	began := time.Now()
 	rawA, errA = wa.ExecPacked(ctx, a.Config, packed, lens)
+	took[0] = time.Since(began)
 	wg.Wait()
 	if errA != nil || errB != nil {
 		return nil, nil, nil, errA, errB

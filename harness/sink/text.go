@@ -84,6 +84,11 @@ func Summary(w io.Writer, res *runner.Result, keepGoing bool) {
 			st.BlockedThenCompleted, res.Checks, 100*float64(st.BlockedThenCompleted)/float64(res.Checks),
 			st.Races, 100*float64(st.Races)/float64(res.Checks))
 	}
+	if len(res.Sides) > 0 {
+		if line := res.ThroughputLine(); line != "" {
+			fmt.Fprintln(w, line)
+		}
+	}
 	for _, line := range res.SideLines() {
 		fmt.Fprintln(w, line)
 	}
