@@ -114,11 +114,13 @@ func (ts *tasks) interrupt(n int) error {
 	return ts.pool.Current(n).Interrupt()
 }
 
-// releaseAll releases every task of the current namespace (release); a
-// task that cannot be released is killed. The tasks are released side by
-// side: each task's requests are written at once (the task answers them
-// in order), so that a reset waits about as long as its slowest task
-// takes, not for one round trip after the other.
+// releaseAll leaves every task of the current namespace idle and holding
+// nothing of it: the call a task sleeps in is interrupted (its answer read
+// and dropped), its window emptied and the segments it attached at
+// addrsOf(t) detached; a task that cannot be released is killed. The
+// tasks are released side by side: each task's requests are written at
+// once (the task answers them in order), so that a reset waits about as
+// long as its slowest task takes, not for one round trip after the other.
 func (ts *tasks) releaseAll(addrsOf func(t int) []uintptr) {
 	var started [ops.NumTasks][]releaseReq
 	for t := 1; t < ops.NumTasks; t++ {
