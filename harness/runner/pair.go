@@ -54,7 +54,9 @@ type Pair struct {
 	// they are compared.
 	Observed func(a, b []ops.Outcome)
 	// CallTime, when set, receives how long each side's call of every
-	// Check took (a batch on each side, measured around the call).
+	// Check took (a batch on each side, measured around the call). Run
+	// sets it to its own totals when it times operations, and clears it
+	// otherwise.
 	CallTime func(a, b time.Duration)
 }
 

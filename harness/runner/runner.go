@@ -194,6 +194,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	for _, p := range o.Pairs {
 		p.A.Config.Observe, p.B.Config.Observe = o.Observe, o.Observe
+		p.CallTime = nil // a pair run before adds nothing to this run's totals
 		if totals != nil {
 			p.CallTime = totals.callTime
 		}
