@@ -118,13 +118,15 @@ func (n *ns) windowOf(t uint8) (uintptr, error) {
 	return taskWindowBase, nil
 }
 
-// clearTaskWindow unmaps the inside of a task process's window.
+// clearTaskWindow unmaps the inside of a task process's window (the
+// request a release sends first, releaseReq).
 func clearTaskWindow(p *task.Proc) error {
-	resp, err := p.Call(windowClearReq(), nil)
-	if err == nil && resp.Errno != 0 {
-		err = fmt.Errorf("task pid %d: clearing its shm window: %w", p.Pid(), unix.Errno(resp.Errno))
+	var clear releaseReq
+	resp, err := p.Call(clear.req(), nil)
+	if err != nil {
+		return err
 	}
-	return err
+	return clear.check(p, resp)
 }
 
 // windowClearReq is the request that unmaps the inside of a task's window.
