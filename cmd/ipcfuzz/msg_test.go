@@ -69,6 +69,9 @@ func TestMsgStatsAreDeterministic(t *testing.T) {
 			require.Greater(t, kernel["syscalls"], kernel["ops"], "a task's op is a round trip of several calls")
 		}
 		require.Equal(t, false, sides[0].(map[string]any)["syscalls_counted"], "a model makes no system calls")
+		require.Positive(t, kernel["syscall_ns"], "the kernel's work in its system calls")
+		require.Less(t, kernel["syscall_ns"], kernel["inside_ns"], "the system calls of the ops within the ops' time")
+		require.EqualValues(t, 0, sides[0].(map[string]any)["syscall_ns"], "a model makes no system calls")
 		delete(s, "sides") // measurements too
 		return s
 	}

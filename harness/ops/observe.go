@@ -22,13 +22,19 @@ type Observation struct {
 	// the operation (its own, and its task processes'), counted by the
 	// kernel where the side can count them (Observing.Time); 0 otherwise.
 	Syscalls int64
+	// SyscallNanos is the CPU time of the operation's own system calls
+	// (those the operation is, not the adapter's plumbing around them:
+	// transport, namespaces, clean-up), each timed in the thread that made
+	// it by its CPU clock, where the side measures it (Observing.Time);
+	// 0 otherwise. A call that slept counts the CPU it used, not its sleep.
+	SyscallNanos int64
 }
 
 // Observing says which observations a run asks for (Config.Observe). The
 // zero value asks for none, and then nothing is measured: no clock is
 // read and Outcome.Observed stays nil.
 type Observing struct {
-	Time  bool // Observation.Nanos, and Observation.Syscalls where counted
+	Time  bool // Observation.Nanos, and Observation.Syscalls and SyscallNanos where measured
 	Cover bool // Observation.PCs
 }
 

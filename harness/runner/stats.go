@@ -105,6 +105,10 @@ type SideTotal struct {
 	// Syscalls is 0, and Counted false, where the side counted none.
 	Syscalls int64 `json:"syscalls"`
 	Counted  bool  `json:"syscalls_counted"`
+	// SyscallNanos is the CPU time of the operations' own system calls
+	// (Observation.SyscallNanos): the kernel's work of the operations, 0
+	// where the side does not measure it.
+	SyscallNanos int64 `json:"syscall_ns"`
 	// TaskOps are the operations of tasks t1-t15, TaskNanos their time
 	// inside the side, TaskMedianNanos the median of one (within 1.6%).
 	// The rest of Ops and InsideNanos are t0's.
@@ -136,6 +140,7 @@ func (t *sideTotals) add(script []ops.Op, outs [2]ops.Outcome) {
 			s.Ops++
 			s.InsideNanos += obs.Nanos
 			s.Syscalls += obs.Syscalls
+			s.SyscallNanos += obs.SyscallNanos
 			if obs.Syscalls > 0 {
 				s.Counted = true
 			}
@@ -195,6 +200,9 @@ func (r *Result) SideLines() []string {
 		where := fmt.Sprintf("  %s: t0 %d ops %v; tasks %d ops %v", s.Side, s.Ops-s.TaskOps, ms(s.InsideNanos-s.TaskNanos), s.TaskOps, ms(s.TaskNanos))
 		if s.TaskOps > 0 {
 			where += fmt.Sprintf(" (median %v)", time.Duration(s.TaskMedianNanos).Round(100*time.Nanosecond))
+		}
+		if s.SyscallNanos > 0 {
+			where += fmt.Sprintf("; in the ops' own system calls %v of CPU", ms(s.SyscallNanos))
 		}
 		if s.Calls > 0 {
 			where += fmt.Sprintf("; outside the ops %v of its %d calls' %v (fresh state, snapshot, transport)", ms(max(s.CallNanos-s.InsideNanos, 0)), s.Calls, ms(s.CallNanos))

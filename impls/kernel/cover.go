@@ -87,16 +87,15 @@ func (c *covering) Apply(op ops.Op) (ops.Result, error) {
 // runCovered is ops.Run on the thread, with each operation's PCs (the
 // worker thread's and the task processes', covering) in out.Observed when
 // cfg.Observe.Cover asks for them and the kernel has KCOV, and its system
-// calls (counting) when cfg.Observe.Time asks for times and the kernel
-// can count them. It runs on the worker thread.
+// calls (counting: how many, where the kernel can count them, and their
+// CPU time) when cfg.Observe.Time asks for times. It runs on the worker
+// thread.
 func (n *ns) runCovered(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	var m ops.Model = onThread{n}
 	var cnt *counting
 	if cfg.Observe.Time {
-		if c := n.syscallCounter(); c != nil {
-			cnt = &counting{Model: m, c: c}
-			m = cnt
-		}
+		cnt = &counting{Model: m, c: n.syscallCounter(), t: n.tasks.pool.Time()}
+		m = cnt
 	}
 	if !cfg.Observe.Cover {
 		out, err := ops.Run(m, cfg, script)

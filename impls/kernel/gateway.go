@@ -31,7 +31,10 @@ func (ts *tasks) sys(c caller, nr uintptr, args [6]uintptr, buf []byte, bufArg i
 		if buf != nil {
 			args[bufArg] = uintptr(unsafe.Pointer(&buf[0]))
 		}
+		clock := ts.pool.Time()
+		start := clock.Begin()
 		r, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+		clock.End(start)
 		runtime.KeepAlive(buf)
 		return r, e, nil
 	}
@@ -102,7 +105,7 @@ func (ts *tasks) blockingCall(q blockingReq) (r uintptr, e unix.Errno, blocked b
 		if !q.nowait && !q.timed {
 			return 0, 0, false, fmt.Errorf("%s by t0 without nowait would block the worker thread", q.kind)
 		}
-		r, e = callBlockingSignals(q.nr, q.args, q.buf, q.ptrs)
+		r, e = callBlockingSignals(q.nr, q.args, q.buf, q.ptrs, ts.pool.Time())
 		return r, e, false, nil
 	}
 	n := int(q.caller.task)
@@ -148,8 +151,9 @@ func settleStarted(n int, p *task.Proc, timed bool) (bool, error) {
 
 // callBlockingSignals runs a syscall on the worker thread, each argument
 // whose bit is set in ptrs being an offset into buf, with every signal
-// blocked, so that the runtime's signals cannot interrupt it.
-func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (uintptr, unix.Errno) {
+// blocked, so that the runtime's signals cannot interrupt it; the call
+// alone is timed by clock (nil for none).
+func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32, clock *task.Timing) (uintptr, unix.Errno) {
 	for i := range args {
 		if ptrs&(1<<i) != 0 {
 			args[i] = uintptr(unsafe.Pointer(&buf[args[i]]))
@@ -159,7 +163,9 @@ func callBlockingSignals(nr uintptr, args [6]uintptr, buf []byte, ptrs uint32) (
 	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 		return 0, e
 	}
+	start := clock.Begin()
 	r, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+	clock.End(start)
 	runtime.KeepAlive(buf)
 	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	return r, e

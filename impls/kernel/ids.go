@@ -170,14 +170,19 @@ func init() {
 		r.Obj, e, err = n.statObject(op)
 		return r, e, err
 	}, ops.KindStat)
-	calls.Add(idCall(func(_ *ns, op ops.Op) (int64, unix.Errno, error) { return churn(op) }), ops.KindChurn)
-	calls.Add(idCall(func(_ *ns, op ops.Op) (int64, unix.Errno, error) {
+	// churn and fill are timed whole: their loops are their syscalls.
+	calls.Add(idCall(func(n *ns, op ops.Op) (int64, unix.Errno, error) {
+		defer n.proc.clock.End(n.proc.clock.Begin())
+		return churn(op)
+	}), ops.KindChurn)
+	calls.Add(idCall(func(n *ns, op ops.Op) (int64, unix.Errno, error) {
+		defer n.proc.clock.End(n.proc.clock.Begin())
 		id, e := fill(op)
 		return id, e, nil
 	}), ops.KindFill)
 	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) {
 		n.nextIDWritten[op.Type] = true
-		return setNextID(op.Type, op.Value)
+		return n.proc.setNextID(op.Type, op.Value)
 	}), ops.KindNextID)
 	calls.Add(func(n *ns, op ops.Op) (r ops.Result, _ unix.Errno, err error) {
 		r.ID, err = n.proc.readInt("/proc/sys/kernel/" + op.Type.String() + "_next_id")
@@ -235,6 +240,7 @@ func fill(op ops.Op) (int64, unix.Errno) {
 // ctl is ipcCtl of cmd on op's object, issued by op's task.
 func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 	if op.Task == 0 {
+		defer n.proc.clock.End(n.proc.clock.Begin())
 		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
 	}
 	var b []byte
@@ -249,7 +255,9 @@ func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 // statObject is ipcStatObject issued by op's task.
 func (n *ns) statObject(op ops.Op) (ops.Object, unix.Errno, error) {
 	if op.Task == 0 {
+		start := n.proc.clock.Begin()
 		o, e := ipcStatObject(op.Type, op.Obj.ID)
+		n.proc.clock.End(start)
 		return o, e, nil
 	}
 	var buf statBuf

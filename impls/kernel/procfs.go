@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 )
 
 // Everything here runs on the worker thread: /proc/sysvipc shows the opener's
@@ -21,14 +22,18 @@ import (
 // field of "sem").
 var limitSysctl = [...]string{ops.Msg: "msgmni", ops.Sem: "sem", ops.Shm: "shmmni"}
 
-// procfs reads /proc files into a buffer it reuses.
+// procfs reads /proc files into a buffer it reuses. Its reads and writes
+// are timed by clock (the worker's timing; nil for none): the operations
+// that read or write /proc files are those system calls.
 type procfs struct {
-	buf []byte
+	buf   []byte
+	clock *task.Timing
 }
 
 // read reads a whole /proc file into the buffer. The result is valid
 // until the next read.
 func (p *procfs) read(path string) ([]byte, unix.Errno, error) {
+	defer p.clock.End(p.clock.Begin())
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, errnoOf(err), nil
@@ -56,6 +61,12 @@ func (p *procfs) read(path string) ([]byte, unix.Errno, error) {
 	}
 	p.buf = b
 	return b, 0, nil
+}
+
+// write is writeProc, timed.
+func (p *procfs) write(path, text string) (unix.Errno, error) {
+	defer p.clock.End(p.clock.Begin())
+	return writeProc(path, text)
 }
 
 // writeProc writes text to a /proc file in one write and returns the errno of
@@ -100,8 +111,8 @@ func (p *procfs) readInt(path string) (int64, error) {
 }
 
 // setNextID writes <type>_next_id.
-func setNextID(typ ops.IPCType, v int64) (unix.Errno, error) {
-	return writeProc("/proc/sys/kernel/"+typ.String()+"_next_id", strconv.FormatInt(v, 10)+"\n")
+func (p *procfs) setNextID(typ ops.IPCType, v int64) (unix.Errno, error) {
+	return p.write("/proc/sys/kernel/"+typ.String()+"_next_id", strconv.FormatInt(v, 10)+"\n")
 }
 
 // setLimit writes msgmni or shmmni, or for sem rewrites the four fields of
@@ -120,5 +131,5 @@ func (p *procfs) setLimit(typ ops.IPCType, v int64) (unix.Errno, error) {
 		}
 		text = fmt.Sprintf("%d %d %d %d\n", f[0], f[1], f[2], v)
 	}
-	return writeProc(path, text)
+	return p.write(path, text)
 }

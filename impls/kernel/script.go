@@ -16,6 +16,7 @@ func startNS() (*ns, error) {
 		return nil, err
 	}
 	n.w, n.tasks = w, newTasks(w.Tid())
+	n.proc.clock = n.tasks.pool.Time()
 	n.shm.begin()
 	return n, nil
 }

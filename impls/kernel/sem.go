@@ -52,9 +52,9 @@ const sembufSize = 6
 func init() {
 	calls.Add((*ns).semop, ops.KindSemop)
 	calls.Add((*ns).semctl, ops.KindSemctl)
-	calls.Add(errnoCall(func(_ *ns, op ops.Op) (unix.Errno, error) {
+	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) {
 		l := op.Sem.Limits
-		return writeProc("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", l[0], l[1], l[2], l[3]))
+		return n.proc.write("/proc/sys/kernel/sem", fmt.Sprintf("%d %d %d %d\n", l[0], l[1], l[2], l[3]))
 	}), ops.KindSemLimits)
 }
 

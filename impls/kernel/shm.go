@@ -73,7 +73,7 @@ func init() {
 	calls.Add((*ns).touch, ops.KindShmRead, ops.KindShmWrite)
 	calls.Add(errnoCall(func(n *ns, op ops.Op) (unix.Errno, error) {
 		n.shm.forcedWritten = true
-		return writeProc("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
+		return n.proc.write("/proc/sys/kernel/shm_rmid_forced", strconv.FormatInt(op.Value, 10)+"\n")
 	}), ops.KindRmidForced)
 }
 

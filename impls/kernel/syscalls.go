@@ -5,6 +5,7 @@ package kernel
 import (
 	"github.com/ipcfuzz/ipcfuzz/harness/ops"
 	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/syscount"
+	"github.com/ipcfuzz/ipcfuzz/impls/kernel/internal/task"
 )
 
 // sysState is the worker thread's syscall counter: opened on the thread
@@ -38,28 +39,42 @@ func (n *ns) closeSyscallCounter() {
 	}
 }
 
-// counting is a model on the worker thread whose operations' system
-// calls are counted, one count per operation (the second read of the
-// counter left out).
+// counting is a model on the worker thread whose operations are measured,
+// one measure per operation: the system calls entered (the counter c,
+// where the kernel offers one; its second read and the timing's clock
+// reads left out), and the CPU
+// time of the operation's own syscalls, the worker thread's and its tasks'
+// (the pool's timing t, on during the operation alone).
 type counting struct {
 	ops.Model
-	c *syscount.Counter
-	n []int64
+	c     *syscount.Counter
+	t     *task.Timing
+	n     []int64
+	nanos []int64
 }
 
 func (c *counting) Apply(op ops.Op) (ops.Result, error) {
-	before, errB := c.c.Read()
+	var before, after int64
+	var errB, errA error
+	if c.c != nil {
+		before, errB = c.c.Read()
+	}
+	c.t.On, c.t.Nanos, c.t.Reads = true, 0, 0
 	r, err := c.Model.Apply(op)
-	after, errA := c.c.Read()
-	n := after - before - 1
-	if errB != nil || errA != nil || n < 0 {
+	c.t.On = false
+	c.nanos = append(c.nanos, c.t.Nanos)
+	if c.c != nil {
+		after, errA = c.c.Read()
+	}
+	n := after - before - 1 - c.t.Reads
+	if c.c == nil || errB != nil || errA != nil || n < 0 {
 		n = 0
 	}
 	c.n = append(c.n, n)
 	return r, err
 }
 
-// fill writes the counts into out's observations (none for a nil c) and
+// fill writes the measures into out's observations (none for a nil c) and
 // returns err, for the caller's return.
 func (c *counting) fill(out ops.Outcome, err error) error {
 	if c == nil {
@@ -68,6 +83,7 @@ func (c *counting) fill(out ops.Outcome, err error) error {
 	for i, n := range c.n {
 		if i < len(out.Observed) {
 			out.Observed[i].Syscalls = n
+			out.Observed[i].SyscallNanos = c.nanos[i]
 		}
 	}
 	return err

@@ -54,3 +54,27 @@ func TestObservedSyscalls(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, plain.Observed)
 }
+
+// With times asked for, each operation's observation holds the CPU time
+// of its own system calls, the worker's (a get, a listing's reads of
+// /proc, a churn's loop) and a task's (timed in the task), within the
+// operation's time; a model that is not asked measures nothing.
+func TestObservedSyscallTime(t *testing.T) {
+	m := newModel(t)
+	script := []ops.Op{
+		{Kind: ops.KindGet, Type: ops.Msg, Bind: 1, Creat: true, Mode: 0o600},
+		{Kind: ops.KindGet, Type: ops.Msg, Task: 1, Bind: 2, Key: 0x51, Creat: true, Mode: 0o600},
+		{Kind: ops.KindRmid, Type: ops.Msg, Task: 1, Obj: ops.Ref{Handle: 1}},
+		{Kind: ops.KindList, Type: ops.Msg},
+		{Kind: ops.KindChurn, Type: ops.Msg, Value: 200},
+	}
+	out, err := m.Run(ops.Config{Observe: ops.Observing{Time: true}}, script)
+	require.NoError(t, err)
+	require.Len(t, out.Observed, len(script))
+	for i, o := range out.Observed {
+		require.Positive(t, o.SyscallNanos, "op %d (%s): no CPU time in its system calls", i, script[i].Kind)
+		require.LessOrEqual(t, o.SyscallNanos, o.Nanos, "op %d (%s): more CPU in its system calls than the operation took", i, script[i].Kind)
+	}
+	// 200 creations and removals take more of the kernel than one get.
+	require.Greater(t, out.Observed[4].SyscallNanos, out.Observed[0].SyscallNanos)
+}

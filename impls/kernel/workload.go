@@ -182,7 +182,7 @@ func (o objects) churn() error {
 func (o objects) lookupDepth(size int) (func() error, error) {
 	var ids [2]int64
 	for i, idx := range []int64{1, int64(size - 1)} {
-		if e, err := setNextID(o.typ, idx); err != nil || e != 0 {
+		if e, err := (&procfs{}).setNextID(o.typ, idx); err != nil || e != 0 {
 			return nil, fmt.Errorf("next_id %d: %v %v", idx, e, err)
 		}
 		id, err := o.create()

@@ -185,7 +185,7 @@ func semopDepth(k, rounds int) (func() error, error) {
 	}
 	var ids [2]int64
 	for i, idx := range []int64{1, int64(k)} {
-		if e, err := setNextID(ops.Sem, idx); err != nil || e != 0 {
+		if e, err := (&procfs{}).setNextID(ops.Sem, idx); err != nil || e != 0 {
 			return nil, fmt.Errorf("sem_next_id %d: %v %v", idx, e, err)
 		}
 		id, e := ipcGet(ops.Op{Kind: ops.KindGet, Type: ops.Sem, Key: ops.IPCPrivate, Mode: 0o600, Size: 1})

@@ -37,6 +37,10 @@ type Proc struct {
 	// started outside a pool): while it is on, a call asks for coverage
 	// and its program counters are added to it.
 	cover *Coverage
+	// timing is the timing of the pool the task is of (nil outside a
+	// pool): while it is on, a call asks for its time, which is added to
+	// it.
+	timing *Timing
 	// joinPath, when not empty, is the namespace the task is to join
 	// before its next call (which carries it); joinLen is the length of
 	// the path the started request carries, read back with its answer.
@@ -102,11 +106,15 @@ func (p *Proc) Pid() int { return p.pid }
 
 // Start sends a request without waiting for the response. A call carries
 // the join the task owes, if any; a call and a join (a script's setns)
-// carry FlagCover while the pool's coverage is on.
+// carry FlagCover while the pool's coverage is on, and a call FlagTime
+// while its timing is.
 func (p *Proc) Start(req *Req, payload []byte) error {
 	req.Len, req.JoinLen, p.joinLen = uint64(len(payload)), 0, 0
 	if (req.Kind == KindCall || req.Kind == KindJoin) && p.cover != nil && p.cover.On {
 		req.Flags |= FlagCover
+	}
+	if req.Kind == KindCall && p.timing != nil && p.timing.On {
+		req.Flags |= FlagTime
 	}
 	var join string
 	if p.joinPath != "" && (req.Kind == KindCall || req.Kind == KindFork) {
@@ -128,7 +136,8 @@ func (p *Proc) Start(req *Req, payload []byte) error {
 // Collect reads the response to the started request; its payload goes back
 // into payload, which must be the one the request was started with. The
 // program counters that follow it (a covered call) are PCs until the next
-// Collect, and are added to the pool's coverage while it is on.
+// Collect, and are added to the pool's coverage while it is on; the time
+// of its syscall (a timed call) to the pool's timing while it is on.
 func (p *Proc) Collect(payload []byte) (Resp, error) {
 	var resp Resp
 	if err := readFull(p.resp, structBytes(&resp)); err != nil {
@@ -148,6 +157,10 @@ func (p *Proc) Collect(payload []byte) (Resp, error) {
 	}
 	if err := p.readPCs(resp.PCs); err != nil {
 		return resp, err
+	}
+	if p.timing != nil && p.timing.On {
+		p.timing.Nanos += int64(resp.Nanos)
+		p.timing.Reads += int64(resp.Clocks)
 	}
 	if resp.Fatal != 0 {
 		return resp, fmt.Errorf("task t%d (pid %d) could not run its request", p.n, p.pid)

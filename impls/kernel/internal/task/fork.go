@@ -36,7 +36,7 @@ func (p *Proc) Fork(n int) (*Proc, error) {
 	pid := int(resp.R)
 	// The child's address space is the task's copy: its shm window (the
 	// guard pages) is there if the task's was.
-	child := &Proc{n: n, pid: pid, ns: p.ns, req: -1, resp: -1, files: procFiles{pid: pid, stat: -1, syscall: -1}, Window: p.Window, cover: p.cover}
+	child := &Proc{n: n, pid: pid, ns: p.ns, req: -1, resp: -1, files: procFiles{pid: pid, stat: -1, syscall: -1}, Window: p.Window, cover: p.cover, timing: p.timing}
 	if child.forked, err = os.FindProcess(pid); err == nil {
 		child.req, child.resp, err = p.takeForkEnds(payload)
 	}

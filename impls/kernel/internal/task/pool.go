@@ -49,6 +49,9 @@ type Pool struct {
 	// cover is the coverage of the pool's task calls; every process of
 	// the pool points at it.
 	cover Coverage
+	// timing is the CPU time of the pool's task calls; every process of
+	// the pool points at it.
+	timing Timing
 	// dying counts the processes killed by retire and not reaped yet.
 	dying sync.WaitGroup
 }
@@ -67,6 +70,10 @@ type Coverage struct {
 // Cover returns the coverage of the pool's task calls, for its owner to
 // turn on and read.
 func (p *Pool) Cover() *Coverage { return &p.cover }
+
+// Time returns the timing of the pool's task calls, for its owner to turn
+// on and read.
+func (p *Pool) Time() *Timing { return &p.timing }
 
 // NewPool makes the pool of tasks 1..size-1 of the worker thread tid of
 // this process (task 0 is the worker itself).
@@ -118,7 +125,7 @@ func (p *Pool) start(n int) (*Proc, error) {
 		}
 	} else if t := p.spawner.take(); t != nil {
 		t.n = n
-		t.cover = &p.cover
+		t.cover, t.timing = &p.cover, &p.timing
 		p.owesJoin(t)
 		return t, nil
 	}
@@ -127,7 +134,7 @@ func (p *Pool) start(n int) (*Proc, error) {
 		return nil, err
 	}
 	t.ns = p.gen
-	t.cover = &p.cover
+	t.cover, t.timing = &p.cover, &p.timing
 	return t, nil
 }
 

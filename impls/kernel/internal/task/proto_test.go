@@ -26,6 +26,7 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "TASK_INTERRUPTIBLE", Value: int64(Interruptible)},
 		cbuild.Const{Name: "TASK_COVER", Value: int64(FlagCover)},
 		cbuild.Const{Name: "TASK_COVER_WORDS", Value: CoverWords},
+		cbuild.Const{Name: "TASK_TIME", Value: int64(FlagTime)},
 		cbuild.Const{Name: "TASK_FATAL", Value: Fatal},
 		cbuild.Const{Name: "TASK_INTERRUPT_SIGNAL", Value: int64(InterruptSignal)},
 		cbuild.Const{Name: "TASK_MAX_PAYLOAD", Value: MaxPayload},

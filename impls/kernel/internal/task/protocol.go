@@ -51,6 +51,12 @@ const (
 	// has no KCOV it answers 0 PCs. Without the flag the task opens and
 	// reads nothing.
 	FlagCover
+	// FlagTime asks the task for the CPU time of the call's syscall
+	// (Resp.Nanos): its thread's CPU clock read right before and right
+	// after it, less what two reads alone take (measured at its first
+	// timed call), and the number of its clock reads (Resp.Clocks).
+	// Without the flag the task reads no clock.
+	FlagTime
 )
 
 // CoverWords is the size of a task's KCOV buffer in words: the count,
@@ -92,13 +98,17 @@ type Req struct {
 // Resp is the syscall's return value and errno, then Len payload bytes,
 // then PCs program counters (8 bytes each, the task's byte order) when the
 // request asked for coverage (FlagCover). Fatal is set when the task could
-// not do what was asked (it then exits).
+// not do what was asked (it then exits). Nanos is the CPU time of the
+// call's syscall when the request asked for it (FlagTime), 0 otherwise,
+// and Clocks the clock reads (system calls) the task made to time it.
 type Resp struct {
-	R     uint64
-	Errno uint64
-	Fatal uint64
-	Len   uint64
-	PCs   uint64
+	R      uint64
+	Errno  uint64
+	Fatal  uint64
+	Len    uint64
+	PCs    uint64
+	Nanos  uint64
+	Clocks uint64
 }
 
 // The sizes of Req and Resp on the wire; the C server checks its structs
@@ -172,7 +182,7 @@ func wordBytes(words []uint64) []byte {
 }
 
 func init() {
-	if ReqSize != 88 || RespSize != 40 {
+	if ReqSize != 88 || RespSize != 56 {
 		panic("kernel task: a message layout is not what the task protocol expects")
 	}
 }

@@ -52,6 +52,11 @@ type server struct {
 	kcov   *kcov.Tracer
 	noKCOV bool
 	pcs    []uint64
+	// clock times a call that asks for it (FlagTime); nanos is the time
+	// of the last call timed, clocks the reads it took.
+	clock  CPUClock
+	nanos  int64
+	clocks int64
 }
 
 // serve is a task process's life: check the namespace, then run requests
@@ -112,12 +117,12 @@ func (s *server) serveOne() (done bool, err error) {
 			return false, fmt.Errorf("joining the namespace before a call: %w", err)
 		}
 	}
-	s.pcs = s.pcs[:0]
+	s.pcs, s.nanos, s.clocks = s.pcs[:0], 0, 0
 	resp, err := s.run(&req, payload)
 	if err != nil {
 		return false, err
 	}
-	resp.PCs = uint64(len(s.pcs))
+	resp.PCs, resp.Nanos, resp.Clocks = uint64(len(s.pcs)), uint64(s.nanos), uint64(s.clocks)
 	if err := writeResp(RespFD, &resp, payload, s.pcs); err != nil {
 		return false, fmt.Errorf("writing a response: %w", err)
 	}
@@ -239,7 +244,8 @@ func (s *server) call(req *Req, payload []byte, t *kcov.Tracer) Resp {
 // arrived once the call is over. ok is false when the mask could not be
 // set or put back. With t not nil, KCOV's buffer is emptied right before
 // the syscall and read into s.pcs right after it, before the mask is put
-// back (and a signal that waited is handled).
+// back (and a signal that waited is handled). A request with FlagTime
+// leaves the CPU time of its syscall in s.nanos.
 func (s *server) callMasked(req *Req, args [6]uint64, t *kcov.Tracer) (r uintptr, e unix.Errno, ok bool) {
 	mask := ^uint64(0)
 	if req.Flags&Interruptible != 0 {
@@ -249,10 +255,23 @@ func (s *server) callMasked(req *Req, args [6]uint64, t *kcov.Tracer) (r uintptr
 	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 		return 0, 0, false
 	}
+	timed := req.Flags&FlagTime != 0
+	var cost, t0 int64
+	if timed {
+		reads := s.clock.Reads
+		defer func() { s.clocks = s.clock.Reads - reads }()
+		cost = s.clock.Cost()
+	}
 	if t != nil {
 		t.Reset()
 	}
+	if timed {
+		t0 = s.clock.Now()
+	}
 	r, _, e = unix.Syscall6(uintptr(req.Nr), uintptr(args[0]), uintptr(args[1]), uintptr(args[2]), uintptr(args[3]), uintptr(args[4]), uintptr(args[5]))
+	if timed {
+		s.nanos = max(s.clock.Now()-t0-cost, 0)
+	}
 	if t != nil {
 		s.pcs = t.PCs(s.pcs)
 	}

@@ -15,6 +15,7 @@ enum {
 	TASK_INTERRUPTIBLE = 1,
 	TASK_COVER = 2,
 	TASK_COVER_WORDS = 262144,
+	TASK_TIME = 4,
 	TASK_FATAL = 1,
 	TASK_INTERRUPT_SIGNAL = 10,
 	TASK_MAX_PAYLOAD = 1048576,
@@ -25,8 +26,8 @@ enum {
 enum { TASK_REQ_SIZE = 88 };
 
 /* struct resp: field, offset. */
-#define TASK_RESP(X) X(r, 0) X(errno, 8) X(fatal, 16) X(len, 24) X(pcs, 32)
-enum { TASK_RESP_SIZE = 40 };
+#define TASK_RESP(X) X(r, 0) X(errno, 8) X(fatal, 16) X(len, 24) X(pcs, 32) X(nanos, 40) X(clocks, 48)
+enum { TASK_RESP_SIZE = 56 };
 
 /* The only syscalls a task runs. */
 #define TASK_SYSCALLS(X) X(29) X(30) X(67) X(31) X(68) X(71) X(69) X(70) X(64) X(66) X(65) X(220) X(9) X(11) X(272)

@@ -15,7 +15,9 @@
  * errno=TASK_TOUCH_FAULT when the access took SIGSEGV, which the task
  * catches. A call or a join with TASK_COVER in its flags is traced with
  * KCOV: the program counters of its syscall (or of the join's open and
- * setns) follow the payload (pcs of them). Anything
+ * setns) follow the payload (pcs of them). A call with TASK_TIME in its
+ * flags answers the CPU time of its syscall in nanos, and the clock reads
+ * that took in clocks. Anything
  * it cannot do as asked is fatal: it answers fatal=TASK_FATAL and exits 2.
  */
 
@@ -28,9 +30,10 @@ enum {
 	SYS_getresuid = 118, SYS_setresgid = 119, SYS_getresgid = 120, SYS_getppid = 110,
 	SYS_capget = 125, SYS_prctl = 157, SYS_gettid = 186, SYS_openat = 257,
 	SYS_readlinkat = 267, SYS_setns = 308, SYS_clone = 56, SYS_dup2 = 33, SYS_pipe2 = 293,
-	SYS_mmap = 9, SYS_munmap = 11, SYS_ioctl = 16,
+	SYS_mmap = 9, SYS_munmap = 11, SYS_ioctl = 16, SYS_clock_gettime = 228,
 };
 
+enum { CLOCK_THREAD_CPUTIME_ID = 3 };
 enum { AT_FDCWD = -100, O_RDONLY_CLOEXEC = 02000000, CLONE_NEWIPC = 0x08000000 };
 enum { SIG_SETMASK = 2, SA_RESTORER = 0x04000000, SA_RESTART = 0x10000000 };
 enum { CLONE_PARENT = 0x8000, SIGCHLD = 17, PR_SET_NAME = 15 };
@@ -46,7 +49,7 @@ struct req {
 };
 
 struct resp {
-	u64 r, errno, fatal, len, pcs;
+	u64 r, errno, fatal, len, pcs, nanos, clocks;
 };
 
 /* The layouts are the Go side's (task_proto.h). */
@@ -387,11 +390,43 @@ static long fork_task(struct resp *a, u64 len)
 	return c;
 }
 
+/* The clock's reads, each a system call (struct resp's clocks). */
+static u64 clock_reads;
+
+/* The thread's CPU time in nanoseconds (0 where it cannot be read). */
+static u64 cpu_ns(void)
+{
+	clock_reads++;
+	struct {
+		i64 s, ns;
+	} t = {0, 0};
+	if (sys2(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &t) < 0)
+		return 0;
+	return (u64)t.s * 1000000000ul + (u64)t.ns;
+}
+
+/* What two reads of the clock alone measure (the end of the first and the
+ * start of the second), the least of 4 pairs, measured at the first timed
+ * call: a timed call's time is what lies between them less this. */
+static u64 clock_cost = ~0ul;
+
+static u64 read_cost(void)
+{
+	if (clock_cost == ~0ul) {
+		for (int i = 0; i < 4; i++) {
+			u64 a = cpu_ns(), b = cpu_ns();
+			if (b - a < clock_cost)
+				clock_cost = b - a;
+		}
+	}
+	return clock_cost;
+}
+
 static void serve(void)
 {
 	for (;;) {
 		struct req q;
-		struct resp a = {0, 0, 0, 0, 0};
+		struct resp a = {0, 0, 0, 0, 0, 0, 0};
 		if (!read_full(TASK_REQ_FD, &q, sizeof(q)))
 			return;
 		if (q.len > TASK_MAX_PAYLOAD)
@@ -454,10 +489,18 @@ static void serve(void)
 					mask &= ~(1ul << (TASK_INTERRUPT_SIGNAL - 1));
 				if (sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&old, 8, 0, 0) < 0)
 					a.fatal = TASK_FATAL;
+				int timed = (q.flags & TASK_TIME) != 0;
+				u64 reads = clock_reads;
+				u64 cost = timed ? read_cost() : 0;
 				if (cover)
 					__atomic_store_n(&kcov_area[0], 0, __ATOMIC_RELAXED);
+				u64 t0 = timed ? cpu_ns() : 0;
 				long r = sys6((long)q.nr, (long)args[0], (long)args[1], (long)args[2], (long)args[3],
 					      (long)args[4], (long)args[5]);
+				u64 t1 = timed ? cpu_ns() : 0;
+				if (t1 > t0 + cost)
+					a.nanos = t1 - t0 - cost;
+				a.clocks = clock_reads - reads;
 				if (cover) {
 					a.pcs = __atomic_load_n(&kcov_area[0], __ATOMIC_RELAXED);
 					if (a.pcs > TASK_COVER_WORDS - 1)
