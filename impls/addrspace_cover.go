@@ -45,10 +45,21 @@ type syscallCounter interface {
 	SyscallCount() (pid int, n int64, ok bool)
 }
 
+// syscallTimer is an address space that times its operations' system
+// calls (the kernel's VMA helper: its CPU time on each request).
+type syscallTimer interface {
+	// TimeSyscalls turns the timing on or off.
+	TimeSyscalls(on bool)
+	// SyscallTime is the CPU time of the requests timed so far, and the
+	// clock reads (system calls) that took.
+	SyscallTime() (nanos, reads int64)
+}
+
 // Run implements ops.ScriptRunner: ops.Run, and where cfg.Observe.Cover
 // asks for coverage and the space reports it, each operation's program
 // counters in Outcome.Observed; where cfg.Observe.Time asks for times and
-// the space counts its system calls, each operation's count.
+// the space counts or times its system calls, each operation's count and
+// time.
 func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, error) {
 	var model ops.Model = m
 	var cov *coveredSpace
@@ -57,8 +68,10 @@ func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, e
 		model = cov
 	}
 	var cnt *countedSpace
-	if sc, ok := m.as.(syscallCounter); ok && cfg.Observe.Time {
-		cnt = &countedSpace{Model: model, sc: sc}
+	sc, counts := m.as.(syscallCounter)
+	st, times := m.as.(syscallTimer)
+	if (counts || times) && cfg.Observe.Time {
+		cnt = &countedSpace{Model: model, sc: sc, st: st}
 		model = cnt
 	}
 	if pl, ok := m.as.(pipeliner); ok && cov == nil && cnt == nil {
@@ -77,6 +90,7 @@ func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, e
 		for i, n := range cnt.n {
 			if i < len(out.Observed) {
 				out.Observed[i].Syscalls = n
+				out.Observed[i].SyscallNanos = cnt.nanos[i]
 			}
 		}
 	}
@@ -84,24 +98,44 @@ func (m *AddressSpaceModel) Run(cfg ops.Config, script []ops.Op) (ops.Outcome, e
 }
 
 // countedSpace counts each operation's system calls in the space
-// (syscallCounter), around the model that applies it.
+// (syscallCounter, nil where the space counts none) and times them
+// (syscallTimer, nil where it times none), around the model that applies
+// it; the timing's clock reads are left out of the count.
 type countedSpace struct {
 	ops.Model
-	sc syscallCounter
-	n  []int64
+	sc    syscallCounter
+	st    syscallTimer
+	n     []int64
+	nanos []int64
 }
 
 func (cs *countedSpace) Apply(op ops.Op) (ops.Result, error) {
-	pb, b, okB := cs.sc.SyscallCount()
+	var pb, pa int
+	var b, a, tb, ta, rb, ra int64
+	var okB, okA bool
+	if cs.sc != nil {
+		pb, b, okB = cs.sc.SyscallCount()
+	}
+	if cs.st != nil {
+		tb, rb = cs.st.SyscallTime()
+		cs.st.TimeSyscalls(true)
+	}
 	r, err := cs.Model.Apply(op)
-	pa, a, okA := cs.sc.SyscallCount()
+	if cs.st != nil {
+		cs.st.TimeSyscalls(false)
+		ta, ra = cs.st.SyscallTime()
+	}
+	if cs.sc != nil {
+		pa, a, okA = cs.sc.SyscallCount()
+	}
 	switch {
 	case !okA:
 		a = 0
 	case okB && pa == pb:
 		a -= b
 	}
-	cs.n = append(cs.n, max(a, 0))
+	cs.n = append(cs.n, max(a-(ra-rb), 0))
+	cs.nanos = append(cs.nanos, ta-tb)
 	return r, err
 }
 

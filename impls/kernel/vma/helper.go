@@ -50,6 +50,12 @@ type Helper struct {
 	ahead []request
 	// inodes maps the inode of each file a script opened to its ordinal.
 	inodes map[uint64]int
+	// timing, while on, asks each request sent for the helper's CPU time
+	// on it and adds it up (TimeSyscalls, SyscallTime).
+	timing struct {
+		on           bool
+		nanos, reads int64
+	}
 
 	// sys counts the serving helper's system calls (syscalls.go).
 	sys struct {
@@ -307,6 +313,11 @@ func (h *Helper) call(q request) (response, error) {
 	switch {
 	case err != nil:
 	case len(h.ahead) == 0:
+		if h.timing.on {
+			t := q
+			t.op |= opTimed
+			t.encode(&b)
+		}
 		_, err = h.req.Write(b[:])
 	case h.ahead[0] != q:
 		err = errors.New("a call other than the one whose request was sent ahead")
@@ -316,6 +327,10 @@ func (h *Helper) call(q request) (response, error) {
 	var r response
 	if err == nil {
 		r, err = h.readResponse()
+	}
+	if err == nil && h.timing.on {
+		h.timing.nanos += r.ns
+		h.timing.reads += r.clocks
 	}
 	if err != nil {
 		h.broken = fmt.Errorf("vma helper %d: op %d: %w", h.Pid(), q.op, err)
@@ -328,6 +343,23 @@ func (h *Helper) call(q request) (response, error) {
 		return r, fmt.Errorf("vma helper %d: op %d: %w", h.Pid(), q.op, refusal(r.err))
 	}
 	return r, nil
+}
+
+// TimeSyscalls turns the timing of the requests sent on or off: while it
+// is on, each request sent asks for the helper's CPU time on it, which
+// SyscallTime adds up (a request sent ahead by Pipeline is not timed).
+func (h *Helper) TimeSyscalls(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.timing.on = on
+}
+
+// SyscallTime is the helper's CPU time on the requests timed so far, and
+// the clock reads that took (system calls of the helper's own).
+func (h *Helper) SyscallTime() (nanos, reads int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.timing.nanos, h.timing.reads
 }
 
 // errnoCall is call for operations that return an errno only.

@@ -33,6 +33,7 @@ func protoHeader() []byte {
 		cbuild.Const{Name: "REGION_THP", Value: int64(regionTHP)},
 		cbuild.Const{Name: "REQUEST_SIZE", Value: requestSize},
 		cbuild.Const{Name: "RESPONSE_SIZE", Value: responseSize},
+		cbuild.Const{Name: "OP_TIMED", Value: int64(opTimed)},
 	)
 	var codes []cbuild.Const
 	for op, name := range opNames {

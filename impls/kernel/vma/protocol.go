@@ -19,10 +19,17 @@ import (
 //	op u32, region u32 (0: the window, 1: the heap area),
 //	start i64, pages i64 (pages of the region), a [4]i64
 //
-// A response is 16 bytes, then n bytes of payload:
+// A response is 32 bytes, then n bytes of payload:
 //
 //	err i32 (0: success; > 0: the syscall's errno; < 0: the helper refused
-//	the request, see refusals), n u32, val i64
+//	the request, see refusals), n u32, val i64, ns i64, clocks i64
+//
+// A request whose op has the bit opTimed set asks for the helper's CPU
+// time on it (ns: its thread's CPU clock read after the request was read
+// and before the response is written, less what two reads alone take;
+// the helper is a small C program, so that is its system calls and page
+// faults) and the clock reads that took (clocks, each a system call); 0
+// and 0 for a request without it.
 //
 // Before the first request the helper sends one response whose payload is
 // its hello line: "vmahelper 1 start_brk=<hex> quirks=<hex> release=<uname -r>".
@@ -111,8 +118,11 @@ const (
 
 const (
 	requestSize  = 56
-	responseSize = 16
+	responseSize = 32
 )
+
+// opTimed, set in a request's op, asks for the helper's CPU time on it.
+const opTimed uint32 = 1 << 30
 
 type request struct {
 	op, region   uint32
@@ -132,15 +142,17 @@ func (r *request) encode(b *[requestSize]byte) {
 }
 
 type response struct {
-	err     int32
-	n       uint32
-	val     int64
-	payload []byte
+	err        int32
+	n          uint32
+	val        int64
+	ns, clocks int64
+	payload    []byte
 }
 
 func decodeResponse(b *[responseSize]byte) response {
 	le := binary.LittleEndian
-	return response{err: int32(le.Uint32(b[0:])), n: le.Uint32(b[4:]), val: int64(le.Uint64(b[8:]))}
+	return response{err: int32(le.Uint32(b[0:])), n: le.Uint32(b[4:]), val: int64(le.Uint64(b[8:])),
+		ns: int64(le.Uint64(b[16:])), clocks: int64(le.Uint64(b[24:]))}
 }
 
 // The helper's refusals: a negative err, and what it means.

@@ -10,7 +10,8 @@ enum {
 	REGION_HEAP = 1,
 	REGION_THP = 2,
 	REQUEST_SIZE = 56,
-	RESPONSE_SIZE = 16,
+	RESPONSE_SIZE = 32,
+	OP_TIMED = 1073741824,
 };
 
 /* The operations of a request (protocol.go). */
