@@ -35,10 +35,14 @@ func (h *Helper) SyscallCount() (pid int, n int64, ok bool) {
 		s.tp, s.looked = tp, true
 	}
 	if s.pid != pid || s.counter == nil {
+		// The new counter is opened before the old one is closed: the
+		// last counter of the tracepoint closed unregisters it, which
+		// waits for an RCU grace period (a fork under --stats took 15 ms,
+		// not 1).
+		c, err := s.tp.OpenPID(pid)
 		if s.counter != nil {
 			_ = s.counter.Close()
 		}
-		c, err := s.tp.OpenPID(pid)
 		if err != nil {
 			s.absent, s.counter = true, nil
 			return pid, 0, false
