@@ -172,11 +172,11 @@ func init() {
 	}, ops.KindStat)
 	// churn and fill are timed whole: their loops are their syscalls.
 	calls.Add(idCall(func(n *ns, op ops.Op) (int64, unix.Errno, error) {
-		defer n.proc.clock.End(n.proc.clock.Begin())
+		defer n.clock().End(n.clock().Begin())
 		return churn(op)
 	}), ops.KindChurn)
 	calls.Add(idCall(func(n *ns, op ops.Op) (int64, unix.Errno, error) {
-		defer n.proc.clock.End(n.proc.clock.Begin())
+		defer n.clock().End(n.clock().Begin())
 		id, e := fill(op)
 		return id, e, nil
 	}), ops.KindFill)
@@ -240,7 +240,7 @@ func fill(op ops.Op) (int64, unix.Errno) {
 // ctl is ipcCtl of cmd on op's object, issued by op's task.
 func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 	if op.Task == 0 {
-		defer n.proc.clock.End(n.proc.clock.Begin())
+		defer n.clock().End(n.clock().Begin())
 		return ipcCtl(op.Type, op.Obj.ID, cmd, buf), nil
 	}
 	var b []byte
@@ -255,9 +255,9 @@ func (n *ns) ctl(op ops.Op, cmd int, buf *statBuf) (unix.Errno, error) {
 // statObject is ipcStatObject issued by op's task.
 func (n *ns) statObject(op ops.Op) (ops.Object, unix.Errno, error) {
 	if op.Task == 0 {
-		start := n.proc.clock.Begin()
+		start := n.clock().Begin()
 		o, e := ipcStatObject(op.Type, op.Obj.ID)
-		n.proc.clock.End(start)
+		n.clock().End(start)
 		return o, e, nil
 	}
 	var buf statBuf

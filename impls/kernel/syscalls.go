@@ -88,3 +88,8 @@ func (c *counting) fill(out ops.Outcome, err error) error {
 	}
 	return err
 }
+
+// clock is the timing of the operations' system calls (on while an
+// operation is measured): the worker thread's own go through it, in
+// Begin and End, as the task processes' answers do.
+func (n *ns) clock() *task.Timing { return n.tasks.pool.Time() }
