@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -100,6 +101,7 @@ func (s *server) Snapshot(ctx context.Context, req *ipcfuzzv1.SnapshotRequest) (
 }
 
 func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzzv1.ExecResponse, error) {
+	began := time.Now()
 	scripts, err := ScriptsFromProto(req.GetScripts())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "exec: %v", err)
@@ -115,7 +117,9 @@ func (s *server) Exec(ctx context.Context, req *ipcfuzzv1.ExecRequest) (*ipcfuzz
 	if serr != nil {
 		return nil, serr
 	}
-	return &ipcfuzzv1.ExecResponse{Outcomes: OutcomesToProto(outcomes), Failure: f}, nil
+	resp := &ipcfuzzv1.ExecResponse{Outcomes: OutcomesToProto(outcomes), Failure: f}
+	resp.ServerNs = time.Since(began).Nanoseconds()
+	return resp, nil
 }
 
 // Measure implements ipcfuzzv1.ImplServer.

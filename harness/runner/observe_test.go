@@ -107,11 +107,16 @@ func observationsTravel(t *testing.T, sub string) {
 		require.LessOrEqual(t, side.TaskNanos, side.InsideNanos, side.Side)
 		require.Positive(t, side.Calls, side.Side)
 		require.GreaterOrEqual(t, side.CallNanos, side.InsideNanos, "%s: its calls took less than the operations inside them", side.Side)
+		// Both sides are plugins, which say how long each call took
+		// inside them: more than its operations, less than the call.
+		require.GreaterOrEqual(t, side.ServerNanos, side.InsideNanos, "%s: its calls took less inside the plugin than its operations", side.Side)
+		require.LessOrEqual(t, side.ServerNanos, side.CallNanos, "%s: its calls took longer inside the plugin than around them", side.Side)
 		if taskOps > 0 {
 			require.Positive(t, side.TaskMedianNanos, side.Side)
 		}
 	}
 	require.Len(t, res.SideLines(), 4)
+	require.Contains(t, res.SideLines()[1], "transport")
 	require.Contains(t, res.ThroughputLine(), "checks/s")
 }
 

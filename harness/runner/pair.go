@@ -54,10 +54,24 @@ type Pair struct {
 	// they are compared.
 	Observed func(a, b []ops.Outcome)
 	// CallTime, when set, receives how long each side's call of every
-	// Check took (a batch on each side, measured around the call). Run
-	// sets it to its own totals when it times operations, and clears it
-	// otherwise.
-	CallTime func(a, b time.Duration)
+	// Check took (took: a batch on each side, measured around the call),
+	// and how much of it the side spent inside (inside: what a plugin
+	// reports of its calls, 0 for a side that reports none). Run sets it
+	// to its own totals when it times operations, and clears it otherwise.
+	CallTime func(took, inside [2]time.Duration)
+}
+
+// serverTimed is an implementation that says how long its calls took
+// inside it, summed (a plugin: plugins/host).
+type serverTimed interface{ ServerNanos() int64 }
+
+// serverNanos is what s says its calls took inside it so far (0 where it
+// does not say).
+func serverNanos(s Side) int64 {
+	if t, ok := s.Impl.(serverTimed); ok {
+		return t.ServerNanos()
+	}
+	return 0
 }
 
 // NewPair builds the pair of a and b for scripts of subsystem compared
@@ -308,11 +322,15 @@ func (p *Pair) Signature(script []ops.Op, v Verdict) string {
 // so. Otherwise same is nil.
 func (p *Pair) exec(ctx context.Context, scripts [][]ops.Op) (outA, outB []ops.Outcome, same []bool, errA, errB error) {
 	var took [2]time.Duration
-	defer func() {
-		if p.CallTime != nil && errA == nil && errB == nil {
-			p.CallTime(took[0], took[1])
-		}
-	}()
+	if p.CallTime != nil {
+		before := [2]int64{serverNanos(p.A), serverNanos(p.B)}
+		defer func() {
+			if errA == nil && errB == nil {
+				inside := [2]time.Duration{time.Duration(serverNanos(p.A) - before[0]), time.Duration(serverNanos(p.B) - before[1])}
+				p.CallTime(took, inside)
+			}
+		}()
+	}
 	if !p.A.Follows && !p.B.Follows {
 		if wa, wb, ok := wires(p.A, p.B); ok {
 			return execWire(ctx, p.A, p.B, wa, wb, scripts, &took)

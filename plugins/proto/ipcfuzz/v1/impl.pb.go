@@ -893,9 +893,15 @@ func (x *ExecRequest) GetFollowSet() bool {
 }
 
 type ExecResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Outcomes      []*Outcome             `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
-	Failure       *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes []*Outcome             `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	Failure  *Failure               `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	// server_ns is the call's time inside the plugin, from the request's
+	// arrival in its handler to the response built (the scripts' fresh
+	// states, operations and snapshots, and the packing): the host's time
+	// around the call less this is the transport. 0 where the plugin does
+	// not say.
+	ServerNs      int64 `protobuf:"varint,3,opt,name=server_ns,json=serverNs,proto3" json:"server_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -942,6 +948,13 @@ func (x *ExecResponse) GetFailure() *Failure {
 		return x.Failure
 	}
 	return nil
+}
+
+func (x *ExecResponse) GetServerNs() int64 {
+	if x != nil {
+		return x.ServerNs
+	}
+	return 0
 }
 
 type MeasureRequest struct {
@@ -1154,10 +1167,11 @@ const file_ipcfuzz_v1_impl_proto_rawDesc = "" +
 	"\ascripts\x18\x02 \x03(\fR\ascripts\x12+\n" +
 	"\x06follow\x18\x03 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\x06follow\x12\x1d\n" +
 	"\n" +
-	"follow_set\x18\x04 \x01(\bR\tfollowSet\"n\n" +
+	"follow_set\x18\x04 \x01(\bR\tfollowSet\"\x8b\x01\n" +
 	"\fExecResponse\x12/\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x13.ipcfuzz.v1.OutcomeR\boutcomes\x12-\n" +
-	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\"z\n" +
+	"\afailure\x18\x02 \x01(\v2\x13.ipcfuzz.v1.FailureR\afailure\x12\x1b\n" +
+	"\tserver_ns\x18\x03 \x01(\x03R\bserverNs\"z\n" +
 	"\x0eMeasureRequest\x12*\n" +
 	"\x06config\x18\x01 \x01(\v2\x12.ipcfuzz.v1.ConfigR\x06config\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x12\f\n" +
