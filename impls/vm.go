@@ -14,6 +14,13 @@ const OptionImage = kernel.OptionImage
 // guest (kernel:vm=qemu,image=PATH).
 const OptionVM = kernel.OptionVM
 
+// OptionCPUs sizes the guest a kernel side boots (kernel.OptionCPUs), up
+// to MaxGuestCPUs.
+const (
+	OptionCPUs   = kernel.OptionCPUs
+	MaxGuestCPUs = kernel.MaxGuestCPUs
+)
+
 // VMOptions are the kernel's options that boot it in a guest
 // (kernel.VMOptions): the boot's alone, never given to the guest's Reset.
 func VMOptions() []string { return kernel.VMOptions() }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,8 @@ func Open(ctx context.Context, spec string, o Options) (runner.Side, error) {
 	}
 	side := runner.Side{Name: spec, Config: cfg}
 	switch {
+	case name == "kernel" && !bootsVM(cfg) && cfg.Options[impls.OptionCPUs] != "":
+		return side, &SpecError{fmt.Errorf("%s: cpus= sizes a guest: give it with image=, source= or base=", spec)}
 	case name == "kernel" && bootsVM(cfg):
 		side.Config = guestConfig(cfg)
 		side.Impl, err = openVM(ctx, spec, cfg, o)
@@ -188,10 +191,24 @@ func bootsVM(cfg ops.Config) bool {
 // guestConfig is what the kernel adapter in a guest is reset with: cfg
 // without the options the boot takes (impls.VMOptions, and caps=, which
 // the boot gives the guest's root): each fact is said once.
+// guestCPUs is the vCPUs cpus= asks of the guest, 0 for the default; a
+// value that is no number of 1 to impls.MaxGuestCPUs is a SpecError.
+func guestCPUs(spec string, cfg ops.Config) (int, error) {
+	v := cfg.Options[impls.OptionCPUs]
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > impls.MaxGuestCPUs {
+		return 0, &SpecError{fmt.Errorf("%s: cpus=%s: the guest's vCPUs are a number of 1 to %d", spec, v, impls.MaxGuestCPUs)}
+	}
+	return n, nil
+}
+
 func guestConfig(cfg ops.Config) ops.Config {
 	out := ops.Config{Options: map[string]string{}, Facts: cfg.Facts}
 	for k, v := range cfg.Options {
-		if k != ops.OptionCaps && !slices.Contains(impls.VMOptions(), k) {
+		if k != ops.OptionCaps && k != impls.OptionCPUs && !slices.Contains(impls.VMOptions(), k) {
 			out.Options[k] = v
 		}
 	}
@@ -253,6 +270,10 @@ func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Im
 	if err != nil {
 		return nil, &SpecError{fmt.Errorf("%s: %w", spec, err)}
 	}
+	cpus, err := guestCPUs(spec, cfg)
+	if err != nil {
+		return nil, err
+	}
 	caps := cfg.Options[ops.OptionCaps]
 	if caps != "" {
 		if _, err := (ops.OptionSpecs{ops.CapsOption}).Parse(map[string]string{ops.OptionCaps: caps}); err != nil {
@@ -270,7 +291,7 @@ func openVM(ctx context.Context, spec string, cfg ops.Config, o Options) (ops.Im
 		}
 	}
 	boot := func(ctx context.Context, console io.Writer, env []string) (host.Booted, error) {
-		g, err := backend.Boot(ctx, impls.VMSpec{Image: image, Init: self, Env: env, Caps: caps, Console: console})
+		g, err := backend.Boot(ctx, impls.VMSpec{Image: image, Init: self, Env: env, Caps: caps, Console: console, CPUs: cpus})
 		if err != nil {
 			return nil, err
 		}

@@ -100,8 +100,8 @@ func (g *fakeGuest) Kill() error {
 
 // A kernel side whose backend boots nothing passes the same launch path
 // as QEMU (sides, the plugin host's reattach, the handshake, a compare);
-// the image's path may hold a comma in quotes, and caps= travels once: to
-// the backend, not to the guest's Reset.
+// the image's path may hold a comma in quotes, and caps= and cpus= travel
+// once: to the backend, not to the guest's Reset.
 func TestFakeBackendPassesTheLaunchPath(t *testing.T) {
 	if err := sides.Usable("kernel", "msg"); err != nil {
 		t.Skipf("the kernel side cannot run here: %v", err)
@@ -110,7 +110,7 @@ func TestFakeBackendPassesTheLaunchPath(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(image), 0o755))
 	require.NoError(t, os.WriteFile(image, []byte("not booted"), 0o644))
 	fake := &fakeBackend{}
-	spec := fmt.Sprintf("kernel:vm=fake,caps=none,image=%q", image)
+	spec := fmt.Sprintf("kernel:vm=fake,caps=none,cpus=1,image=%q", image)
 	ctx := context.Background()
 	o := sides.Options{Self: bin, InProcess: true, CallTimeout: time.Minute,
 		Backends: impls.VMBackends{impls.DefaultVMBackends()[0], fake.backend()}}
@@ -122,6 +122,7 @@ func TestFakeBackendPassesTheLaunchPath(t *testing.T) {
 	s := fake.specs[0]
 	require.Equal(t, image, s.Image)
 	require.Equal(t, "none", s.Caps)
+	require.Equal(t, 1, s.CPUs)
 	require.Equal(t, bin, s.Init)
 	require.NotEmpty(t, s.Env, "the handshake's cookie")
 	require.Equal(t, spec, p.B.Name)
@@ -154,6 +155,25 @@ func TestUnknownBackendIsRefused(t *testing.T) {
 	_, err = sides.Open(context.Background(), "kernel:vm=qemu", sides.Options{Self: bin})
 	require.True(t, sides.IsSpecError(err), "%v", err)
 	require.ErrorContains(t, err, "name the kernel to boot")
+}
+
+// cpus= sizes a guest: a number of 1 to impls.MaxGuestCPUs, and only
+// beside an option that boots one; anything else is the user's error,
+// said before any image is looked at.
+func TestGuestCPUsAreChecked(t *testing.T) {
+	for spec, want := range map[string]string{
+		"kernel:cpus=1":                       "cpus= sizes a guest: give it with image=, source= or base=",
+		"kernel:image=/nonexistent,cpus=0":    "cpus=0: the guest's vCPUs are a number of 1 to 8",
+		"kernel:image=/nonexistent,cpus=9":    "cpus=9: the guest's vCPUs are a number of 1 to 8",
+		"kernel:image=/nonexistent,cpus=many": "cpus=many: the guest's vCPUs are a number of 1 to 8",
+	} {
+		_, err := sides.Open(context.Background(), spec, sides.Options{Self: bin})
+		require.True(t, sides.IsSpecError(err), "%s: %v", spec, err)
+		require.ErrorContains(t, err, want, spec)
+	}
+	r := testkit.Run(t, 2*time.Minute, nil, bin, "compare", "naive", "kernel:cpus=1", "--checks", "1")
+	require.Equal(t, 2, r.Code, r.Stderr)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.Stderr), "\n")+1, r.Stderr)
 }
 
 // QEMU boots an image whose path holds a comma and a space (given in

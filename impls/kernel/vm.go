@@ -54,7 +54,7 @@ func BootVM(ctx context.Context, s VMSpec) (*VM, error) {
 	if p, err := kernelvma.Build(ctx, kernelvma.Options{}); err == nil {
 		files[filepath.Join(guestCache, "ipcfuzz", filepath.Base(p))] = p
 	}
-	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, s.Init, ""), Files: files, Env: s.Env, Caps: s.Caps, Console: s.Console})
+	g, err := vm.Boot(ctx, vm.Config{Image: img, Init: vm.StrippedInit(ctx, s.Init, ""), Files: files, Env: s.Env, Caps: s.Caps, Console: s.Console, CPUs: s.CPUs})
 	if err != nil {
 		return nil, fmt.Errorf("kernel image %s: %w", s.Image, err)
 	}

@@ -30,6 +30,8 @@ type Spec struct {
 	Caps string
 	// Console receives the guest's console.
 	Console io.Writer
+	// CPUs is the guest's vCPUs; 0: the backend's default (QEMU: 2).
+	CPUs int
 }
 
 // Guest is a booted guest whose plugin serves: the connection, the
