@@ -51,8 +51,7 @@ var Options = ops.OptionSpecs{
 		Note: "a kernel tree built for the guest and booted"},
 	{Name: OptionBase, Values: []string{"", "6.1", "6.12"}, Doc: "Debian's linux-source of this version, built and booted as source= is"},
 	{Name: OptionPatches, Values: []string{""}, Free: "DIR", Doc: "a series of *.patch files applied to source= or base= before the build"},
-	{Name: OptionCPUs, Values: []string{""}, Free: "N", Doc: "the guest's vCPUs, 1-8 (default 2); with image=, source= or base=",
-		Note: "two guests compared on a machine of 2 CPUs run faster with cpus=1 each, without parallel execution inside a guest"},
+	{Name: OptionCPUs, Values: []string{""}, Free: "N", Doc: "the guest's vCPUs, 1-8 (default 2), with image=, source= or base= (docs/kernel-images.md)"},
 }
 
 func withNote(o ops.OptionSpec, note string) ops.OptionSpec {

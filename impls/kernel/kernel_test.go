@@ -518,7 +518,7 @@ func TestWhatTheKernelSaysOfItself(t *testing.T) {
 	require.True(t, strings.HasPrefix(Release(), "Linux "), Release())
 	require.Equal(t, "caps=none|sys_resource (only what the process has),"+
 		"image=PATH (a vmlinux, bzImage or Debian .deb booted in QEMU, KVM where the CPU has it, else TCG),vm=NAME,"+
-		"source=DIR (a kernel tree built for the guest and booted),base=|6.1|6.12,patches=DIR", Options.String())
+		"source=DIR (a kernel tree built for the guest and booted),base=|6.1|6.12,patches=DIR,cpus=N", Options.String())
 	var m ops.Model = &Model{}
 	_, follows := m.(ops.Follower)
 	require.False(t, follows)
