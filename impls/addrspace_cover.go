@@ -135,7 +135,7 @@ func (cs *countedSpace) Apply(op ops.Op) (ops.Result, error) {
 		a -= b
 	}
 	cs.n = append(cs.n, max(a-(ra-rb), 0))
-	cs.nanos = append(cs.nanos, ta-tb)
+	cs.nanos = append(cs.nanos, max(ta-tb, 0))
 	return r, err
 }
 
