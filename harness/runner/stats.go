@@ -77,14 +77,28 @@ type KindTiming struct {
 	// (durations).
 	MedianNanosA int64 `json:"median_ns_a"`
 	MedianNanosB int64 `json:"median_ns_b"`
+	// MedianSyscallNanosA and B are the medians of the operations' own
+	// system calls' CPU time (Observation.SyscallNanos), 0 for a side that
+	// does not measure it.
+	MedianSyscallNanosA int64 `json:"median_syscall_ns_a"`
+	MedianSyscallNanosB int64 `json:"median_syscall_ns_b"`
 }
 
 // TimingLines are Timing for a human, one line per kind: "time inside:
-// msgsnd 2612 ops, median naive 2.528µs, optimized 3.296µs".
+// msgsnd 2612 ops, median naive 2.528µs, optimized 3.296µs", and where a
+// side measures its system calls, their median in brackets: "kernel
+// 48.64µs (system calls 1.9µs)".
 func (r *Result) TimingLines() []string {
 	lines := make([]string, len(r.Timing))
+	side := func(name string, median, sys int64) string {
+		s := fmt.Sprintf("%s %v", name, time.Duration(median))
+		if sys > 0 {
+			s += fmt.Sprintf(" (system calls %v)", time.Duration(sys).Round(100*time.Nanosecond))
+		}
+		return s
+	}
 	for i, k := range r.Timing {
-		lines[i] = fmt.Sprintf("time inside: %-12s %8d ops, median %s %v, %s %v", k.Kind, k.Ops, r.A, time.Duration(k.MedianNanosA), r.B, time.Duration(k.MedianNanosB))
+		lines[i] = fmt.Sprintf("time inside: %-12s %8d ops, median %s, %s", k.Kind, k.Ops, side(r.A, k.MedianNanosA, k.MedianSyscallNanosA), side(r.B, k.MedianNanosB, k.MedianSyscallNanosB))
 	}
 	return lines
 }
@@ -244,8 +258,13 @@ func (r *Result) ThroughputLine() string {
 }
 
 // kindTimes counts the observed times of each kind's operations on each
-// side.
-type kindTimes map[ops.Kind]*[2]durations
+// side, and the CPU times of their own system calls where a side
+// measures them.
+type kindTimes map[ops.Kind]*kindDurations
+
+// kindDurations are the times of one kind's operations on each side
+// (inside), and of their system calls (syscalls).
+type kindDurations struct{ inside, syscalls [2]durations }
 
 // add counts each operation's observed time on each side (A, B); a side
 // that sent no observations of the script counts nothing for it.
@@ -257,10 +276,11 @@ func (k kindTimes) add(script []ops.Op, outs [2]ops.Outcome) {
 		for i, obs := range o.Observed {
 			d := k[script[i].Kind]
 			if d == nil {
-				d = &[2]durations{}
+				d = &kindDurations{}
 				k[script[i].Kind] = d
 			}
-			d[side].add(obs.Nanos)
+			d.inside[side].add(obs.Nanos)
+			d.syscalls[side].add(obs.SyscallNanos) // all 0 where the side does not measure them
 		}
 	}
 }
@@ -270,7 +290,9 @@ func (k kindTimes) medians() []KindTiming {
 	out := []KindTiming{}
 	for _, kind := range slices.Sorted(maps.Keys(k)) {
 		d := k[kind]
-		out = append(out, KindTiming{Kind: kind.String(), Ops: max(d[0].n, d[1].n), MedianNanosA: d[0].median(), MedianNanosB: d[1].median()})
+		out = append(out, KindTiming{Kind: kind.String(), Ops: max(d.inside[0].n, d.inside[1].n),
+			MedianNanosA: d.inside[0].median(), MedianNanosB: d.inside[1].median(),
+			MedianSyscallNanosA: d.syscalls[0].median(), MedianSyscallNanosB: d.syscalls[1].median()})
 	}
 	return out
 }
