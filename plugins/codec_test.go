@@ -170,8 +170,10 @@ func TestObservationsRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		obs := rapid.SliceOf(rapid.Custom(func(t *rapid.T) ops.Observation {
 			return ops.Observation{
-				Nanos: rapid.Int64().Draw(t, "nanos"),
-				PCs:   rapid.SliceOf(rapid.Uint64()).Draw(t, "pcs"),
+				Nanos:        rapid.Int64().Draw(t, "nanos"),
+				PCs:          rapid.SliceOf(rapid.Uint64()).Draw(t, "pcs"),
+				Syscalls:     rapid.Int64().Draw(t, "syscalls"),
+				SyscallNanos: rapid.Int64().Draw(t, "syscall nanos"),
 			}
 		})).Draw(t, "observed")
 		got, err := UnpackObserved(PackObserved(obs))
