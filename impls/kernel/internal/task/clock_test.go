@@ -19,10 +19,7 @@ func TestTimedCall(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	for name, bin := range servers(t) {
 		t.Run(name, func(t *testing.T) {
-			p, err := StartProcess(1, bin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := startServer(t, bin)
 			defer p.Kill()
 			tm := &Timing{}
 			p.timing = tm

@@ -33,6 +33,17 @@ func servers(t *testing.T) map[string]string {
 	return out
 }
 
+// startServer starts task server bin (servers) as task 1 from the calling
+// thread, which must be locked; the caller kills it.
+func startServer(t *testing.T, bin string) *Proc {
+	t.Helper()
+	p, err := StartProcess(1, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // A covered call answers as an uncovered one does; its program counters
 // come after the payload, none where the kernel has no KCOV (this
 // machine's), some where it has (a guest of ci/kernel.sh --cover). The
@@ -43,10 +54,7 @@ func TestCoveredCall(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	for name, bin := range servers(t) {
 		t.Run(name, func(t *testing.T) {
-			p, err := StartProcess(1, bin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := startServer(t, bin)
 			exited := false
 			defer func() {
 				if !exited {
@@ -129,10 +137,7 @@ func TestCoveredJoin(t *testing.T) {
 	if err != nil {
 		t.Skipf("no C task server, which alone joins a namespace: %v", err)
 	}
-	p, err := StartProcess(1, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startServer(t, bin)
 	defer p.Kill()
 	cov := &Coverage{On: true}
 	p.cover = cov
@@ -165,10 +170,7 @@ func TestCoveredCallOfForkedTask(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p, err := StartProcess(1, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startServer(t, bin)
 	defer p.Kill()
 	p.cover = &Coverage{On: true}
 	req, payload := coverCall()
